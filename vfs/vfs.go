@@ -1,0 +1,66 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+)
+
+// ErrLocked is returned by FS.Lock when another holder, in this process or
+// another, already holds the lock.
+var ErrLocked = errors.New("vfs: lock held by another user")
+
+// File is an open file. Reads and writes through io.Reader and io.Writer
+// share one offset; ReadAt does not use it and is safe to call concurrently
+// with other ReadAt calls.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Writer
+	io.Closer
+	// Name returns the name the file was opened with.
+	Name() string
+	// Sync makes the file's written data durable.
+	Sync() error
+	// Stat describes the file; Size is its current length.
+	Stat() (fs.FileInfo, error)
+}
+
+// FS is a filesystem. Implementations are safe for concurrent use.
+type FS interface {
+	// Create creates the named file for reading and writing, truncating it
+	// if it exists.
+	Create(name string) (File, error)
+	// Open opens the named file for reading.
+	Open(name string) (File, error)
+	// Remove removes the named file or empty directory.
+	Remove(name string) error
+	// Rename renames oldname to newname, replacing newname if it exists.
+	Rename(oldname, newname string) error
+	// List returns the names of the entries in dir, sorted.
+	List(dir string) ([]string, error)
+	// MkdirAll creates dir and any missing parents.
+	MkdirAll(dir string, perm fs.FileMode) error
+	// Stat describes the named file.
+	Stat(name string) (fs.FileInfo, error)
+	// SyncDir makes the creates, renames and removes of entries in dir
+	// durable.
+	SyncDir(dir string) error
+	// Lock takes an exclusive lock on the named file, creating it if
+	// needed. It fails with ErrLocked, without waiting, if the lock is held,
+	// including by an earlier Lock in the same process. Closing the returned
+	// Closer releases the lock.
+	Lock(name string) (io.Closer, error)
+}
+
+// Default is the operating system's filesystem.
+var Default FS = osFS{}
+
+// OrDefault returns fsys, or Default when fsys is nil. Options structs use it
+// so that their zero value means the operating system's filesystem.
+func OrDefault(fsys FS) FS {
+	if fsys == nil {
+		return Default
+	}
+	return fsys
+}

@@ -1,0 +1,84 @@
+package vfs
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestOSFileLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	fsys := OrDefault(nil)
+
+	require.NoError(t, fsys.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
+	name := filepath.Join(dir, "a", "b", "f")
+	f, err := fsys.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("hello world"))
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	require.NoError(t, fsys.SyncDir(filepath.Dir(name)))
+
+	info, err := fsys.Stat(name)
+	require.NoError(t, err)
+	require.Equal(t, int64(11), info.Size())
+
+	renamed := filepath.Join(dir, "a", "b", "g")
+	require.NoError(t, fsys.Rename(name, renamed))
+	names, err := fsys.List(filepath.Dir(name))
+	require.NoError(t, err)
+	require.Equal(t, []string{"g"}, names)
+
+	r, err := fsys.Open(renamed)
+	require.NoError(t, err)
+	buf := make([]byte, 5)
+	_, err = r.ReadAt(buf, 6)
+	require.NoError(t, err)
+	require.Equal(t, "world", string(buf))
+	require.NoError(t, r.Close())
+
+	require.NoError(t, fsys.Remove(renamed))
+	_, err = fsys.Stat(renamed)
+	require.Error(t, err)
+}
+
+func TestLockIsExclusiveWithinProcess(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "LOCK")
+	first, err := Default.Lock(name)
+	require.NoError(t, err)
+
+	_, err = Default.Lock(name)
+	require.ErrorIs(t, err, ErrLocked)
+
+	require.NoError(t, first.Close())
+	again, err := Default.Lock(name)
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+}
+
+func TestOpenReadOnly(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	f, err := Default.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("0123456789"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	for _, useMmap := range []bool{false, true} {
+		ro, err := OpenReadOnly(nil, name, useMmap)
+		require.NoError(t, err)
+		require.Equal(t, int64(10), ro.Size())
+		buf := make([]byte, 4)
+		_, err = ro.ReadAt(buf, 3)
+		require.NoError(t, err)
+		require.Equal(t, "3456", string(buf))
+		n, err := ro.ReadAt(buf, 8)
+		require.True(t, errors.Is(err, io.EOF), "useMmap=%v: %v", useMmap, err)
+		require.Equal(t, 2, n)
+		require.NoError(t, ro.Close())
+	}
+}
