@@ -7,4 +7,8 @@ require (
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/golang/snappy v1.0.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -1,0 +1,58 @@
+package recordio
+
+import (
+	"errors"
+
+	"github.com/stratadb/strata/internal/base"
+)
+
+// ErrCorruption is matched by every error that reports damaged or foreign
+// bytes. Such errors are *CorruptionError values naming the file, the offset
+// and one of the specific kinds below.
+var ErrCorruption = base.ErrCorruption
+
+// CorruptionError describes damaged bytes: which file, which offset, which
+// kind of damage.
+type CorruptionError = base.CorruptionError
+
+// Kinds of damage, each matched with errors.Is. All of them also match
+// ErrCorruption.
+var (
+	// ErrUnknownVersion: the file header names a format version this
+	// package does not know (often: not a recordio file at all).
+	ErrUnknownVersion = errors.New("recordio: unknown format version")
+	// ErrUnknownCodec: the file header names an unknown compression codec.
+	ErrUnknownCodec = errors.New("recordio: unknown compression codec")
+	// ErrBadMagic: a record does not start with the magic number.
+	ErrBadMagic = errors.New("recordio: bad record magic number")
+	// ErrBadHeader: a record header is malformed (an overflowing varint,
+	// unknown flags, lengths that contradict each other).
+	ErrBadHeader = errors.New("recordio: malformed record header")
+	// ErrHeaderChecksum: a record header does not match its checksum.
+	ErrHeaderChecksum = errors.New("recordio: record header checksum mismatch")
+	// ErrPayloadChecksum: a record payload does not match its checksum.
+	ErrPayloadChecksum = errors.New("recordio: record payload checksum mismatch")
+	// ErrBadPayload: a compressed payload does not decompress, or not to the
+	// length its header states.
+	ErrBadPayload = errors.New("recordio: payload does not decompress")
+	// ErrTruncatedHeader: the file ends inside a file or record header.
+	ErrTruncatedHeader = errors.New("recordio: truncated header")
+	// ErrTruncatedPayload: the file ends before a record's payload does.
+	ErrTruncatedPayload = errors.New("recordio: truncated payload")
+	// ErrRecordTooLarge: a record is longer than the configured maximum.
+	// From a reader it is corruption (a length no writer could have
+	// produced); from a writer it is a plain error and nothing is written.
+	ErrRecordTooLarge = errors.New("recordio: record too large")
+)
+
+// Usage errors. They do not match ErrCorruption.
+var (
+	// ErrClosed: the writer or reader was closed.
+	ErrClosed = errors.New("recordio: closed")
+	// ErrUnsupported: the writer was asked for a format or codec it does
+	// not write (lzw, the go-sstables versions before v4, or zstd in v4).
+	ErrUnsupported = errors.New("recordio: unsupported format or codec for writing")
+	// ErrInvalidOffset: a random read was asked for an offset inside the
+	// file header.
+	ErrInvalidOffset = errors.New("recordio: offset inside the file header")
+)

@@ -1,0 +1,87 @@
+package recordio
+
+import "github.com/stratadb/strata/vfs"
+
+const (
+	// DefaultBufferSize is the default write and read buffer size.
+	DefaultBufferSize = 256 << 10
+	// DefaultMaxRecordSize is the default bound on a record's length.
+	DefaultMaxRecordSize = 1 << 30
+)
+
+// WriterOptions configure a Writer. The zero value writes uncompressed
+// VersionStrata files through the operating system's filesystem.
+type WriterOptions struct {
+	// FS is the filesystem Create uses. Default: vfs.Default.
+	FS vfs.FS
+	// Version is the format to write: VersionStrata (the default; 0 means
+	// it) or VersionV4 for go-sstables readers.
+	Version Version
+	// Codec compresses payloads. Default: CodecNone.
+	Codec Codec
+	// Level is the compression level for CodecGzip (1 to 9) and CodecZstd
+	// (zstd's levels, mapped by klauspost/compress). Default: 0, the codec's
+	// default level.
+	Level int
+	// BufferSize is the size of the write buffer. Default: DefaultBufferSize.
+	BufferSize int
+	// MaxRecordSize is the longest record Write accepts. Default:
+	// DefaultMaxRecordSize.
+	MaxRecordSize int
+}
+
+// ReaderOptions configure the readers. The zero value reads through the
+// operating system's filesystem, memory-maps files for random access, and
+// returns records the caller owns.
+type ReaderOptions struct {
+	// FS is the filesystem Open and OpenRandom use. Default: vfs.Default.
+	FS vfs.FS
+	// BufferSize is the sequential reader's initial buffer size; it grows
+	// to hold the largest record. Default: DefaultBufferSize.
+	BufferSize int
+	// MaxRecordSize is the longest record a reader accepts; a header
+	// claiming more is corruption. Default: DefaultMaxRecordSize.
+	MaxRecordSize int
+	// ZeroCopy makes Reader.Next return records that alias the reader's
+	// buffers and stay valid only until the next call, instead of records
+	// the caller owns. It saves an allocation and a copy per record.
+	// Default: false.
+	ZeroCopy bool
+	// NoMmap makes OpenRandom read through File.ReadAt instead of mapping
+	// the file into memory. Default: false (map when the filesystem is the
+	// operating system's).
+	NoMmap bool
+}
+
+func (o *WriterOptions) withDefaults() WriterOptions {
+	var r WriterOptions
+	if o != nil {
+		r = *o
+	}
+	r.FS = vfs.OrDefault(r.FS)
+	if r.Version == 0 {
+		r.Version = VersionStrata
+	}
+	if r.BufferSize <= 0 {
+		r.BufferSize = DefaultBufferSize
+	}
+	if r.MaxRecordSize <= 0 {
+		r.MaxRecordSize = DefaultMaxRecordSize
+	}
+	return r
+}
+
+func (o *ReaderOptions) withDefaults() ReaderOptions {
+	var r ReaderOptions
+	if o != nil {
+		r = *o
+	}
+	r.FS = vfs.OrDefault(r.FS)
+	if r.BufferSize <= 0 {
+		r.BufferSize = DefaultBufferSize
+	}
+	if r.MaxRecordSize <= 0 {
+		r.MaxRecordSize = DefaultMaxRecordSize
+	}
+	return r
+}

@@ -1,0 +1,190 @@
+package recordio
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/vfs"
+)
+
+// RandomReader reads the record at any offset a Writer returned. It is safe
+// for concurrent use: each call takes its codec state from a pool.
+type RandomReader struct {
+	ra     io.ReaderAt
+	closer io.Closer // set when the reader owns ra
+	name   string
+	size   int64
+	hdr    FileHeader
+	max    uint64
+	pool   sync.Pool // *randomState
+	closed atomic.Bool
+}
+
+type randomState struct {
+	dec     decompressor
+	header  [maxHeaderSize]byte
+	payload []byte
+}
+
+// OpenRandom opens the named file on opts.FS for random reads. Unless
+// opts.NoMmap is set, a file on the operating system's filesystem is
+// memory-mapped, so a read costs a copy rather than a system call.
+func OpenRandom(name string, opts *ReaderOptions) (*RandomReader, error) {
+	o := opts.withDefaults()
+	f, err := vfs.OpenReadOnly(o.FS, name, !o.NoMmap)
+	if err != nil {
+		return nil, fmt.Errorf("recordio: open %s: %w", name, err)
+	}
+	r, err := newRandomReader(f, f.Size(), name, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewRandomReader reads records from the first size bytes of ra. Close does
+// not close ra. If ra has a Name method, errors name the file.
+func NewRandomReader(ra io.ReaderAt, size int64, opts *ReaderOptions) (*RandomReader, error) {
+	name := ""
+	if n, ok := ra.(interface{ Name() string }); ok {
+		name = n.Name()
+	}
+	return newRandomReader(ra, size, name, opts.withDefaults())
+}
+
+func newRandomReader(ra io.ReaderAt, size int64, name string, o ReaderOptions) (*RandomReader, error) {
+	r := &RandomReader{ra: ra, name: name, size: size, max: uint64(o.MaxRecordSize)}
+	r.pool.New = func() any { return new(randomState) }
+	var b [FileHeaderSize]byte
+	n, err := ra.ReadAt(b[:min(size, FileHeaderSize)], 0)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("recordio: %s: read file header: %w", name, err)
+	}
+	if r.hdr, err = decodeFileHeader(b[:n]); err != nil {
+		return nil, corruptAt(name, 0, err)
+	}
+	return r, nil
+}
+
+// Header returns the file header.
+func (r *RandomReader) Header() FileHeader { return r.hdr }
+
+// Size returns the file's length.
+func (r *RandomReader) Size() int64 { return r.size }
+
+// RecordAt returns the record that starts at off. The result may use buf's
+// storage (pass nil to allocate); a nil record comes back as nil, an empty
+// one as a non-nil empty slice. At the end of the file, or where only zero
+// padding follows, it returns io.EOF; damage gives a *CorruptionError.
+func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	if off < FileHeaderSize {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidOffset, off)
+	}
+	if off >= r.size {
+		return nil, io.EOF
+	}
+	st := r.pool.Get().(*randomState)
+	defer r.pool.Put(st)
+
+	hb := st.header[:min(int64(maxHeaderSize), r.size-off)]
+	if err := r.readAt(hb, off); err != nil {
+		return nil, err
+	}
+	if hb[0] == 0 {
+		return nil, r.zeroTail(off, hb)
+	}
+	h, n, err := r.hdr.decodeRecordHeader(hb)
+	if err == errShortHeader {
+		return nil, corruptAt(r.name, off, badHeader(ErrTruncatedHeader, "file ends %d bytes into a record header", len(hb)))
+	}
+	if err != nil {
+		return nil, corruptAt(r.name, off, err)
+	}
+	if h.ulen > r.max || h.plen > r.max {
+		return nil, corruptAt(r.name, off, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), r.max))
+	}
+	remaining := r.size - off - int64(n)
+	if h.plen > uint64(remaining) {
+		return nil, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining))
+	}
+	if h.isNil {
+		return nil, nil
+	}
+
+	// An uncompressed payload is read straight into buf; a compressed one
+	// into pooled scratch space, then decompressed into buf.
+	payload := buf
+	if h.compressed {
+		payload = st.payload
+	}
+	if payload == nil || uint64(cap(payload)) < h.plen {
+		payload = make([]byte, h.plen)
+	}
+	payload = payload[:h.plen]
+	if err := r.readAt(payload, off+int64(n)); err != nil {
+		return nil, err
+	}
+	if h.hasCRC {
+		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
+			return nil, corruptAt(r.name, off, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got))
+		}
+	}
+	if !h.compressed {
+		return payload, nil
+	}
+	st.payload = payload[:0]
+	rec, err := st.dec.decompress(r.hdr.Codec, buf, payload, int(h.ulen))
+	if err != nil {
+		return nil, corruptAt(r.name, off, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err))
+	}
+	return rec, nil
+}
+
+func (r *RandomReader) readAt(p []byte, off int64) error {
+	n, err := r.ra.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("recordio: %s: read at offset %d: %w", r.name, off, err)
+}
+
+// zeroTail reports io.EOF if only zero bytes remain from off on, damage
+// otherwise. scratch holds the first bytes from off.
+func (r *RandomReader) zeroTail(off int64, scratch []byte) error {
+	for pos := off; pos < r.size; {
+		chunk := scratch[:min(int64(len(scratch)), r.size-pos)]
+		if err := r.readAt(chunk, pos); err != nil {
+			return err
+		}
+		for i, c := range chunk {
+			if c != 0 {
+				return corruptAt(r.name, off, badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", pos+int64(i)))
+			}
+		}
+		pos += int64(len(chunk))
+	}
+	return io.EOF
+}
+
+// Close closes the file if the reader opened it. Reads in flight must have
+// returned. Further calls return ErrClosed.
+func (r *RandomReader) Close() error {
+	if r.closed.Swap(true) {
+		return ErrClosed
+	}
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+package recordio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+)
+
+// Reader reads a file's records in order. It is not safe for concurrent
+// use; see RandomReader for that.
+//
+// Next returns records the caller owns, or with ReaderOptions.ZeroCopy,
+// records that alias the reader's buffers until the next call. Either way
+// the reader's own buffers are reused, so a scan allocates nothing beyond
+// the records it hands out.
+type Reader struct {
+	src    io.Reader
+	closer io.Closer // set when the reader owns src
+	name   string
+	opts   ReaderOptions
+	hdr    FileHeader
+	dec    decompressor
+
+	buf    []byte // buf[r:w] is read but not consumed
+	r, w   int
+	pos    int64 // file offset of buf[r]
+	size   int64 // file length, or -1 when unknown
+	stat   func() (fs.FileInfo, error)
+	srcEOF bool  // src returned io.EOF
+	out    []byte
+	recOff int64
+	closed bool
+}
+
+// Open opens the named file on opts.FS for sequential reading. The Reader
+// owns the file.
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := opts.withDefaults()
+	f, err := o.FS.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("recordio: open %s: %w", name, err)
+	}
+	r, err := newReader(f, name, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads records from src, starting with the file header. Close
+// does not close src. When src has a Name method errors name the file, and
+// when it has a Stat method (files do) lengths are checked against the
+// bytes that remain before anything is allocated.
+func NewReader(src io.Reader, opts *ReaderOptions) (*Reader, error) {
+	name := ""
+	if n, ok := src.(interface{ Name() string }); ok {
+		name = n.Name()
+	}
+	return newReader(src, name, opts.withDefaults())
+}
+
+func newReader(src io.Reader, name string, o ReaderOptions) (*Reader, error) {
+	r := &Reader{src: src, name: name, opts: o, size: -1, buf: make([]byte, o.BufferSize)}
+	if s, ok := src.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		r.stat = s.Stat
+		r.refreshSize()
+	}
+	if err := r.fill(FileHeaderSize); err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("recordio: %s: read file header: %w", name, err)
+	}
+	hdr, err := decodeFileHeader(r.buf[r.r:r.w])
+	if err != nil {
+		return nil, corruptAt(name, 0, err)
+	}
+	r.hdr = hdr
+	r.consume(FileHeaderSize)
+	return r, nil
+}
+
+// Header returns the file header.
+func (r *Reader) Header() FileHeader { return r.hdr }
+
+// Offset returns the offset of the record Next returned last.
+func (r *Reader) Offset() int64 { return r.recOff }
+
+// Next returns the next record, or io.EOF at a clean end of the file. A
+// clean end is the end of the last record, possibly followed by zero bytes
+// (padding left by preallocation or direct I/O). A nil record comes back as
+// nil, an empty one as a non-nil empty slice.
+//
+// Damage gives a *CorruptionError naming the file and the offset of the
+// damaged record; the reader stays there, so Next fails again until
+// Resync moves past it.
+func (r *Reader) Next() ([]byte, error) {
+	if r.closed {
+		return nil, ErrClosed
+	}
+	rec, n, err := r.decodeAt()
+	if err != nil {
+		return nil, err
+	}
+	r.recOff = r.pos
+	r.consume(n)
+	return rec, nil
+}
+
+// decodeAt decodes the record at the current position without consuming
+// it, returning the record and its length on disk.
+func (r *Reader) decodeAt() ([]byte, int, error) {
+	start := r.pos
+	if err := r.fill(1); err != nil {
+		return nil, 0, r.readError(err, io.EOF)
+	}
+	if r.buf[r.r] == 0 {
+		return nil, 0, r.zeroTail()
+	}
+	if err := r.fill(maxHeaderSize); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, 0, r.readError(err, nil)
+	}
+	h, n, err := r.hdr.decodeRecordHeader(r.buf[r.r:r.w])
+	if err == errShortHeader {
+		return nil, 0, corruptAt(r.name, start, badHeader(ErrTruncatedHeader, "file ends %d bytes into a record header", r.w-r.r))
+	}
+	if err != nil {
+		return nil, 0, corruptAt(r.name, start, err)
+	}
+	if err := r.checkLengths(h, start, n); err != nil {
+		return nil, 0, err
+	}
+	total := n + int(h.plen)
+	if err := r.fill(total); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, 0, corruptAt(r.name, start, badHeader(ErrTruncatedPayload, "file ends %d bytes into a %d-byte payload", r.w-r.r-n, h.plen))
+		}
+		return nil, 0, r.readError(err, nil)
+	}
+	rec, err := r.decodePayload(h, r.buf[r.r+n:r.r+total])
+	if err != nil {
+		return nil, 0, corruptAt(r.name, start, err)
+	}
+	return rec, total, nil
+}
+
+func (r *Reader) checkLengths(h recordHeader, start int64, n int) error {
+	limit := uint64(r.opts.MaxRecordSize)
+	if h.ulen > limit || h.plen > limit {
+		return corruptAt(r.name, start, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), limit))
+	}
+	remaining := func() int64 { return r.size - start - int64(n) }
+	if r.size >= 0 && h.plen > uint64(remaining()) {
+		// The file may have grown since it was opened.
+		r.refreshSize()
+		if h.plen > uint64(remaining()) {
+			return corruptAt(r.name, start, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining()))
+		}
+	}
+	return nil
+}
+
+// refreshSize learns the file's length, when the source can tell it.
+func (r *Reader) refreshSize() {
+	if info, err := r.stat(); err == nil && info.Mode().IsRegular() {
+		r.size = info.Size()
+	}
+}
+
+// decodePayload verifies and decompresses a payload. The result aliases the
+// reader's buffers in zero-copy mode and is the caller's otherwise.
+func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
+	if h.isNil {
+		return nil, nil
+	}
+	if h.hasCRC {
+		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
+			return nil, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got)
+		}
+	}
+	if !h.compressed {
+		if r.opts.ZeroCopy {
+			return payload, nil
+		}
+		return bytes.Clone(payload), nil
+	}
+	var dst []byte
+	if r.opts.ZeroCopy {
+		dst = r.out
+	}
+	rec, err := r.dec.decompress(r.hdr.Codec, dst, payload, int(h.ulen))
+	if err != nil {
+		return nil, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err)
+	}
+	if r.opts.ZeroCopy {
+		r.out = rec
+	}
+	return rec, nil
+}
+
+// zeroTail handles a record position holding a zero byte: the end of the
+// file if only zeros follow, damage otherwise.
+func (r *Reader) zeroTail() error {
+	start := r.pos
+	for {
+		if i := bytes.IndexFunc(r.buf[r.r:r.w], func(c rune) bool { return c != 0 }); i >= 0 {
+			// Leave the position at the damaged record for Resync.
+			return corruptAt(r.name, start, badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", r.pos+int64(i)))
+		}
+		if r.srcEOF {
+			r.consume(r.w - r.r)
+			return io.EOF
+		}
+		r.consume(r.w - r.r)
+		if err := r.fill(1); err != nil {
+			return r.readError(err, io.EOF)
+		}
+	}
+}
+
+// Resync skips past damage: it discards the byte at the current position
+// and scans forward to the next offset where a whole, valid record starts
+// (the magic number, a header that decodes and, where the format has them,
+// matching checksums). It returns that offset, where Next continues, or
+// io.EOF when no valid record follows.
+//
+// Resync is for recovery and tools: a write-ahead log uses it to tell a
+// torn tail (nothing valid follows) from damage in the middle.
+func (r *Reader) Resync() (int64, error) {
+	if r.closed {
+		return 0, ErrClosed
+	}
+	magic := r.hdr.magic()
+	r.consume(min(1, r.w-r.r))
+	for {
+		if i := bytes.Index(r.buf[r.r:r.w], magic); i >= 0 {
+			r.consume(i)
+			if _, _, err := r.decodeAt(); err == nil {
+				return r.pos, nil
+			} else if !errors.Is(err, ErrCorruption) {
+				return 0, err
+			}
+			r.consume(1)
+			continue
+		}
+		// Keep a partial magic number at the end of the buffer.
+		r.consume(max(0, r.w-r.r-(len(magic)-1)))
+		if r.srcEOF {
+			r.consume(r.w - r.r)
+			return r.pos, io.EOF
+		}
+		if err := r.fill(r.w - r.r + 1); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, r.readError(err, nil)
+		}
+	}
+}
+
+// Close releases the reader's buffers and closes the file if the reader
+// opened it. Further calls return ErrClosed.
+func (r *Reader) Close() error {
+	if r.closed {
+		return ErrClosed
+	}
+	r.closed = true
+	r.buf, r.out = nil, nil
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}
+
+func (r *Reader) consume(n int) {
+	r.r += n
+	r.pos += int64(n)
+}
+
+// fill makes at least k bytes available in buf[r:w]. At the end of the
+// source it returns io.ErrUnexpectedEOF, or io.EOF if nothing is buffered.
+// The buffer grows only as bytes really arrive, so a damaged length cannot
+// make it allocate more than the source holds.
+func (r *Reader) fill(k int) error {
+	for idle := 0; r.w-r.r < k; {
+		if r.srcEOF {
+			if r.w == r.r {
+				return io.EOF
+			}
+			return io.ErrUnexpectedEOF
+		}
+		if r.r > 0 && len(r.buf)-r.r < k {
+			copy(r.buf, r.buf[r.r:r.w])
+			r.w -= r.r
+			r.r = 0
+		}
+		if r.w == len(r.buf) {
+			grown := make([]byte, min(max(k, len(r.buf)), 2*len(r.buf)))
+			copy(grown, r.buf[r.r:r.w])
+			r.w -= r.r
+			r.r = 0
+			r.buf = grown
+		}
+		n, err := r.src.Read(r.buf[r.w:])
+		r.w += n
+		switch {
+		case err == io.EOF:
+			r.srcEOF = true
+		case err != nil:
+			return err
+		case n > 0:
+			idle = 0
+		default:
+			if idle++; idle == 100 {
+				return io.ErrNoProgress
+			}
+		}
+	}
+	return nil
+}
+
+// readError turns a fill error into what Next returns: atEOF for a clean
+// end (io.EOF), or an I/O error naming the file and offset.
+func (r *Reader) readError(err, atEOF error) error {
+	if err == io.EOF && atEOF != nil {
+		return atEOF
+	}
+	return fmt.Errorf("recordio: %s: read at offset %d: %w", r.name, r.pos, err)
+}

@@ -1,0 +1,223 @@
+package recordio
+
+import (
+	"bufio"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// SyncWriter is the sink a Writer appends to: a file that can be made
+// durable. vfs.File and *os.File satisfy it.
+type SyncWriter interface {
+	io.Writer
+	io.Closer
+	Sync() error
+}
+
+// Writer appends records to a file. It is not safe for concurrent use.
+//
+// After an I/O error the file's tail is in an unknown state, so the error is
+// sticky: every later call returns it.
+type Writer struct {
+	f    SyncWriter
+	name string
+	bw   *bufio.Writer
+	hdr  FileHeader
+	max  int
+	comp *compressor
+
+	offset int64  // file offset of the next record
+	header []byte // reused record header buffer
+	cbuf   []byte // reused compression output buffer
+	err    error  // sticky error; ErrClosed after Close
+}
+
+// Create creates (or truncates) the named file on opts.FS and returns a
+// Writer that owns it.
+func Create(name string, opts *WriterOptions) (*Writer, error) {
+	o := opts.withDefaults()
+	f, err := o.FS.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("recordio: create %s: %w", name, err)
+	}
+	w, err := newWriter(f, name, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWriter returns a Writer that appends to f, which must be empty, and
+// owns it: Close closes f. If f has a Name method, errors name the file.
+func NewWriter(f SyncWriter, opts *WriterOptions) (*Writer, error) {
+	name := ""
+	if n, ok := f.(interface{ Name() string }); ok {
+		name = n.Name()
+	}
+	return newWriter(f, name, opts.withDefaults())
+}
+
+func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {
+	switch o.Version {
+	case VersionStrata:
+	case VersionV4:
+		if o.Codec == CodecZstd {
+			return nil, fmt.Errorf("%w: go-sstables v4 has no zstd", ErrUnsupported)
+		}
+	default:
+		return nil, fmt.Errorf("%w: version %v", ErrUnsupported, o.Version)
+	}
+	comp, err := newCompressor(o.Codec, o.Level)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		f:      f,
+		name:   name,
+		bw:     bufio.NewWriterSize(f, o.BufferSize),
+		hdr:    FileHeader{Version: o.Version, Codec: o.Codec},
+		max:    o.MaxRecordSize,
+		comp:   comp,
+		header: make([]byte, 0, maxHeaderSize),
+	}
+	fh := w.hdr.encode()
+	if _, err := w.bw.Write(fh[:]); err != nil {
+		return nil, w.fail(err)
+	}
+	w.offset = FileHeaderSize
+	return w, nil
+}
+
+// Header returns the file header the writer wrote.
+func (w *Writer) Header() FileHeader { return w.hdr }
+
+// Write appends a record and returns its offset, the value to give
+// RandomReader.RecordAt. A nil record and an empty one are distinct and
+// both read back as written. The record is buffered: it survives a crash
+// only after Sync (or WriteSync) returns.
+func (w *Writer) Write(record []byte) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if len(record) > w.max {
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(record), w.max)
+	}
+	payload, err := w.encode(record)
+	if err != nil {
+		return 0, fmt.Errorf("recordio: %s: compress: %w", w.name, err)
+	}
+	if _, err := w.bw.Write(w.header); err != nil {
+		return 0, w.fail(err)
+	}
+	if _, err := w.bw.Write(payload); err != nil {
+		return 0, w.fail(err)
+	}
+	off := w.offset
+	w.offset += int64(len(w.header) + len(payload))
+	return off, nil
+}
+
+// encode fills w.header for record and returns the payload to write after
+// it.
+func (w *Writer) encode(record []byte) ([]byte, error) {
+	if w.hdr.Version == VersionV4 {
+		return w.encodeV4(record)
+	}
+	var flags byte
+	payload := record
+	switch {
+	case record == nil:
+		flags = flagNil
+	case w.hdr.Codec != CodecNone && len(record) > 0:
+		c, err := w.comp.compress(w.cbuf, record)
+		if err != nil {
+			return nil, err
+		}
+		w.cbuf = c[:0]
+		// Keep the compressed form only when it saves at least an eighth:
+		// below that, decompressing costs more than the bytes it saves.
+		if len(c) < len(record)-len(record)/8 {
+			flags = flagCompressed
+			payload = c
+		}
+	}
+	w.header = appendStrataHeader(w.header[:0], flags, len(record), len(payload), crc32.Checksum(payload, crcTable))
+	return payload, nil
+}
+
+// encodeV4 writes exactly what go-sstables' v4 writer writes: with a codec,
+// every payload is compressed (even an empty one), and a nil record's
+// header states the compressed length of nothing but carries no payload.
+func (w *Writer) encodeV4(record []byte) ([]byte, error) {
+	payload := record
+	clen := 0
+	if w.hdr.Codec != CodecNone {
+		c, err := w.comp.compress(w.cbuf, record)
+		if err != nil {
+			return nil, err
+		}
+		w.cbuf = c[:0]
+		payload, clen = c, len(c)
+	}
+	if record == nil {
+		payload = nil
+	}
+	w.header = appendV4Header(w.header[:0], record == nil, len(record), clen)
+	return payload, nil
+}
+
+// WriteSync appends a record and makes it durable before returning.
+func (w *Writer) WriteSync(record []byte) (int64, error) {
+	off, err := w.Write(record)
+	if err != nil {
+		return 0, err
+	}
+	return off, w.Sync()
+}
+
+// Flush hands buffered records to the file (the operating system), without
+// making them durable.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// Sync flushes buffered records and makes everything written durable.
+func (w *Writer) Sync() error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return w.fail(fmt.Errorf("sync: %w", err))
+	}
+	return nil
+}
+
+// Size returns the file's length including buffered records: the offset
+// the next record will get.
+func (w *Writer) Size() int64 { return w.offset }
+
+// Close flushes, syncs and closes the file. Further calls return ErrClosed.
+func (w *Writer) Close() error {
+	if w.err == ErrClosed {
+		return ErrClosed
+	}
+	err := w.Sync()
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("recordio: %s: close: %w", w.name, cerr)
+	}
+	w.err = ErrClosed
+	return err
+}
+
+func (w *Writer) fail(err error) error {
+	w.err = fmt.Errorf("recordio: %s: write at offset %d: %w", w.name, w.offset, err)
+	return w.err
+}

@@ -1,0 +1,314 @@
+package recordio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratadb/strata/internal/race"
+	"github.com/stretchr/testify/require"
+)
+
+// roundTripRecords covers nil, empty, tiny, compressible, incompressible,
+// and records larger than the default buffers.
+func roundTripRecords() [][]byte {
+	return [][]byte{
+		nil,
+		{},
+		[]byte("x"),
+		bytes.Repeat([]byte("strata "), 1000),
+		seededBytes(4096, 7),
+		nil,
+		bytes.Repeat([]byte{0x91, 0x8D, 0x4C}, 100),
+		seededBytes(DefaultBufferSize+12345, 8),
+		bytes.Repeat([]byte("z"), 3*DefaultBufferSize),
+		{},
+	}
+}
+
+type formatCase struct {
+	version Version
+	codec   Codec
+}
+
+func writableFormats() []formatCase {
+	var out []formatCase
+	for _, c := range []Codec{CodecNone, CodecGzip, CodecSnappy, CodecZstd} {
+		out = append(out, formatCase{VersionStrata, c})
+		if c != CodecZstd {
+			out = append(out, formatCase{VersionV4, c})
+		}
+	}
+	return out
+}
+
+func writeFile(t *testing.T, path string, opts *WriterOptions, records [][]byte) []int64 {
+	t.Helper()
+	w, err := Create(path, opts)
+	require.NoError(t, err)
+	var offsets []int64
+	for _, rec := range records {
+		size := w.Size()
+		off, err := w.Write(rec)
+		require.NoError(t, err)
+		require.Equal(t, size, off)
+		offsets = append(offsets, off)
+	}
+	require.NoError(t, w.Close())
+	return offsets
+}
+
+func TestRoundTrip(t *testing.T) {
+	records := roundTripRecords()
+	for _, fc := range writableFormats() {
+		t.Run(fmt.Sprintf("%v_%v", fc.version, fc.codec), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f.rio")
+			offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
+
+			for _, zeroCopy := range []bool{false, true} {
+				r, err := Open(path, &ReaderOptions{ZeroCopy: zeroCopy, BufferSize: 1024})
+				require.NoError(t, err)
+				require.Equal(t, FileHeader{Version: fc.version, Codec: fc.codec}, r.Header())
+				for i, want := range records {
+					got, err := r.Next()
+					require.NoError(t, err)
+					requireSameRecord(t, want, got, "record %d zeroCopy=%v", i, zeroCopy)
+					require.Equal(t, offsets[i], r.Offset())
+				}
+				_, err = r.Next()
+				require.Equal(t, io.EOF, err)
+				require.NoError(t, r.Close())
+			}
+
+			for _, noMmap := range []bool{false, true} {
+				rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
+				require.NoError(t, err)
+				var buf []byte
+				for i := len(records) - 1; i >= 0; i-- {
+					got, err := rr.RecordAt(offsets[i], buf)
+					require.NoError(t, err)
+					requireSameRecord(t, records[i], got, "record %d noMmap=%v", i, noMmap)
+					if got != nil {
+						buf = got[:0]
+					}
+				}
+				require.NoError(t, rr.Close())
+			}
+		})
+	}
+}
+
+func TestCompressionOnlyWhenItPays(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rio")
+	compressible := bytes.Repeat([]byte("abcd"), 1000)
+	incompressible := seededBytes(4000, 3)
+	writeFile(t, path, &WriterOptions{Codec: CodecSnappy}, [][]byte{compressible, incompressible})
+
+	r, err := Open(path, nil)
+	require.NoError(t, err)
+	defer r.Close()
+	// Read the headers directly: the first payload is compressed, the
+	// second stored as is.
+	raw := r.buf[r.r:r.w]
+	h, n, err := r.hdr.decodeRecordHeader(raw)
+	require.NoError(t, err)
+	require.True(t, h.compressed)
+	require.Less(t, h.plen, h.ulen)
+	h2, _, err := r.hdr.decodeRecordHeader(raw[n+int(h.plen):])
+	require.NoError(t, err)
+	require.False(t, h2.compressed)
+	require.Equal(t, uint64(len(incompressible)), h2.plen)
+}
+
+func TestWriterRejects(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		opts WriterOptions
+		want error
+	}{
+		{"lzw", WriterOptions{Codec: CodecLZW}, ErrUnsupported},
+		{"v4 zstd", WriterOptions{Version: VersionV4, Codec: CodecZstd}, ErrUnsupported},
+		{"v3", WriterOptions{Version: VersionV3}, ErrUnsupported},
+		{"unknown codec", WriterOptions{Codec: 9}, ErrUnknownCodec},
+		{"bad gzip level", WriterOptions{Codec: CodecGzip, Level: 42}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Create(filepath.Join(dir, tc.name), &tc.opts)
+			require.Error(t, err)
+			require.Nil(t, w)
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriterRecordTooLarge(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "f.rio"), &WriterOptions{MaxRecordSize: 10})
+	require.NoError(t, err)
+	_, err = w.Write(make([]byte, 11))
+	require.ErrorIs(t, err, ErrRecordTooLarge)
+	require.NotErrorIs(t, err, ErrCorruption)
+	require.Equal(t, int64(FileHeaderSize), w.Size(), "nothing written")
+	// The writer still works.
+	_, err = w.Write(make([]byte, 10))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+}
+
+func TestClosedWriterAndReaders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rio")
+	w, err := Create(path, nil)
+	require.NoError(t, err)
+	_, err = w.Write([]byte("a"))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	for name, call := range map[string]func() error{
+		"Write":     func() error { _, err := w.Write(nil); return err },
+		"WriteSync": func() error { _, err := w.WriteSync(nil); return err },
+		"Flush":     w.Flush,
+		"Sync":      w.Sync,
+		"Close":     w.Close,
+	} {
+		require.ErrorIs(t, call(), ErrClosed, name)
+	}
+
+	r, err := Open(path, nil)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	_, err = r.Next()
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = r.Resync()
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, r.Close(), ErrClosed)
+
+	rr, err := OpenRandom(path, nil)
+	require.NoError(t, err)
+	require.NoError(t, rr.Close())
+	_, err = rr.RecordAt(FileHeaderSize, nil)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, rr.Close(), ErrClosed)
+}
+
+// failingFile fails every write after the first failAfter bytes.
+type failingFile struct {
+	bytes.Buffer
+	failAfter int
+	syncs     int
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failingFile) Write(p []byte) (int, error) {
+	if f.Len()+len(p) > f.failAfter {
+		return 0, errDiskFull
+	}
+	return f.Buffer.Write(p)
+}
+func (f *failingFile) Sync() error  { f.syncs++; return nil }
+func (f *failingFile) Close() error { return nil }
+
+func TestWriterErrorIsSticky(t *testing.T) {
+	f := &failingFile{failAfter: 100}
+	w, err := NewWriter(f, &WriterOptions{BufferSize: 16})
+	require.NoError(t, err)
+	_, err = w.Write(make([]byte, 200))
+	require.ErrorIs(t, err, errDiskFull)
+	_, err = w.Write([]byte("small"))
+	require.ErrorIs(t, err, errDiskFull, "the file's tail is unknown: refuse further writes")
+	require.ErrorIs(t, w.Sync(), errDiskFull)
+	require.Zero(t, f.syncs)
+}
+
+func TestWriteSyncFlushesAndSyncs(t *testing.T) {
+	f := &failingFile{failAfter: 1 << 20}
+	w, err := NewWriter(f, nil)
+	require.NoError(t, err)
+	_, err = w.Write([]byte("buffered"))
+	require.NoError(t, err)
+	require.Zero(t, f.Len(), "Write buffers")
+	off, err := w.WriteSync([]byte("durable"))
+	require.NoError(t, err)
+	require.Equal(t, int64(f.Len()), w.Size())
+	require.Equal(t, 1, f.syncs)
+
+	r, err := NewRandomReader(bytes.NewReader(f.Bytes()), int64(f.Len()), nil)
+	require.NoError(t, err)
+	got, err := r.RecordAt(off, nil)
+	require.NoError(t, err)
+	require.Equal(t, "durable", string(got))
+}
+
+// Steady-state writes allocate nothing, for every codec and format.
+func TestWriteAllocations(t *testing.T) {
+	rec := seededBytes(10<<10, 5)
+	compressible := bytes.Repeat([]byte("abc"), 3000)
+	for _, fc := range writableFormats() {
+		for _, data := range [][]byte{rec, compressible} {
+			w, err := NewWriter(&failingFile{failAfter: 1 << 62}, &WriterOptions{Version: fc.version, Codec: fc.codec})
+			require.NoError(t, err)
+			for range 3 {
+				_, err := w.Write(data)
+				require.NoError(t, err)
+			}
+			allocs := testing.AllocsPerRun(50, func() {
+				if _, err := w.Write(data); err != nil {
+					t.Fatal(err)
+				}
+			})
+			require.Zero(t, allocs, "%v %v", fc.version, fc.codec)
+		}
+	}
+}
+
+// A zero-copy scan allocates nothing per record, and a random read into a
+// reused buffer allocates nothing either.
+func TestReadAllocations(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector makes sync.Pool drop pooled state")
+	}
+	for _, fc := range writableFormats() {
+		path := filepath.Join(t.TempDir(), "f.rio")
+		var records [][]byte
+		for i := range 300 {
+			records = append(records, bytes.Repeat([]byte{byte(i)}, 1000))
+			records = append(records, seededBytes(1000, uint64(i)))
+		}
+		offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
+
+		r, err := Open(path, &ReaderOptions{ZeroCopy: true})
+		require.NoError(t, err)
+		for range 10 {
+			_, err := r.Next()
+			require.NoError(t, err)
+		}
+		allocs := testing.AllocsPerRun(200, func() {
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs, "sequential %v %v", fc.version, fc.codec)
+		require.NoError(t, r.Close())
+
+		rr, err := OpenRandom(path, nil)
+		require.NoError(t, err)
+		buf := make([]byte, 0, 2000)
+		for _, off := range offsets[:10] {
+			_, err := rr.RecordAt(off, buf)
+			require.NoError(t, err)
+		}
+		i := 0
+		allocs = testing.AllocsPerRun(200, func() {
+			i = (i + 1) % len(offsets)
+			if _, err := rr.RecordAt(offsets[i], buf); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs, "random %v %v", fc.version, fc.codec)
+		require.NoError(t, rr.Close())
+	}
+}
