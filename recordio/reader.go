@@ -29,7 +29,7 @@ type Reader struct {
 	pos    int64 // file offset of buf[r]
 	size   int64 // file length, or -1 when unknown
 	stat   func() (fs.FileInfo, error)
-	srcEOF bool  // src returned io.EOF
+	srcEOF bool // src returned io.EOF
 	out    []byte
 	recOff int64
 	closed bool
