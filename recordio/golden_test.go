@@ -290,8 +290,8 @@ func TestGoldenFiles(t *testing.T) {
 			require.NoError(t, err, "missing golden file; run with -update")
 			fileHeaderOnly := c.errOffset == 0 && c.errKind != nil
 
-			for _, zeroCopy := range []bool{false, true} {
-				r, err := Open(path, &ReaderOptions{ZeroCopy: zeroCopy})
+			for _, ro := range readerModes() {
+				r, err := Open(path, &ro)
 				if fileHeaderOnly {
 					requireCorruption(t, err, c.errKind, 0)
 					continue

@@ -47,9 +47,11 @@ type ReaderOptions struct {
 	// the caller owns. It saves an allocation and a copy per record.
 	// Default: false.
 	ZeroCopy bool
-	// NoMmap makes OpenRandom read through File.ReadAt instead of mapping
-	// the file into memory. Default: false (map when the filesystem is the
-	// operating system's).
+	// NoMmap makes Open and OpenRandom read through the file instead of
+	// mapping it into memory. Mapping saves a copy per byte, but a mapped
+	// file must not shrink while it is read (the process would die of
+	// SIGBUS), and its pages count towards the process's resident memory.
+	// Default: false (map when the filesystem is the operating system's).
 	NoMmap bool
 }
 

@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+
+	"github.com/stratadb/strata/vfs"
 )
 
 // Reader reads a file's records in order. It is not safe for concurrent
@@ -36,20 +38,34 @@ type Reader struct {
 }
 
 // Open opens the named file on opts.FS for sequential reading. The Reader
-// owns the file.
+// owns the file. Unless opts.NoMmap is set, a file on the operating
+// system's filesystem is memory-mapped and read in place: a scan then costs
+// no copy, only the checksums.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	o := opts.withDefaults()
-	f, err := o.FS.Open(name)
+	f, err := vfs.OpenReadOnly(o.FS, name, !o.NoMmap)
 	if err != nil {
 		return nil, fmt.Errorf("recordio: open %s: %w", name, err)
 	}
-	r, err := newReader(f, name, o)
+	var r *Reader
+	if m, ok := f.(vfs.MappedFile); ok {
+		r, err = newMappedReader(m.Bytes(), name, o)
+	} else {
+		r, err = newReader(io.NewSectionReader(f, 0, f.Size()), name, o)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	r.closer = f
 	return r, nil
+}
+
+// newMappedReader reads from a file's bytes in place: the whole file is the
+// reader's buffer, already filled.
+func newMappedReader(data []byte, name string, o ReaderOptions) (*Reader, error) {
+	r := &Reader{name: name, opts: o, buf: data, w: len(data), size: int64(len(data)), srcEOF: true}
+	return r, r.readFileHeader()
 }
 
 // NewReader reads records from src, starting with the file header. Close
@@ -66,20 +82,27 @@ func NewReader(src io.Reader, opts *ReaderOptions) (*Reader, error) {
 
 func newReader(src io.Reader, name string, o ReaderOptions) (*Reader, error) {
 	r := &Reader{src: src, name: name, opts: o, size: -1, buf: make([]byte, o.BufferSize)}
-	if s, ok := src.(interface{ Stat() (fs.FileInfo, error) }); ok {
+	switch s := src.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
 		r.stat = s.Stat
 		r.refreshSize()
+	case *io.SectionReader:
+		r.size = s.Size()
 	}
+	return r, r.readFileHeader()
+}
+
+func (r *Reader) readFileHeader() error {
 	if err := r.fill(FileHeaderSize); err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return nil, fmt.Errorf("recordio: %s: read file header: %w", name, err)
+		return fmt.Errorf("recordio: %s: read file header: %w", r.name, err)
 	}
 	hdr, err := decodeFileHeader(r.buf[r.r:r.w])
 	if err != nil {
-		return nil, corruptAt(name, 0, err)
+		return corruptAt(r.name, 0, err)
 	}
 	r.hdr = hdr
 	r.consume(FileHeaderSize)
-	return r, nil
+	return nil
 }
 
 // Header returns the file header.
@@ -154,7 +177,9 @@ func (r *Reader) checkLengths(h recordHeader, start int64, n int) error {
 	remaining := func() int64 { return r.size - start - int64(n) }
 	if r.size >= 0 && h.plen > uint64(remaining()) {
 		// The file may have grown since it was opened.
-		r.refreshSize()
+		if r.stat != nil {
+			r.refreshSize()
+		}
 		if h.plen > uint64(remaining()) {
 			return corruptAt(r.name, start, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining()))
 		}
@@ -258,7 +283,8 @@ func (r *Reader) Resync() (int64, error) {
 }
 
 // Close releases the reader's buffers and closes the file if the reader
-// opened it. Further calls return ErrClosed.
+// opened it; records that alias a mapped file are invalid from then on.
+// Further calls return ErrClosed.
 func (r *Reader) Close() error {
 	if r.closed {
 		return ErrClosed

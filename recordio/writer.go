@@ -1,7 +1,6 @@
 package recordio
 
 import (
-	"bufio"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -22,13 +21,12 @@ type SyncWriter interface {
 type Writer struct {
 	f    SyncWriter
 	name string
-	bw   *bufio.Writer
 	hdr  FileHeader
 	max  int
 	comp *compressor
 
+	buf    []byte // buffered bytes not yet written to f
 	offset int64  // file offset of the next record
-	header []byte // reused record header buffer
 	cbuf   []byte // reused compression output buffer
 	err    error  // sticky error; ErrClosed after Close
 }
@@ -74,18 +72,15 @@ func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{
-		f:      f,
-		name:   name,
-		bw:     bufio.NewWriterSize(f, o.BufferSize),
-		hdr:    FileHeader{Version: o.Version, Codec: o.Codec},
-		max:    o.MaxRecordSize,
-		comp:   comp,
-		header: make([]byte, 0, maxHeaderSize),
+		f:    f,
+		name: name,
+		hdr:  FileHeader{Version: o.Version, Codec: o.Codec},
+		max:  o.MaxRecordSize,
+		comp: comp,
+		buf:  make([]byte, 0, max(o.BufferSize, 2*maxHeaderSize)),
 	}
 	fh := w.hdr.encode()
-	if _, err := w.bw.Write(fh[:]); err != nil {
-		return nil, w.fail(err)
-	}
+	w.buf = append(w.buf, fh[:]...)
 	w.offset = FileHeaderSize
 	return w, nil
 }
@@ -104,23 +99,66 @@ func (w *Writer) Write(record []byte) (int64, error) {
 	if len(record) > w.max {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(record), w.max)
 	}
+	if cap(w.buf)-len(w.buf) < maxHeaderSize {
+		if err := w.writeBuffer(); err != nil {
+			return 0, err
+		}
+	}
+	// The header is framed straight into the buffer.
+	start := len(w.buf)
 	payload, err := w.encode(record)
 	if err != nil {
+		w.buf = w.buf[:start]
 		return 0, fmt.Errorf("recordio: %s: compress: %w", w.name, err)
 	}
-	if _, err := w.bw.Write(w.header); err != nil {
-		return 0, w.fail(err)
-	}
-	if _, err := w.bw.Write(payload); err != nil {
-		return 0, w.fail(err)
-	}
 	off := w.offset
-	w.offset += int64(len(w.header) + len(payload))
+	w.offset += int64(len(w.buf) - start + len(payload))
+	if err := w.appendPayload(payload); err != nil {
+		return 0, err
+	}
 	return off, nil
 }
 
-// encode fills w.header for record and returns the payload to write after
-// it.
+// appendPayload buffers a payload, or, when it is large, writes the buffer
+// and then the payload straight to the file: copying it through the buffer
+// would cost a pass over its bytes and save no system call.
+func (w *Writer) appendPayload(p []byte) error {
+	if len(p) <= cap(w.buf)-len(w.buf) {
+		w.buf = append(w.buf, p...)
+		return nil
+	}
+	if len(p) < cap(w.buf)/2 {
+		n := copy(w.buf[len(w.buf):cap(w.buf)], p)
+		w.buf = w.buf[:cap(w.buf)]
+		if err := w.writeBuffer(); err != nil {
+			return err
+		}
+		w.buf = append(w.buf, p[n:]...)
+		return nil
+	}
+	if err := w.writeBuffer(); err != nil {
+		return err
+	}
+	if _, err := w.f.Write(p); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+func (w *Writer) writeBuffer() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	_, err := w.f.Write(w.buf)
+	w.buf = w.buf[:0]
+	if err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// encode appends record's header to w.buf and returns the payload to write
+// after it.
 func (w *Writer) encode(record []byte) ([]byte, error) {
 	if w.hdr.Version == VersionV4 {
 		return w.encodeV4(record)
@@ -143,7 +181,7 @@ func (w *Writer) encode(record []byte) ([]byte, error) {
 			payload = c
 		}
 	}
-	w.header = appendStrataHeader(w.header[:0], flags, len(record), len(payload), crc32.Checksum(payload, crcTable))
+	w.buf = appendStrataHeader(w.buf, flags, len(record), len(payload), crc32.Checksum(payload, crcTable))
 	return payload, nil
 }
 
@@ -164,7 +202,7 @@ func (w *Writer) encodeV4(record []byte) ([]byte, error) {
 	if record == nil {
 		payload = nil
 	}
-	w.header = appendV4Header(w.header[:0], record == nil, len(record), clen)
+	w.buf = appendV4Header(w.buf, record == nil, len(record), clen)
 	return payload, nil
 }
 
@@ -183,10 +221,7 @@ func (w *Writer) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := w.bw.Flush(); err != nil {
-		return w.fail(err)
-	}
-	return nil
+	return w.writeBuffer()
 }
 
 // Sync flushes buffered records and makes everything written durable.
@@ -218,6 +253,6 @@ func (w *Writer) Close() error {
 }
 
 func (w *Writer) fail(err error) error {
-	w.err = fmt.Errorf("recordio: %s: write at offset %d: %w", w.name, w.offset, err)
+	w.err = fmt.Errorf("recordio: %s: write before offset %d: %w", w.name, w.offset, err)
 	return w.err
 }

@@ -29,6 +29,18 @@ func roundTripRecords() [][]byte {
 	}
 }
 
+// readerModes are the sequential reader's ways of reading a file: mapped or
+// through a buffer, returning owned or aliased records.
+func readerModes() []ReaderOptions {
+	var modes []ReaderOptions
+	for _, noMmap := range []bool{false, true} {
+		for _, zeroCopy := range []bool{false, true} {
+			modes = append(modes, ReaderOptions{NoMmap: noMmap, ZeroCopy: zeroCopy})
+		}
+	}
+	return modes
+}
+
 type formatCase struct {
 	version Version
 	codec   Codec
@@ -68,14 +80,15 @@ func TestRoundTrip(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "f.rio")
 			offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
 
-			for _, zeroCopy := range []bool{false, true} {
-				r, err := Open(path, &ReaderOptions{ZeroCopy: zeroCopy, BufferSize: 1024})
+			for _, ro := range readerModes() {
+				ro.BufferSize = 1024
+				r, err := Open(path, &ro)
 				require.NoError(t, err)
 				require.Equal(t, FileHeader{Version: fc.version, Codec: fc.codec}, r.Header())
 				for i, want := range records {
 					got, err := r.Next()
 					require.NoError(t, err)
-					requireSameRecord(t, want, got, "record %d zeroCopy=%v", i, zeroCopy)
+					requireSameRecord(t, want, got, "record %d %+v", i, ro)
 					require.Equal(t, offsets[i], r.Offset())
 				}
 				_, err = r.Next()

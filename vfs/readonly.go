@@ -3,8 +3,6 @@ package vfs
 import (
 	"fmt"
 	"io"
-
-	"golang.org/x/exp/mmap"
 )
 
 // ReadOnlyFile is an immutable file opened for random reads. ReadAt is safe
@@ -16,19 +14,29 @@ type ReadOnlyFile interface {
 	Size() int64
 }
 
+// MappedFile is a ReadOnlyFile whose bytes are directly addressable, so
+// readers can use them in place instead of copying them out.
+type MappedFile interface {
+	ReadOnlyFile
+	// Bytes returns the file's contents. The slice is valid until Close and
+	// must not be modified.
+	Bytes() []byte
+}
+
 // OpenReadOnly opens the named file for random reads. With useMmap, and
-// when fsys is the operating system's filesystem, the file is memory-mapped
-// (golang.org/x/exp/mmap): a read is then a copy out of the page cache with
-// no system call. Otherwise reads go through File.ReadAt, which is also what
-// test filesystems see.
+// when fsys is the operating system's filesystem on a platform that
+// supports it, the file is memory-mapped and the result is a MappedFile: a
+// read is then a copy out of the page cache with no system call, or no copy
+// at all through Bytes. Otherwise reads go through File.ReadAt, which is
+// also what test filesystems see.
+//
+// A mapped file must not shrink while it is open: touching a page past its
+// new end kills the process (SIGBUS). Strata maps only files it never
+// modifies after writing them.
 func OpenReadOnly(fsys FS, name string, useMmap bool) (ReadOnlyFile, error) {
 	fsys = OrDefault(fsys)
-	if _, isOS := fsys.(osFS); isOS && useMmap {
-		m, err := mmap.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		return mappedFile{m}, nil
+	if _, isOS := fsys.(osFS); isOS && useMmap && mmapSupported {
+		return mapFile(name)
 	}
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -42,15 +50,33 @@ func OpenReadOnly(fsys FS, name string, useMmap bool) (ReadOnlyFile, error) {
 	return sizedFile{File: f, size: info.Size()}, nil
 }
 
-type mappedFile struct {
-	*mmap.ReaderAt
-}
-
-func (m mappedFile) Size() int64 { return int64(m.Len()) }
-
 type sizedFile struct {
 	File
 	size int64
 }
 
 func (f sizedFile) Size() int64 { return f.size }
+
+// mapping is a read-only memory map of a whole file.
+type mapping struct {
+	name string
+	data []byte
+}
+
+func (m *mapping) Bytes() []byte { return m.data }
+
+func (m *mapping) Size() int64 { return int64(len(m.data)) }
+
+func (m *mapping) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("vfs: %s: negative offset %d", m.name, off)
+	}
+	if off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}

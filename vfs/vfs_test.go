@@ -72,6 +72,10 @@ func TestOpenReadOnly(t *testing.T) {
 		ro, err := OpenReadOnly(nil, name, useMmap)
 		require.NoError(t, err)
 		require.Equal(t, int64(10), ro.Size())
+		if m, ok := ro.(MappedFile); ok {
+			require.True(t, useMmap)
+			require.Equal(t, "0123456789", string(m.Bytes()))
+		}
 		buf := make([]byte, 4)
 		_, err = ro.ReadAt(buf, 3)
 		require.NoError(t, err)
@@ -79,6 +83,21 @@ func TestOpenReadOnly(t *testing.T) {
 		n, err := ro.ReadAt(buf, 8)
 		require.True(t, errors.Is(err, io.EOF), "useMmap=%v: %v", useMmap, err)
 		require.Equal(t, 2, n)
+		require.NoError(t, ro.Close())
+	}
+}
+
+func TestOpenReadOnlyEmptyFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "empty")
+	f, err := Default.Create(name)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	for _, useMmap := range []bool{false, true} {
+		ro, err := OpenReadOnly(nil, name, useMmap)
+		require.NoError(t, err)
+		require.Zero(t, ro.Size())
+		_, err = ro.ReadAt(make([]byte, 1), 0)
+		require.ErrorIs(t, err, io.EOF)
 		require.NoError(t, ro.Close())
 	}
 }

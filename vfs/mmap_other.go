@@ -1,0 +1,11 @@
+//go:build !unix
+
+package vfs
+
+const mmapSupported = false
+
+func mapFile(name string) (MappedFile, error) {
+	panic("vfs: mmap is not supported on this platform")
+}
+
+func (m *mapping) Close() error { return nil }

@@ -1,0 +1,46 @@
+//go:build unix
+
+package vfs
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+const mmapSupported = true
+
+// mapFile maps the named file read-only. The mapping outlives the file
+// descriptor, which is closed at once.
+func mapFile(name string) (MappedFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
+	if size == 0 {
+		return &mapping{name: name}, nil // mmap rejects empty mappings
+	}
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("vfs: mmap %s: %d bytes do not fit the address space", name, size)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("vfs: mmap %s: %w", name, err)
+	}
+	return &mapping{name: name, data: data}, nil
+}
+
+func (m *mapping) Close() error {
+	if m.data == nil {
+		return nil
+	}
+	data := m.data
+	m.data = nil
+	return syscall.Munmap(data)
+}
