@@ -14,6 +14,7 @@ import (
 // for concurrent use: each call takes its codec state from a pool.
 type RandomReader struct {
 	ra     io.ReaderAt
+	mapped []byte // the file's bytes, when it is memory-mapped
 	closer io.Closer // set when the reader owns ra
 	name   string
 	size   int64
@@ -42,6 +43,9 @@ func OpenRandom(name string, opts *ReaderOptions) (*RandomReader, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if m, ok := f.(vfs.MappedFile); ok {
+		r.mapped = m.Bytes()
 	}
 	r.closer = f
 	return r, nil
@@ -82,6 +86,18 @@ func (r *RandomReader) Size() int64 { return r.size }
 // one as a non-nil empty slice. At the end of the file, or where only zero
 // padding follows, it returns io.EOF; damage gives a *CorruptionError.
 func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
+	return r.recordAt(off, buf, false)
+}
+
+// RecordView is RecordAt for readers that only look: when the file is
+// memory-mapped and the record is stored uncompressed, the result is the
+// record in place, with no copy, valid until Close. It must not be
+// modified. Otherwise it behaves as RecordAt.
+func (r *RandomReader) RecordView(off int64, buf []byte) ([]byte, error) {
+	return r.recordAt(off, buf, r.mapped != nil)
+}
+
+func (r *RandomReader) recordAt(off int64, buf []byte, inPlace bool) ([]byte, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -119,18 +135,23 @@ func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
 		return nil, nil
 	}
 
-	// An uncompressed payload is read straight into buf; a compressed one
-	// into pooled scratch space, then decompressed into buf.
-	payload := buf
-	if h.compressed {
-		payload = st.payload
-	}
-	if payload == nil || uint64(cap(payload)) < h.plen {
-		payload = make([]byte, h.plen)
-	}
-	payload = payload[:h.plen]
-	if err := r.readAt(payload, off+int64(n)); err != nil {
-		return nil, err
+	// An uncompressed payload is read straight into buf (or used in place);
+	// a compressed one into pooled scratch space, then decompressed into buf.
+	var payload []byte
+	if start := off + int64(n); inPlace && !h.compressed {
+		payload = r.mapped[start : start+int64(h.plen) : start+int64(h.plen)]
+	} else {
+		payload = buf
+		if h.compressed {
+			payload = st.payload
+		}
+		if payload == nil || uint64(cap(payload)) < h.plen {
+			payload = make([]byte, h.plen)
+		}
+		payload = payload[:h.plen]
+		if err := r.readAt(payload, start); err != nil {
+			return nil, err
+		}
 	}
 	if h.hasCRC {
 		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {

@@ -93,6 +93,21 @@ func (w *Writer) Header() FileHeader { return w.hdr }
 // both read back as written. The record is buffered: it survives a crash
 // only after Sync (or WriteSync) returns.
 func (w *Writer) Write(record []byte) (int64, error) {
+	return w.write(record, true)
+}
+
+// WriteUncompressed appends a record like Write but stores it as is,
+// whatever the file's codec, so its length on disk is known in advance (a
+// fixed-size trailer, say). VersionV4 compresses every record of a file
+// with a codec, so there it returns ErrUnsupported.
+func (w *Writer) WriteUncompressed(record []byte) (int64, error) {
+	if w.hdr.Version == VersionV4 && w.hdr.Codec != CodecNone {
+		return 0, fmt.Errorf("%w: uncompressed record in a compressed v4 file", ErrUnsupported)
+	}
+	return w.write(record, false)
+}
+
+func (w *Writer) write(record []byte, compress bool) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
@@ -106,7 +121,7 @@ func (w *Writer) Write(record []byte) (int64, error) {
 	}
 	// The header is framed straight into the buffer.
 	start := len(w.buf)
-	payload, err := w.encode(record)
+	payload, err := w.encode(record, compress)
 	if err != nil {
 		w.buf = w.buf[:start]
 		return 0, fmt.Errorf("recordio: %s: compress: %w", w.name, err)
@@ -159,7 +174,7 @@ func (w *Writer) writeBuffer() error {
 
 // encode appends record's header to w.buf and returns the payload to write
 // after it.
-func (w *Writer) encode(record []byte) ([]byte, error) {
+func (w *Writer) encode(record []byte, compress bool) ([]byte, error) {
 	if w.hdr.Version == VersionV4 {
 		return w.encodeV4(record)
 	}
@@ -168,7 +183,7 @@ func (w *Writer) encode(record []byte) ([]byte, error) {
 	switch {
 	case record == nil:
 		flags = flagNil
-	case w.hdr.Codec != CodecNone && len(record) > 0:
+	case compress && w.hdr.Codec != CodecNone && len(record) > 0:
 		c, err := w.comp.compress(w.cbuf, record)
 		if err != nil {
 			return nil, err

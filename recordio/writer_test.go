@@ -325,3 +325,35 @@ func TestReadAllocations(t *testing.T) {
 		require.NoError(t, rr.Close())
 	}
 }
+
+func TestWriteUncompressed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rio")
+	w, err := Create(path, &WriterOptions{Codec: CodecSnappy})
+	require.NoError(t, err)
+	compressible := bytes.Repeat([]byte("a"), 1000)
+	raw, err := w.WriteUncompressed(compressible)
+	require.NoError(t, err)
+	// magic 3, flags 1, two 2-byte uvarints, two checksums: 16 bytes.
+	require.Equal(t, int64(FileHeaderSize+16+1000), w.Size())
+	packed, err := w.Write(compressible)
+	require.NoError(t, err)
+	require.Less(t, w.Size()-packed, int64(1000))
+	require.NoError(t, w.Close())
+
+	for _, noMmap := range []bool{false, true} {
+		rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
+		require.NoError(t, err)
+		for _, off := range []int64{raw, packed} {
+			got, err := rr.RecordView(off, nil)
+			require.NoError(t, err)
+			require.Equal(t, compressible, got)
+		}
+		require.NoError(t, rr.Close())
+	}
+
+	v4, err := Create(filepath.Join(t.TempDir(), "v4.rio"), &WriterOptions{Version: VersionV4, Codec: CodecSnappy})
+	require.NoError(t, err)
+	_, err = v4.WriteUncompressed([]byte("x"))
+	require.ErrorIs(t, err, ErrUnsupported)
+	require.NoError(t, v4.Close())
+}
