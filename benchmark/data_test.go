@@ -27,18 +27,31 @@ func seededBytes(n int, seed uint64) []byte {
 	return b
 }
 
+// sharedDir holds files that several benchmarks reuse (tables built once
+// per process); TestMain removes it.
+var sharedDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp(os.Getenv("STRATA_BENCH_DIR"), "strata-bench-shared")
+	if err != nil {
+		panic(err)
+	}
+	sharedDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // benchDir returns a directory for benchmark files, removed afterwards. It
 // honours STRATA_BENCH_DIR so that runs can target a particular disk.
 func benchDir(b *testing.B) string {
-	if root := os.Getenv("STRATA_BENCH_DIR"); root != "" {
-		dir, err := os.MkdirTemp(root, "strata-bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { os.RemoveAll(dir) })
-		return dir
+	dir, err := os.MkdirTemp(os.Getenv("STRATA_BENCH_DIR"), "strata-bench")
+	if err != nil {
+		b.Fatal(err)
 	}
-	return b.TempDir()
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // sizeCase is a named size, as go-sstables names its sub-benchmarks.

@@ -86,59 +86,62 @@ func (r *RandomReader) Size() int64 { return r.size }
 // one as a non-nil empty slice. At the end of the file, or where only zero
 // padding follows, it returns io.EOF; damage gives a *CorruptionError.
 func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
-	return r.recordAt(off, buf, false)
+	rec, _, err := r.recordAt(off, buf, false)
+	return rec, err
 }
 
 // RecordView is RecordAt for readers that only look: when the file is
 // memory-mapped and the record is stored uncompressed, the result is the
-// record in place, with no copy, valid until Close. It must not be
-// modified. Otherwise it behaves as RecordAt.
-func (r *RandomReader) RecordView(off int64, buf []byte) ([]byte, error) {
+// record in place, with no copy, valid until Close, and inPlace is true; it
+// must not be modified. Otherwise it behaves as RecordAt, so a caller that
+// recycles buf knows whether the result is its own.
+func (r *RandomReader) RecordView(off int64, buf []byte) (rec []byte, inPlace bool, err error) {
 	return r.recordAt(off, buf, r.mapped != nil)
 }
 
-func (r *RandomReader) recordAt(off int64, buf []byte, inPlace bool) ([]byte, error) {
+func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool, error) {
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	if off < FileHeaderSize {
-		return nil, fmt.Errorf("%w: %d", ErrInvalidOffset, off)
+		return nil, false, fmt.Errorf("%w: %d", ErrInvalidOffset, off)
 	}
 	if off >= r.size {
-		return nil, io.EOF
+		return nil, false, io.EOF
 	}
 	st := r.pool.Get().(*randomState)
 	defer r.pool.Put(st)
 
 	hb := st.header[:min(int64(maxHeaderSize), r.size-off)]
 	if err := r.readAt(hb, off); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if hb[0] == 0 {
-		return nil, r.zeroTail(off, hb)
+		return nil, false, r.zeroTail(off, hb)
 	}
 	h, n, err := r.hdr.decodeRecordHeader(hb)
 	if err == errShortHeader {
-		return nil, corruptAt(r.name, off, badHeader(ErrTruncatedHeader, "file ends %d bytes into a record header", len(hb)))
+		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedHeader, "file ends %d bytes into a record header", len(hb)))
 	}
 	if err != nil {
-		return nil, corruptAt(r.name, off, err)
+		return nil, false, corruptAt(r.name, off, err)
 	}
 	if h.ulen > r.max || h.plen > r.max {
-		return nil, corruptAt(r.name, off, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), r.max))
+		return nil, false, corruptAt(r.name, off, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), r.max))
 	}
 	remaining := r.size - off - int64(n)
 	if h.plen > uint64(remaining) {
-		return nil, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining))
+		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining))
 	}
 	if h.isNil {
-		return nil, nil
+		return nil, false, nil
 	}
 
 	// An uncompressed payload is read straight into buf (or used in place);
 	// a compressed one into pooled scratch space, then decompressed into buf.
 	var payload []byte
-	if start := off + int64(n); inPlace && !h.compressed {
+	inPlace := view && !h.compressed
+	if start := off + int64(n); inPlace {
 		payload = r.mapped[start : start+int64(h.plen) : start+int64(h.plen)]
 	} else {
 		payload = buf
@@ -150,23 +153,23 @@ func (r *RandomReader) recordAt(off int64, buf []byte, inPlace bool) ([]byte, er
 		}
 		payload = payload[:h.plen]
 		if err := r.readAt(payload, start); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if h.hasCRC {
 		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
-			return nil, corruptAt(r.name, off, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got))
+			return nil, false, corruptAt(r.name, off, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got))
 		}
 	}
 	if !h.compressed {
-		return payload, nil
+		return payload, inPlace, nil
 	}
 	st.payload = payload[:0]
 	rec, err := st.dec.decompress(r.hdr.Codec, buf, payload, int(h.ulen))
 	if err != nil {
-		return nil, corruptAt(r.name, off, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err))
+		return nil, false, corruptAt(r.name, off, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err))
 	}
-	return rec, nil
+	return rec, false, nil
 }
 
 func (r *RandomReader) readAt(p []byte, off int64) error {

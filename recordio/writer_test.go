@@ -344,9 +344,10 @@ func TestWriteUncompressed(t *testing.T) {
 		rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
 		require.NoError(t, err)
 		for _, off := range []int64{raw, packed} {
-			got, err := rr.RecordView(off, nil)
+			got, inPlace, err := rr.RecordView(off, nil)
 			require.NoError(t, err)
 			require.Equal(t, compressible, got)
+			require.Equal(t, !noMmap && off == raw, inPlace)
 		}
 		require.NoError(t, rr.Close())
 	}

@@ -1,0 +1,247 @@
+package sstables
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/stratadb/strata/internal/base"
+)
+
+// A block is a run of entries sorted by (key, newest first), with keys
+// prefix-compressed against the entry before them, and every
+// restartInterval-th key stored whole so that a search can binary-search
+// those restart points and decode forward from one:
+//
+//	entry:   shared uvarint | unshared uvarint | value length uvarint |
+//	         trailer uvarint | key[shared:] | value
+//	block:   entry... | restart offset uint32 LE... | restart count uint32 LE
+//
+// The trailer is seq<<8 | kind in data blocks. In index blocks it is 0 for
+// a separator that sorts before every entry of its key (as if its sequence
+// number were MaxSeq), else the sequence number plus one: shortened
+// separators, the common case, then cost one byte. Data and index blocks
+// share this layout and code.
+
+// blockBuilder accumulates one block.
+type blockBuilder struct {
+	buf             []byte
+	restarts        []uint32
+	restartInterval int
+	sinceRestart    int
+	lastKey         []byte
+	entries         int
+}
+
+func (b *blockBuilder) add(key []byte, trailer uint64, value []byte) {
+	shared := 0
+	if b.sinceRestart < b.restartInterval {
+		n := min(len(key), len(b.lastKey))
+		for shared < n && key[shared] == b.lastKey[shared] {
+			shared++
+		}
+	} else {
+		b.sinceRestart = 0
+	}
+	if b.sinceRestart == 0 {
+		b.restarts = append(b.restarts, uint32(len(b.buf)))
+		shared = 0
+	}
+	b.buf = binary.AppendUvarint(b.buf, uint64(shared))
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(key)-shared))
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(value)))
+	b.buf = binary.AppendUvarint(b.buf, trailer)
+	b.buf = append(b.buf, key[shared:]...)
+	b.buf = append(b.buf, value...)
+	b.lastKey = append(b.lastKey[:0], key...)
+	b.sinceRestart++
+	b.entries++
+}
+
+// size estimates the finished block's length.
+func (b *blockBuilder) size() int { return len(b.buf) + 4*len(b.restarts) + 4 }
+
+func (b *blockBuilder) empty() bool { return b.entries == 0 }
+
+// finish appends the restart array and returns the block; it stays valid
+// until reset.
+func (b *blockBuilder) finish() []byte {
+	if len(b.restarts) == 0 {
+		b.restarts = append(b.restarts, 0)
+	}
+	for _, r := range b.restarts {
+		b.buf = binary.LittleEndian.AppendUint32(b.buf, r)
+	}
+	return binary.LittleEndian.AppendUint32(b.buf, uint32(len(b.restarts)))
+}
+
+func (b *blockBuilder) reset() {
+	b.buf = b.buf[:0]
+	b.restarts = b.restarts[:0]
+	b.sinceRestart = 0
+	b.lastKey = b.lastKey[:0]
+	b.entries = 0
+}
+
+// errBlock describes a malformed block; the caller adds file and offset.
+type errBlock string
+
+func (e errBlock) Error() string { return string(e) }
+
+// blockIter walks one decoded block. Every length read from the block is
+// checked before use, so damaged bytes give an error, never a panic or an
+// out-of-range read. key and value alias the iterator's key buffer and the
+// block; they change on every move.
+type blockIter struct {
+	cmp       func(a, b []byte) int
+	index     bool   // an index block: trailers are index sequence codes
+	entries   []byte // the entries, without the restart array
+	restarts  []byte // restart offsets, 4 bytes each
+	nrestarts int
+
+	next    int // offset of the entry after the current one
+	key     []byte
+	trailer uint64
+	value   []byte
+	valid   bool
+	err     error
+}
+
+// init points the iterator at a block's bytes and checks the restart array.
+func (it *blockIter) init(cmp func(a, b []byte) int, block []byte, index bool) error {
+	*it = blockIter{cmp: cmp, index: index, key: it.key[:0]}
+	if len(block) < 4 {
+		return errBlock(fmt.Sprintf("block of %d bytes", len(block)))
+	}
+	n := binary.LittleEndian.Uint32(block[len(block)-4:])
+	if n == 0 || uint64(n) > uint64(len(block)-4)/4 {
+		return errBlock(fmt.Sprintf("%d restart points in a %d-byte block", n, len(block)))
+	}
+	it.nrestarts = int(n)
+	it.entries = block[:len(block)-4-4*int(n)]
+	it.restarts = block[len(it.entries) : len(block)-4]
+	return nil
+}
+
+func (it *blockIter) restartOffset(i int) (int, bool) {
+	off := int(binary.LittleEndian.Uint32(it.restarts[4*i:]))
+	return off, off <= len(it.entries)
+}
+
+// decodeAt decodes the entry at off, whose key shares a prefix with
+// it.key. It returns false, setting it.err, if the entry is damaged.
+func (it *blockIter) decodeAt(off int) bool {
+	p := it.entries[off:]
+	var fields [4]uint64
+	for i := range fields {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return it.fail("entry at %d: bad varint", off)
+		}
+		fields[i] = v
+		p = p[n:]
+	}
+	shared, unshared, vlen := fields[0], fields[1], fields[2]
+	if shared > uint64(len(it.key)) || unshared > uint64(len(p)) || vlen > uint64(len(p))-unshared {
+		return it.fail("entry at %d: lengths %d+%d+%d overrun the block", off, shared, unshared, vlen)
+	}
+	it.key = append(it.key[:shared], p[:unshared]...)
+	it.trailer = fields[3]
+	it.value = p[unshared : unshared+vlen : unshared+vlen]
+	it.next = len(it.entries) - len(p) + int(unshared+vlen)
+	it.valid = true
+	return true
+}
+
+func (it *blockIter) fail(format string, args ...any) bool {
+	it.valid = false
+	if it.err == nil {
+		it.err = errBlock(fmt.Sprintf(format, args...))
+	}
+	return false
+}
+
+// seekRestart positions the iterator at restart point i.
+func (it *blockIter) seekRestart(i int) bool {
+	off, ok := it.restartOffset(i)
+	if !ok {
+		return it.fail("restart point %d beyond the entries", i)
+	}
+	if off == len(it.entries) {
+		it.valid = false
+		return false
+	}
+	it.key = it.key[:0]
+	return it.decodeAt(off)
+}
+
+func (it *blockIter) first() bool {
+	it.err = nil
+	return it.seekRestart(0)
+}
+
+func (it *blockIter) nextEntry() bool {
+	if !it.valid {
+		return false
+	}
+	if it.next >= len(it.entries) {
+		it.valid = false
+		return false
+	}
+	return it.decodeAt(it.next)
+}
+
+// seq returns the current entry's sequence number.
+func (it *blockIter) seq() uint64 {
+	if !it.index {
+		return it.trailer >> 8
+	}
+	if it.trailer == 0 {
+		return base.MaxSeq
+	}
+	return it.trailer - 1
+}
+
+// indexTrailer encodes a separator's sequence number for an index block.
+func indexTrailer(seq uint64) uint64 {
+	if seq == base.MaxSeq {
+		return 0
+	}
+	return seq + 1
+}
+
+// before reports whether the current entry sorts before (key, seq).
+func (it *blockIter) before(key []byte, seq uint64) bool {
+	return compareInternal(it.cmp, it.key, it.seq(), key, seq) < 0
+}
+
+// seekGE positions the iterator at the first entry at or after (key, seq):
+// it binary-searches the restart points for the last one before the target,
+// then decodes forward.
+func (it *blockIter) seekGE(key []byte, seq uint64) bool {
+	it.err = nil
+	lo, hi := 0, it.nrestarts-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if !it.seekRestart(mid) {
+			if it.err != nil {
+				return false
+			}
+			hi = mid - 1
+			continue
+		}
+		if it.before(key, seq) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if !it.seekRestart(lo) {
+		return false
+	}
+	for it.before(key, seq) {
+		if !it.nextEntry() {
+			return false
+		}
+	}
+	return true
+}

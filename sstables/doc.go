@@ -1,0 +1,66 @@
+// Package sstables writes and reads immutable sorted tables: entries (a
+// key, a sequence number, a kind and a value) in key order, grouped into
+// blocks behind a sparse index and a bloom filter.
+//
+// # Usage
+//
+//	w, err := sstables.NewWriter("users.sst", &sstables.WriterOptions{BloomBitsPerKey: 10})
+//	err = w.Add([]byte("alice"), []byte("..."))   // keys in increasing order
+//	err = w.Close()                               // durable, then renamed into place
+//
+//	r, err := sstables.Open("users.sst", nil)
+//	v, err := r.Get([]byte("alice"))
+//	it := r.NewIterator(&sstables.IterOptions{LowerBound: []byte("a"), UpperBound: []byte("b")})
+//	for k, v := range it.All() { ... }
+//	err = it.Err()
+//
+// Entries of one key may appear in several versions, newest (highest
+// sequence number) first; a tombstone (KindDelete) marks a deletion. A
+// table written with Add has one version per key, at sequence number 0. A
+// MergingIterator merges tables and memstores into one ordered view.
+//
+// # File format
+//
+// A table is a recordio file (VersionStrata, with the table's codec): every
+// block is one record, so each is checksummed and, when that saves at least
+// an eighth, compressed. The file is, in order:
+//
+//	+--------------------+
+//	| data block 0       |  recordio record
+//	| ...                |
+//	| data block n-1     |
+//	| filter block       |  optional: a blocked bloom filter (internal/bloom)
+//	| index block        |  one entry per data block
+//	| properties block   |  Metadata, as tagged fields
+//	| footer             |  an uncompressed 64-byte record, always the last 78 bytes
+//	+--------------------+
+//
+// Data and index blocks share one layout. Keys are prefix-compressed against
+// the previous key, with a restart point (a whole key) every
+// RestartInterval entries, and end in the restart offsets:
+//
+//	entry:  shared uvarint | unshared uvarint | value length uvarint |
+//	        trailer uvarint | key[shared:] | value
+//	block:  entry ... | restart offset uint32 LE ... | restart count uint32 LE
+//
+// A data entry's trailer is seq<<8 | kind. An index entry's value is the
+// block handle (offset uvarint, length uvarint, of the block's record) and
+// its key a separator: a key at or after the block's last key and before
+// the next block's first, shortened where the comparator can (for random
+// keys, a few bytes). Its trailer is 0 when the separator sorts before every
+// version of its key, else the sequence number plus one.
+//
+// The footer holds the index, filter and properties handles (offset and
+// length, uint64 LE each), the format version (uint32 LE), four reserved
+// bytes and the magic "STRATAST".
+//
+// # Reading
+//
+// Open reads the footer, properties, index and filter, so its cost grows
+// with the number of blocks, not of keys; the file is memory-mapped unless
+// ReaderOptions.NoMmap says otherwise, and uncompressed blocks are then read
+// in place. Get consults the filter, searches the index and reads one block.
+// Damage anywhere (a checksum, a malformed block, a missing footer) is an
+// error matching ErrCorruption that names the file and offset, never a
+// panic or a wrong value.
+package sstables

@@ -1,0 +1,47 @@
+package sstables
+
+import (
+	"errors"
+
+	"github.com/stratadb/strata/internal/base"
+)
+
+// ErrCorruption is matched by every error reporting damaged or foreign
+// bytes; such errors are *CorruptionError values naming the file and offset.
+// It is the same value as recordio.ErrCorruption.
+var ErrCorruption = base.ErrCorruption
+
+// CorruptionError describes damaged bytes: file, offset and kind.
+type CorruptionError = base.CorruptionError
+
+// Kinds of damage found by this package (recordio reports damage to the
+// framing and checksums of blocks). All match ErrCorruption too.
+var (
+	// ErrBadFooter: the file does not end in an SSTable footer: it is
+	// truncated, or not an SSTable.
+	ErrBadFooter = errors.New("sstables: bad footer")
+	// ErrBadBlock: a data or index block does not decode.
+	ErrBadBlock = errors.New("sstables: malformed block")
+	// ErrBadFilter: the bloom filter does not decode.
+	ErrBadFilter = errors.New("sstables: malformed filter")
+	// ErrBadProperties: the properties block does not decode.
+	ErrBadProperties = errors.New("sstables: malformed properties")
+)
+
+// Usage errors; they do not match ErrCorruption.
+var (
+	// ErrNotFound: Get found no live value for the key.
+	ErrNotFound = errors.New("sstables: not found")
+	// ErrOutOfOrder: a key was added out of comparator order, or twice.
+	ErrOutOfOrder = errors.New("sstables: key out of order")
+	// ErrEmptyKey: keys must not be empty.
+	ErrEmptyKey = errors.New("sstables: empty key")
+	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
+	ErrKeyTooLarge = errors.New("sstables: key too large")
+	// ErrBadSeq: a sequence number above MaxSeq.
+	ErrBadSeq = errors.New("sstables: sequence number out of range")
+	// ErrClosed: the writer, reader or iterator was closed.
+	ErrClosed = errors.New("sstables: closed")
+	// ErrComparatorMismatch: the table was written with another comparator.
+	ErrComparatorMismatch = errors.New("sstables: table written with another comparator")
+)

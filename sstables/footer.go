@@ -1,0 +1,91 @@
+package sstables
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// BlockHandle locates a block: the offset of its recordio record and the
+// record's length on disk, header included.
+type BlockHandle struct {
+	Offset, Length uint64
+}
+
+func (h BlockHandle) append(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, h.Offset)
+	return binary.AppendUvarint(dst, h.Length)
+}
+
+func decodeHandle(b []byte) (BlockHandle, bool) {
+	off, n := binary.Uvarint(b)
+	if n <= 0 {
+		return BlockHandle{}, false
+	}
+	length, m := binary.Uvarint(b[n:])
+	if m <= 0 || n+m != len(b) {
+		return BlockHandle{}, false
+	}
+	return BlockHandle{Offset: off, Length: length}, true
+}
+
+const (
+	// formatVersion is this package's table format.
+	formatVersion = 1
+	// footerSize is the footer's payload; stored uncompressed, its recordio
+	// record is always footerRecordSize bytes (a 14-byte header: magic 3,
+	// flags 1, two one-byte lengths, two checksums), the last of the file.
+	footerSize       = 64
+	footerRecordSize = 14 + footerSize
+)
+
+// tableMagic ends every footer.
+var tableMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'A', 'S', 'T'}
+
+// footer locates the index, filter and properties blocks:
+//
+//	index handle:      offset uint64 LE | length uint64 LE
+//	filter handle:     offset uint64 LE | length uint64 LE   (length 0: no filter)
+//	properties handle: offset uint64 LE | length uint64 LE
+//	format version:    uint32 LE
+//	reserved:          4 zero bytes
+//	magic:             "STRATAST"
+type footer struct {
+	index, filter, props BlockHandle
+	version              uint32
+}
+
+func (f footer) encode() []byte {
+	b := make([]byte, 0, footerSize)
+	for _, h := range []BlockHandle{f.index, f.filter, f.props} {
+		b = binary.LittleEndian.AppendUint64(b, h.Offset)
+		b = binary.LittleEndian.AppendUint64(b, h.Length)
+	}
+	b = binary.LittleEndian.AppendUint32(b, f.version)
+	b = append(b, 0, 0, 0, 0)
+	return append(b, tableMagic[:]...)
+}
+
+// decodeFooter checks the footer's magic and version and that every handle
+// lies inside the file before it.
+func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
+	if len(b) != footerSize {
+		return footer{}, fmt.Errorf("footer of %d bytes", len(b))
+	}
+	if [8]byte(b[56:]) != tableMagic {
+		return footer{}, fmt.Errorf("magic % x", b[56:])
+	}
+	var f footer
+	handles := []*BlockHandle{&f.index, &f.filter, &f.props}
+	for i, h := range handles {
+		h.Offset = binary.LittleEndian.Uint64(b[16*i:])
+		h.Length = binary.LittleEndian.Uint64(b[16*i+8:])
+		if h.Offset > footerOffset || h.Length > footerOffset-h.Offset {
+			return footer{}, fmt.Errorf("handle %d (%d, %d) outside the file", i, h.Offset, h.Length)
+		}
+	}
+	f.version = binary.LittleEndian.Uint32(b[48:])
+	if f.version != formatVersion {
+		return footer{}, fmt.Errorf("unknown format version %d", f.version)
+	}
+	return f, nil
+}

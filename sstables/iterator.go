@@ -1,0 +1,201 @@
+package sstables
+
+import (
+	"fmt"
+	"iter"
+)
+
+// IterOptions bound an iterator to the keys in [LowerBound, UpperBound).
+// Nil bounds are open.
+type IterOptions struct {
+	LowerBound, UpperBound []byte
+}
+
+// Iterator walks a table's entries in order: keys ascending and, within a
+// key, versions from the newest. It shows every entry, tombstones included
+// (Kind tells them apart); a merging iterator turns entries into a live
+// view. It is not safe for concurrent use.
+//
+// Key and Value alias the iterator's buffers or the mapped file and change
+// on every move: copy them to keep them.
+type Iterator struct {
+	r            *Reader
+	lower, upper []byte
+	index, data  blockIter
+	h            BlockHandle // the data block's handle
+	buf          []byte      // block buffer, reused across blocks
+	valid        bool
+	err          error
+	closed       bool
+}
+
+// NewIterator returns an iterator over the table, unpositioned: call First
+// or SeekGE.
+func (r *Reader) NewIterator(opts *IterOptions) *Iterator {
+	it := &Iterator{r: r}
+	if opts != nil {
+		it.lower, it.upper = opts.LowerBound, opts.UpperBound
+	}
+	if r.closed.Load() {
+		it.err = ErrClosed
+	}
+	return it
+}
+
+// First moves to the first entry at or after the lower bound.
+func (it *Iterator) First() bool {
+	if it.lower != nil {
+		return it.SeekGE(it.lower)
+	}
+	if !it.ready() {
+		return false
+	}
+	if err := it.index.init(it.r.cmp, it.r.index, true); err != nil {
+		return it.stop(it.r.indexError(err))
+	}
+	if !it.index.first() {
+		return it.stop(it.r.indexError(it.index.err))
+	}
+	return it.loadBlock() && it.settle(it.data.first())
+}
+
+// SeekGE moves to the first entry whose key is at or after key (and the
+// lower bound).
+func (it *Iterator) SeekGE(key []byte) bool {
+	if !it.ready() {
+		return false
+	}
+	if it.lower != nil && it.r.cmp(key, it.lower) < 0 {
+		key = it.lower
+	}
+	h, ok, err := it.r.seekIndex(&it.index, key, MaxSeq)
+	if !ok {
+		return it.stop(err)
+	}
+	it.h = h
+	return it.readBlock() && it.settle(it.data.seekGE(key, MaxSeq))
+}
+
+// Next moves to the next entry.
+func (it *Iterator) Next() bool {
+	if !it.valid {
+		return false
+	}
+	return it.settle(it.data.nextEntry())
+}
+
+// settle finishes a move within a block: on to the next block when this one
+// is exhausted, then the upper bound and the entry's kind are checked.
+func (it *Iterator) settle(ok bool) bool {
+	for !ok {
+		if it.data.err != nil {
+			return it.stop(it.r.blockError(it.h, it.data.err))
+		}
+		if !it.index.nextEntry() {
+			return it.stop(it.r.indexError(it.index.err))
+		}
+		if !it.loadBlock() {
+			return false
+		}
+		ok = it.data.first()
+	}
+	if it.upper != nil && it.r.cmp(it.data.key, it.upper) >= 0 {
+		return it.stop(nil)
+	}
+	if _, err := it.r.entryKind(&it.data, it.h); err != nil {
+		return it.stop(err)
+	}
+	it.valid = true
+	return true
+}
+
+// loadBlock reads the block the index iterator points at.
+func (it *Iterator) loadBlock() bool {
+	h, ok := decodeHandle(it.index.value)
+	if !ok {
+		return it.stop(it.r.indexError(errBlock("bad block handle")))
+	}
+	it.h = h
+	return it.readBlock()
+}
+
+func (it *Iterator) readBlock() bool {
+	if it.r.closed.Load() {
+		return it.stop(ErrClosed)
+	}
+	block, inPlace, err := it.r.rr.RecordView(int64(it.h.Offset), it.buf[:0])
+	if err != nil {
+		return it.stop(fmt.Errorf("sstables: %w", err))
+	}
+	if !inPlace {
+		it.buf = block[:0]
+	}
+	if err := it.data.init(it.r.cmp, block, false); err != nil {
+		return it.stop(it.r.blockError(it.h, err))
+	}
+	return true
+}
+
+func (it *Iterator) ready() bool {
+	it.valid = false
+	if it.closed || it.r.closed.Load() {
+		it.err = ErrClosed
+	}
+	return it.err == nil
+}
+
+func (it *Iterator) stop(err error) bool {
+	it.valid = false
+	if err != nil && it.err == nil {
+		it.err = err
+	}
+	return false
+}
+
+// Valid reports whether the iterator is at an entry.
+func (it *Iterator) Valid() bool { return it.valid }
+
+// Key returns the current entry's key.
+func (it *Iterator) Key() []byte { return it.data.key }
+
+// Seq returns the current entry's sequence number.
+func (it *Iterator) Seq() uint64 { return it.data.trailer >> 8 }
+
+// Kind returns whether the current entry is a value or a tombstone.
+func (it *Iterator) Kind() Kind { return Kind(it.data.trailer & 0xff) }
+
+// Value returns the current entry's value (empty for a tombstone).
+func (it *Iterator) Value() []byte { return it.data.value }
+
+// Err returns the error that stopped the iterator, if any. An iterator that
+// stops at the end of its range has no error.
+func (it *Iterator) Err() error { return it.err }
+
+// Close releases the iterator. Further moves return false with ErrClosed.
+func (it *Iterator) Close() error {
+	if it.closed {
+		return ErrClosed
+	}
+	it.closed, it.valid, it.buf = true, false, nil
+	return nil
+}
+
+// All returns the entries from the first on, for range loops. Entries are
+// those Key and Value show, tombstones included. A read error ends the loop
+// early and stays in Err, so check it after the loop:
+//
+//	for k, v := range it.All() {
+//		...
+//	}
+//	if err := it.Err(); err != nil {
+//		...
+//	}
+func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		for ok := it.First(); ok; ok = it.Next() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}

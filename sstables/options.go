@@ -1,0 +1,106 @@
+package sstables
+
+import (
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/vfs"
+)
+
+// MaxKeySize is the longest key a table accepts.
+const MaxKeySize = 64 << 10
+
+// Compression selects the codec that compresses a table's blocks. Its zero
+// value is the default, snappy.
+type Compression int
+
+const (
+	// DefaultCompression is SnappyCompression.
+	DefaultCompression Compression = iota
+	// NoCompression stores blocks as they are.
+	NoCompression
+	// SnappyCompression: fast, moderate ratio.
+	SnappyCompression
+	// ZstdCompression: slower to write, better ratio, fast to read.
+	ZstdCompression
+	// GzipCompression: for compatibility; zstd is better on every axis.
+	GzipCompression
+)
+
+func (c Compression) codec() recordio.Codec {
+	switch c {
+	case NoCompression:
+		return recordio.CodecNone
+	case ZstdCompression:
+		return recordio.CodecZstd
+	case GzipCompression:
+		return recordio.CodecGzip
+	default:
+		return recordio.CodecSnappy
+	}
+}
+
+// WriterOptions configure a Writer. The zero value writes snappy-compressed
+// 16 KiB blocks, bytewise ordered, without a bloom filter.
+type WriterOptions struct {
+	// FS is the filesystem to write to. Default: vfs.Default.
+	FS vfs.FS
+	// Comparator orders keys. Default: Bytewise.
+	Comparator *Comparator
+	// BlockSize is the uncompressed size at which a data block is closed.
+	// Larger blocks give a smaller index and faster scans, smaller ones
+	// cheaper point reads. Default: 16 KiB.
+	BlockSize int
+	// RestartInterval is the number of keys between restart points in a
+	// block. Default: 16.
+	RestartInterval int
+	// Compression compresses blocks. A block is stored compressed only when
+	// that saves at least an eighth of it. Default: snappy.
+	Compression Compression
+	// BloomBitsPerKey sizes the bloom filter that lets point reads skip
+	// the table: 10 gives about 1% false positives. 0 turns the filter off.
+	// Default: 0.
+	BloomBitsPerKey int
+}
+
+func (o *WriterOptions) withDefaults() WriterOptions {
+	var r WriterOptions
+	if o != nil {
+		r = *o
+	}
+	r.FS = vfs.OrDefault(r.FS)
+	if r.Comparator == nil {
+		r.Comparator = Bytewise
+	}
+	if r.BlockSize <= 0 {
+		r.BlockSize = 16 << 10
+	}
+	if r.RestartInterval <= 0 {
+		r.RestartInterval = 16
+	}
+	r.BloomBitsPerKey = max(r.BloomBitsPerKey, 0)
+	return r
+}
+
+// ReaderOptions configure a Reader. The zero value reads bytewise-ordered
+// tables through the operating system's filesystem, memory-mapped.
+type ReaderOptions struct {
+	// FS is the filesystem to read from. Default: vfs.Default.
+	FS vfs.FS
+	// Comparator must be the one the table was written with; Open checks
+	// its name. Default: Bytewise.
+	Comparator *Comparator
+	// NoMmap reads through the file instead of mapping it into memory (see
+	// recordio.ReaderOptions.NoMmap). Default: false.
+	NoMmap bool
+}
+
+func (o *ReaderOptions) withDefaults() ReaderOptions {
+	var r ReaderOptions
+	if o != nil {
+		r = *o
+	}
+	r.FS = vfs.OrDefault(r.FS)
+	if r.Comparator == nil {
+		r.Comparator = Bytewise
+	}
+	return r
+}

@@ -1,0 +1,221 @@
+package sstables
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/bloom"
+	"github.com/stratadb/strata/recordio"
+)
+
+// Reader reads a table. It is safe for concurrent use.
+//
+// Open reads only the footer, the properties, the index and the filter:
+// its cost grows with the number of blocks, not of keys. A point read then
+// checks the filter, searches the index and reads one block.
+type Reader struct {
+	name   string
+	rr     *recordio.RandomReader
+	cmp    func(a, b []byte) int
+	index  []byte // the index block, validated at open
+	filter *bloom.Filter
+	meta   Metadata
+	pool   sync.Pool // *lookup
+	closed atomic.Bool
+}
+
+// lookup is a point read's scratch space, pooled so reads allocate only
+// what they return.
+type lookup struct {
+	index, data blockIter
+	buf         []byte
+}
+
+// Open opens the named table.
+func Open(name string, opts *ReaderOptions) (*Reader, error) {
+	o := opts.withDefaults()
+	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: o.NoMmap})
+	if err != nil {
+		return nil, fmt.Errorf("sstables: %w", err)
+	}
+	r := &Reader{name: name, rr: rr, cmp: o.Comparator.Compare}
+	r.pool.New = func() any { return new(lookup) }
+	if err := r.load(o.Comparator); err != nil {
+		rr.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) load(cmp *Comparator) error {
+	size := r.rr.Size()
+	footOff := size - footerRecordSize
+	if footOff < recordio.FileHeaderSize {
+		return base.Corruptf(r.name, 0, ErrBadFooter, "%d bytes is too short for a table", size)
+	}
+	raw, err := r.rr.RecordAt(footOff, nil)
+	if err != nil {
+		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+	}
+	f, err := decodeFooter(raw, uint64(footOff))
+	if err != nil {
+		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+	}
+
+	props, err := r.rr.RecordAt(int64(f.props.Offset), nil)
+	if err != nil {
+		return fmt.Errorf("sstables: properties: %w", err)
+	}
+	if r.meta, err = decodeMetadata(props); err != nil {
+		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "%v", err)
+	}
+	r.meta.FileSize = uint64(size)
+	if r.meta.Comparator != cmp.Name {
+		return fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
+	}
+
+	if r.index, _, err = r.rr.RecordView(int64(f.index.Offset), nil); err != nil {
+		return fmt.Errorf("sstables: index: %w", err)
+	}
+	var it blockIter
+	if err := it.init(r.cmp, r.index, true); err != nil {
+		return base.Corruptf(r.name, int64(f.index.Offset), ErrBadBlock, "index: %v", err)
+	}
+	if f.filter.Length > 0 {
+		raw, _, err := r.rr.RecordView(int64(f.filter.Offset), nil)
+		if err != nil {
+			return fmt.Errorf("sstables: filter: %w", err)
+		}
+		if r.filter, err = bloom.Decode(raw); err != nil {
+			return base.Corruptf(r.name, int64(f.filter.Offset), ErrBadFilter, "%v", err)
+		}
+	}
+	return nil
+}
+
+// Metadata describes the table.
+func (r *Reader) Metadata() Metadata { return r.meta }
+
+// IndexSize returns the bytes the index takes in memory.
+func (r *Reader) IndexSize() int { return len(r.index) }
+
+// Get returns the value of key's newest entry, as a copy the caller owns.
+// It returns ErrNotFound when the table holds no entry for key or the
+// newest one is a tombstone.
+func (r *Reader) Get(key []byte) ([]byte, error) {
+	var value []byte
+	kind, found, err := r.find(key, MaxSeq, func(v []byte) { value = bytes.Clone(v) })
+	if err != nil {
+		return nil, err
+	}
+	if !found || kind == KindDelete {
+		return nil, ErrNotFound
+	}
+	return value, nil
+}
+
+// Has reports whether key has a live value: an entry whose newest version
+// is not a tombstone.
+func (r *Reader) Has(key []byte) (bool, error) {
+	kind, found, err := r.find(key, MaxSeq, nil)
+	return found && kind == KindSet, err
+}
+
+// Find looks up the newest entry of key with a sequence number at most seq:
+// found is false when the table holds none. A tombstone is found too, with
+// kind KindDelete, because it hides older versions in other tables. The
+// value is passed to use, which must not keep it after returning; use may
+// be nil.
+func (r *Reader) Find(key []byte, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
+	return r.find(key, seq, use)
+}
+
+func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, error) {
+	if r.closed.Load() {
+		return 0, false, ErrClosed
+	}
+	if r.filter != nil && !r.filter.MayContain(key) {
+		return 0, false, nil
+	}
+	lk := r.pool.Get().(*lookup)
+	defer r.pool.Put(lk)
+
+	h, ok, err := r.seekIndex(&lk.index, key, seq)
+	if !ok {
+		return 0, false, err
+	}
+	block, inPlace, err := r.rr.RecordView(int64(h.Offset), lk.buf[:0])
+	if err != nil {
+		return 0, false, fmt.Errorf("sstables: %w", err)
+	}
+	if !inPlace {
+		lk.buf = block[:0]
+	}
+	it := &lk.data
+	if err := it.init(r.cmp, block, false); err != nil {
+		return 0, false, r.blockError(h, err)
+	}
+	if !it.seekGE(key, seq) {
+		if it.err != nil {
+			return 0, false, r.blockError(h, it.err)
+		}
+		return 0, false, nil
+	}
+	if r.cmp(it.key, key) != 0 {
+		return 0, false, nil
+	}
+	kind, err := r.entryKind(it, h)
+	if err != nil {
+		return 0, false, err
+	}
+	if use != nil {
+		use(it.value)
+	}
+	return kind, true, nil
+}
+
+// seekIndex finds the handle of the block that would hold (key, seq).
+func (r *Reader) seekIndex(it *blockIter, key []byte, seq uint64) (BlockHandle, bool, error) {
+	if err := it.init(r.cmp, r.index, true); err != nil {
+		return BlockHandle{}, false, r.indexError(err)
+	}
+	if !it.seekGE(key, seq) {
+		return BlockHandle{}, false, r.indexError(it.err)
+	}
+	h, ok := decodeHandle(it.value)
+	if !ok {
+		return BlockHandle{}, false, r.indexError(errBlock("bad block handle"))
+	}
+	return h, true, nil
+}
+
+func (r *Reader) entryKind(it *blockIter, h BlockHandle) (Kind, error) {
+	kind := Kind(it.trailer & 0xff)
+	if kind != KindSet && kind != KindDelete {
+		return 0, r.blockError(h, errBlock(fmt.Sprintf("entry of unknown kind %d", kind)))
+	}
+	return kind, nil
+}
+
+func (r *Reader) indexError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return base.Corruptf(r.name, int64(r.meta.DataSize), ErrBadBlock, "index: %v", err)
+}
+
+func (r *Reader) blockError(h BlockHandle, err error) error {
+	return base.Corruptf(r.name, int64(h.Offset), ErrBadBlock, "%v", err)
+}
+
+// Close releases the table. Iterators and values that alias it must not be
+// used afterwards. Further calls return ErrClosed.
+func (r *Reader) Close() error {
+	if r.closed.Swap(true) {
+		return ErrClosed
+	}
+	return r.rr.Close()
+}

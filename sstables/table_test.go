@@ -1,0 +1,436 @@
+package sstables
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stretchr/testify/require"
+)
+
+// entry is one table entry, for building tables and checking them.
+type entry struct {
+	key   []byte
+	seq   uint64
+	kind  Kind
+	value []byte
+}
+
+func (e entry) String() string { return fmt.Sprintf("%q@%d:%v", e.key, e.seq, e.kind) }
+
+// sortEntries orders entries as a table stores them.
+func sortEntries(es []entry) {
+	slices.SortFunc(es, func(a, b entry) int { return compareInternal(bytes.Compare, a.key, a.seq, b.key, b.seq) })
+}
+
+// randomEntries returns n distinct entries over keys with shared prefixes,
+// several versions of some keys, tombstones and empty values, sorted.
+func randomEntries(rng *rand.Rand, n int) []entry {
+	seen := map[string]bool{}
+	var es []entry
+	for len(es) < n {
+		k := fmt.Appendf(nil, "key-%06d", rng.IntN(n*2))
+		if rng.IntN(4) == 0 {
+			k = append(k, bytes.Repeat([]byte{'x'}, rng.IntN(40))...)
+		}
+		seq := rng.Uint64N(1 << 40)
+		id := fmt.Sprintf("%s@%d", k, seq)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		e := entry{key: k, seq: seq, kind: KindSet, value: fmt.Appendf(nil, "value of %s", id)}
+		switch rng.IntN(10) {
+		case 0:
+			e.kind, e.value = KindDelete, nil
+		case 1:
+			e.value = []byte{}
+		case 2:
+			e.value = bytes.Repeat(e.value, 50)
+		}
+		es = append(es, e)
+	}
+	sortEntries(es)
+	return es
+}
+
+func writeTable(t testing.TB, path string, opts *WriterOptions, es []entry) Metadata {
+	t.Helper()
+	w, err := NewWriter(path, opts)
+	require.NoError(t, err)
+	for _, e := range es {
+		require.NoError(t, w.AddEntry(e.key, e.seq, e.kind, e.value))
+	}
+	require.NoError(t, w.Close())
+	return w.Metadata()
+}
+
+type tableCase struct {
+	name  string
+	wopts WriterOptions
+	ropts ReaderOptions
+}
+
+func tableCases() []tableCase {
+	var cases []tableCase
+	for _, c := range []Compression{NoCompression, SnappyCompression, ZstdCompression, GzipCompression} {
+		for _, noMmap := range []bool{false, true} {
+			cases = append(cases, tableCase{
+				name:  fmt.Sprintf("compression=%d/noMmap=%v", c, noMmap),
+				wopts: WriterOptions{Compression: c, BlockSize: 512, RestartInterval: 4, BloomBitsPerKey: 10},
+				ropts: ReaderOptions{NoMmap: noMmap},
+			})
+		}
+	}
+	cases = append(cases,
+		tableCase{name: "defaults"},
+		tableCase{name: "restart=1/nofilter", wopts: WriterOptions{RestartInterval: 1, BlockSize: 256}},
+		tableCase{name: "tiny blocks", wopts: WriterOptions{BlockSize: 1, BloomBitsPerKey: 10}},
+	)
+	return cases
+}
+
+func TestTableRoundTrip(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	for _, tc := range tableCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			es := randomEntries(rng, 2000)
+			path := filepath.Join(t.TempDir(), "t.sst")
+			meta := writeTable(t, path, &tc.wopts, es)
+
+			r, err := Open(path, &tc.ropts)
+			require.NoError(t, err)
+			defer r.Close()
+			got := r.Metadata()
+			require.Equal(t, meta.Records, got.Records)
+			require.Equal(t, uint64(len(es)), got.Records)
+			require.Equal(t, es[0].key, got.MinKey)
+			require.Equal(t, es[len(es)-1].key, got.MaxKey)
+			require.Equal(t, meta.FileSize, got.FileSize)
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			require.Equal(t, uint64(info.Size()), got.FileSize)
+
+			// A full scan returns every entry in order.
+			it := r.NewIterator(nil)
+			i := 0
+			for k, v := range it.All() {
+				require.Less(t, i, len(es))
+				require.Equal(t, es[i].key, k, "seed %d entry %d", seed, i)
+				require.Equal(t, es[i].seq, it.Seq())
+				require.Equal(t, es[i].kind, it.Kind())
+				require.Equal(t, string(es[i].value), string(v))
+				i++
+			}
+			require.NoError(t, it.Err())
+			require.Equal(t, len(es), i)
+			require.NoError(t, it.Close())
+
+			checkPointReads(t, r, es, rng)
+			checkSeeks(t, r, es, rng)
+		})
+	}
+}
+
+// newestAt returns the newest entry of key with seq <= at, from sorted es.
+func newestAt(es []entry, key []byte, at uint64) (entry, bool) {
+	for _, e := range es {
+		if bytes.Equal(e.key, key) && e.seq <= at {
+			return e, true
+		}
+	}
+	return entry{}, false
+}
+
+func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
+	for range 500 {
+		e := es[rng.IntN(len(es))]
+		// Get sees the newest version.
+		newest, _ := newestAt(es, e.key, MaxSeq)
+		v, err := r.Get(e.key)
+		if newest.kind == KindDelete {
+			require.ErrorIs(t, err, ErrNotFound)
+		} else {
+			require.NoError(t, err)
+			require.Equal(t, string(newest.value), string(v))
+		}
+		has, err := r.Has(e.key)
+		require.NoError(t, err)
+		require.Equal(t, newest.kind == KindSet, has)
+
+		// Find at a snapshot between versions sees the version then.
+		at := e.seq + rng.Uint64N(3)
+		want, ok := newestAt(es, e.key, at)
+		var got []byte
+		kind, found, err := r.Find(e.key, at, func(v []byte) { got = bytes.Clone(v) })
+		require.NoError(t, err)
+		require.Equal(t, ok, found, "%v at %d", e, at)
+		if ok {
+			require.Equal(t, want.kind, kind)
+			require.Equal(t, string(want.value), string(got))
+		}
+		// Before the oldest version, nothing.
+		oldest := es[slices.IndexFunc(es, func(x entry) bool { return bytes.Equal(x.key, e.key) })]
+		for _, x := range es {
+			if bytes.Equal(x.key, e.key) {
+				oldest = x
+			}
+		}
+		if oldest.seq > 0 {
+			_, found, err = r.Find(e.key, oldest.seq-1, nil)
+			require.NoError(t, err)
+			require.False(t, found)
+		}
+	}
+	for _, absent := range [][]byte{[]byte("a"), []byte("key-"), []byte("key-999999"), []byte("zzz")} {
+		_, err := r.Get(absent)
+		require.ErrorIs(t, err, ErrNotFound)
+	}
+}
+
+func checkSeeks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
+	for range 200 {
+		lo := es[rng.IntN(len(es))].key
+		hi := es[rng.IntN(len(es))].key
+		if bytes.Compare(lo, hi) > 0 {
+			lo, hi = hi, lo
+		}
+		var want []entry
+		for _, e := range es {
+			if bytes.Compare(e.key, lo) >= 0 && bytes.Compare(e.key, hi) < 0 {
+				want = append(want, e)
+			}
+		}
+		it := r.NewIterator(&IterOptions{LowerBound: lo, UpperBound: hi})
+		var got []entry
+		for ok := it.First(); ok; ok = it.Next() {
+			got = append(got, entry{bytes.Clone(it.Key()), it.Seq(), it.Kind(), bytes.Clone(it.Value())})
+		}
+		require.NoError(t, it.Err())
+		require.Equal(t, len(want), len(got), "[%q, %q)", lo, hi)
+		for i := range want {
+			require.Equal(t, want[i].key, got[i].key)
+			require.Equal(t, want[i].seq, got[i].seq)
+		}
+
+		// SeekGE to a key between existing ones lands on the next key.
+		target := append(bytes.Clone(lo), 0)
+		idx := slices.IndexFunc(es, func(e entry) bool { return bytes.Compare(e.key, target) >= 0 })
+		it = r.NewIterator(nil)
+		if idx < 0 {
+			require.False(t, it.SeekGE(target))
+		} else {
+			require.True(t, it.SeekGE(target))
+			require.Equal(t, es[idx].key, it.Key())
+			require.Equal(t, es[idx].seq, it.Seq())
+		}
+		require.NoError(t, it.Err())
+	}
+}
+
+func TestEmptyTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.sst")
+	meta := writeTable(t, path, &WriterOptions{BloomBitsPerKey: 10}, nil)
+	require.Zero(t, meta.Records)
+	r, err := Open(path, nil)
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.Get([]byte("x"))
+	require.ErrorIs(t, err, ErrNotFound)
+	it := r.NewIterator(nil)
+	require.False(t, it.First())
+	require.False(t, it.SeekGE([]byte("a")))
+	require.NoError(t, it.Err())
+}
+
+func TestWriterRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(filepath.Join(dir, "t.sst"), nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, w.Add(nil, []byte("v")), ErrEmptyKey)
+	require.ErrorIs(t, w.Add([]byte{}, []byte("v")), ErrEmptyKey)
+	require.ErrorIs(t, w.Add(make([]byte, MaxKeySize+1), nil), ErrKeyTooLarge)
+	require.ErrorIs(t, w.AddEntry([]byte("k"), MaxSeq+1, KindSet, nil), ErrBadSeq)
+	require.NoError(t, w.Add([]byte("b"), []byte("1")))
+	require.ErrorIs(t, w.Add([]byte("b"), []byte("2")), ErrOutOfOrder, "duplicate key")
+	require.ErrorIs(t, w.Add([]byte("a"), []byte("2")), ErrOutOfOrder)
+	require.NoError(t, w.AddEntry([]byte("c"), 9, KindSet, nil))
+	require.ErrorIs(t, w.AddEntry([]byte("c"), 10, KindSet, nil), ErrOutOfOrder, "older version first")
+	require.NoError(t, w.AddEntry([]byte("c"), 8, KindDelete, nil))
+	require.NoError(t, w.Close())
+	require.ErrorIs(t, w.Add([]byte("d"), nil), ErrClosed)
+	require.ErrorIs(t, w.Close(), ErrClosed)
+}
+
+// A table appears under its name only once Close has made it durable;
+// Abort leaves nothing behind.
+func TestWriterIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.sst")
+	w, err := NewWriter(path, nil)
+	require.NoError(t, err)
+	require.NoError(t, w.Add([]byte("k"), []byte("v")))
+	_, err = os.Stat(path)
+	require.True(t, os.IsNotExist(err), "visible before Close")
+	require.NoError(t, w.Close())
+	_, err = os.Stat(path)
+	require.NoError(t, err)
+	_, err = os.Stat(path + ".tmp")
+	require.True(t, os.IsNotExist(err))
+
+	w, err = NewWriter(filepath.Join(dir, "aborted.sst"), nil)
+	require.NoError(t, err)
+	require.NoError(t, w.Add([]byte("k"), []byte("v")))
+	require.NoError(t, w.Abort())
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, names, 1)
+}
+
+// reverse orders keys backwards, to prove the comparator is used throughout.
+var reverse = &Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}
+
+func TestCustomComparator(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.sst")
+	w, err := NewWriter(path, &WriterOptions{Comparator: reverse, BlockSize: 64, BloomBitsPerKey: 10})
+	require.NoError(t, err)
+	for i := 999; i >= 0; i-- {
+		require.NoError(t, w.Add(fmt.Appendf(nil, "%04d", i), fmt.Appendf(nil, "v%d", i)))
+	}
+	require.ErrorIs(t, w.Add([]byte("9999"), nil), ErrOutOfOrder)
+	require.NoError(t, w.Close())
+
+	_, err = Open(path, nil)
+	require.ErrorIs(t, err, ErrComparatorMismatch)
+
+	r, err := Open(path, &ReaderOptions{Comparator: reverse})
+	require.NoError(t, err)
+	defer r.Close()
+	v, err := r.Get([]byte("0500"))
+	require.NoError(t, err)
+	require.Equal(t, "v500", string(v))
+	it := r.NewIterator(&IterOptions{LowerBound: []byte("0100"), UpperBound: []byte("0095")})
+	var keys []string
+	for k := range it.All() {
+		keys = append(keys, string(k))
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, []string{"0100", "0099", "0098", "0097", "0096"}, keys)
+}
+
+func TestClosedReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.sst")
+	writeTable(t, path, nil, []entry{{key: []byte("k"), kind: KindSet, value: []byte("v")}})
+	r, err := Open(path, nil)
+	require.NoError(t, err)
+	it := r.NewIterator(nil)
+	require.NoError(t, r.Close())
+	_, err = r.Get([]byte("k"))
+	require.ErrorIs(t, err, ErrClosed)
+	require.False(t, it.First())
+	require.ErrorIs(t, it.Err(), ErrClosed)
+	require.ErrorIs(t, r.Close(), ErrClosed)
+}
+
+// Many goroutines read one table at once (run with -race).
+func TestReaderConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	es := randomEntries(rng, 3000)
+	for _, c := range []Compression{NoCompression, SnappyCompression} {
+		path := filepath.Join(t.TempDir(), "t.sst")
+		writeTable(t, path, &WriterOptions{Compression: c, BlockSize: 1024, BloomBitsPerKey: 10}, es)
+		r, err := Open(path, nil)
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(g), 0))
+				for range 300 {
+					e := es[rng.IntN(len(es))]
+					want, _ := newestAt(es, e.key, MaxSeq)
+					v, err := r.Get(e.key)
+					if want.kind == KindDelete {
+						if err != ErrNotFound {
+							t.Errorf("%v: %v", e, err)
+						}
+					} else if err != nil || !bytes.Equal(v, want.value) {
+						t.Errorf("%v: %q %v", e, v, err)
+					}
+				}
+				it := r.NewIterator(nil)
+				n := 0
+				for range it.All() {
+					n++
+				}
+				if it.Err() != nil || n != len(es) {
+					t.Errorf("scan: %d entries, %v", n, it.Err())
+				}
+			})
+		}
+		wg.Wait()
+		require.NoError(t, r.Close())
+	}
+}
+
+// A table of keys with random bytes gets a small index: the separators
+// between blocks are a few bytes, not whole keys.
+func TestIndexUsesShortSeparators(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.sst")
+	w, err := NewWriter(path, &WriterOptions{BlockSize: 4096, Compression: NoCompression})
+	require.NoError(t, err)
+	var keys [][]byte
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range 20000 {
+		keys = append(keys, binary.BigEndian.AppendUint64(nil, rng.Uint64()))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	keys = slices.CompactFunc(keys, bytes.Equal)
+	for _, k := range keys {
+		require.NoError(t, w.Add(append(k, bytes.Repeat([]byte{'k'}, 24)...), make([]byte, 100)))
+	}
+	require.NoError(t, w.Close())
+	r, err := Open(path, nil)
+	require.NoError(t, err)
+	defer r.Close()
+	perBlock := float64(r.IndexSize()) / float64(r.Metadata().DataBlocks)
+	t.Logf("%d blocks, index %d bytes, %.1f bytes per block", r.Metadata().DataBlocks, r.IndexSize(), perBlock)
+	require.Less(t, perBlock, 16.0, "32-byte keys should index in far fewer bytes")
+}
+
+func TestFooterAndHandleRoundTrip(t *testing.T) {
+	f := footer{index: BlockHandle{100, 20}, filter: BlockHandle{50, 50}, props: BlockHandle{120, 9}, version: formatVersion}
+	got, err := decodeFooter(f.encode(), 200)
+	require.NoError(t, err)
+	require.Equal(t, f, got)
+	_, err = decodeFooter(f.encode(), 110)
+	require.Error(t, err, "handle past the footer")
+
+	h, ok := decodeHandle(BlockHandle{1 << 40, 1 << 20}.append(nil))
+	require.True(t, ok)
+	require.Equal(t, BlockHandle{1 << 40, 1 << 20}, h)
+	_, ok = decodeHandle(append(BlockHandle{1, 2}.append(nil), 0))
+	require.False(t, ok, "trailing bytes")
+}
+
+func TestMetadataRoundTrip(t *testing.T) {
+	m := Metadata{FormatVersion: formatVersion, Records: 10, Tombstones: 2, MinKey: []byte("a"), MaxKey: []byte("z"),
+		MinSeq: 3, MaxSeq: base.MaxSeq, Comparator: "x", Codec: 2, BlockSize: 4096, CreatedUnixNano: 12345}
+	got, err := decodeMetadata(m.encode())
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+
+	// Fields from a newer writer are skipped.
+	extra := append(m.encode(), 99, 3, 'n', 'e', 'w')
+	got, err = decodeMetadata(extra)
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+}

@@ -1,0 +1,302 @@
+package sstables
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/bloom"
+	"github.com/stratadb/strata/recordio"
+)
+
+// Kind says whether an entry is a value or a tombstone.
+type Kind = base.Kind
+
+const (
+	// KindSet marks a value (possibly empty).
+	KindSet = base.KindSet
+	// KindDelete marks a tombstone.
+	KindDelete = base.KindDelete
+)
+
+// MaxSeq is the largest sequence number an entry may carry.
+const MaxSeq = base.MaxSeq
+
+// Writer streams entries, in order, into a new table. It is not safe for
+// concurrent use.
+//
+// The table is written under a temporary name (the final name plus
+// ".tmp") and appears under its final name only once complete and durable:
+// Close syncs the file, renames it and syncs the directory. A crash before
+// that leaves at most the temporary file, never a partial table.
+type Writer struct {
+	name, tmpName string
+	opts          WriterOptions
+	cmp           func(a, b []byte) int
+	rw            *recordio.Writer
+
+	data   blockBuilder
+	index  blockBuilder
+	filter *bloom.Builder
+	meta   Metadata
+
+	hasLast bool
+	lastKey []byte
+	lastSeq uint64
+
+	// The index entry of the last finished block waits for the next key, so
+	// that its separator can be shortened to fall between the two blocks.
+	pending    bool
+	pendingKey []byte
+	pendingSeq uint64
+	pendingH   BlockHandle
+	sep        []byte
+
+	renamed bool  // the file has its final name
+	err     error // sticky; ErrClosed once closed
+}
+
+// NewWriter creates a table to be named name once Close succeeds.
+func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
+	o := opts.withDefaults()
+	w := &Writer{
+		name:    name,
+		tmpName: name + ".tmp",
+		opts:    o,
+		cmp:     o.Comparator.Compare,
+		data:    blockBuilder{restartInterval: o.RestartInterval},
+		index:   blockBuilder{restartInterval: o.RestartInterval},
+		meta: Metadata{
+			FormatVersion:   formatVersion,
+			Comparator:      o.Comparator.Name,
+			Codec:           o.Compression.codec(),
+			BlockSize:       uint64(o.BlockSize),
+			RestartInterval: uint64(o.RestartInterval),
+			BloomBitsPerKey: uint64(o.BloomBitsPerKey),
+		},
+	}
+	if o.BloomBitsPerKey > 0 {
+		w.filter = bloom.NewBuilder(o.BloomBitsPerKey)
+	}
+	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Codec: w.meta.Codec})
+	if err != nil {
+		return nil, fmt.Errorf("sstables: %w", err)
+	}
+	w.rw = rw
+	return w, nil
+}
+
+// Add adds a value for key, with sequence number 0. Keys must come in
+// strictly increasing order.
+func (w *Writer) Add(key, value []byte) error {
+	return w.AddEntry(key, 0, KindSet, value)
+}
+
+// Delete adds a tombstone for key, with sequence number 0.
+func (w *Writer) Delete(key []byte) error {
+	return w.AddEntry(key, 0, KindDelete, nil)
+}
+
+// AddEntry adds a version of key. Entries must come in increasing key
+// order, and versions of one key from the newest (highest seq) down; a
+// repeated (key, seq) is out of order too.
+func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	switch {
+	case len(key) == 0:
+		return ErrEmptyKey
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
+	case seq > MaxSeq:
+		return fmt.Errorf("%w: %d", ErrBadSeq, seq)
+	case kind != KindSet && kind != KindDelete:
+		return fmt.Errorf("sstables: unknown kind %d", kind)
+	}
+	newKey := !w.hasLast || w.cmp(key, w.lastKey) != 0
+	if w.hasLast && compareInternal(w.cmp, key, seq, w.lastKey, w.lastSeq) <= 0 {
+		return fmt.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
+	}
+	if w.pending {
+		w.addIndexEntry(key)
+	}
+	if w.filter != nil && newKey {
+		w.filter.Add(key)
+	}
+	w.data.add(key, seq<<8|uint64(kind), value)
+	w.noteEntry(key, seq, kind, value, newKey)
+	if w.data.size() >= w.opts.BlockSize {
+		return w.flushBlock()
+	}
+	return nil
+}
+
+func (w *Writer) noteEntry(key []byte, seq uint64, kind Kind, value []byte, newKey bool) {
+	m := &w.meta
+	if !w.hasLast {
+		m.MinKey = append(m.MinKey[:0], key...)
+		m.MinSeq, m.MaxSeq = seq, seq
+	}
+	if newKey {
+		m.MaxKey = append(m.MaxKey[:0], key...)
+	}
+	m.MinSeq, m.MaxSeq = min(m.MinSeq, seq), max(m.MaxSeq, seq)
+	m.Records++
+	if kind == KindDelete {
+		m.Tombstones++
+	}
+	m.RawKeySize += uint64(len(key))
+	m.RawValueSize += uint64(len(value))
+	w.lastKey = append(w.lastKey[:0], key...)
+	w.lastSeq = seq
+	w.hasLast = true
+}
+
+// addIndexEntry indexes the last finished block now that the next key is
+// known: with a separator between the two blocks when the comparator can
+// shorten one, else with the block's last key.
+func (w *Writer) addIndexEntry(next []byte) {
+	key, trailer := w.pendingKey, indexTrailer(w.pendingSeq)
+	if next != nil && w.opts.Comparator.Separator != nil && w.cmp(w.pendingKey, next) < 0 {
+		w.sep = w.opts.Comparator.Separator(w.sep[:0], w.pendingKey, next)
+		if w.cmp(w.sep, w.pendingKey) > 0 {
+			// It sorts after every version of the block's last key, and
+			// before the next key whatever its version.
+			key, trailer = w.sep, indexTrailer(MaxSeq)
+		}
+	}
+	w.index.add(key, trailer, w.pendingH.append(nil))
+	w.pending = false
+}
+
+func (w *Writer) flushBlock() error {
+	off, err := w.rw.Write(w.data.finish())
+	if err != nil {
+		return w.fail(err)
+	}
+	w.pendingH = BlockHandle{Offset: uint64(off), Length: uint64(w.rw.Size() - off)}
+	w.pendingKey = append(w.pendingKey[:0], w.lastKey...)
+	w.pendingSeq = w.lastSeq
+	w.pending = true
+	w.meta.DataBlocks++
+	w.meta.DataSize += w.pendingH.Length
+	w.data.reset()
+	return nil
+}
+
+// EstimatedSize returns the table's size so far, the block being built
+// included. Compaction uses it to split its output.
+func (w *Writer) EstimatedSize() int64 {
+	return w.rw.Size() + int64(w.data.size())
+}
+
+// Close finishes the table: it writes the last block, the filter, the index,
+// the properties and the footer, syncs the file, renames it to its final
+// name and syncs the directory. On failure the temporary file is removed.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		if w.err != ErrClosed {
+			w.discard()
+		}
+		return w.err
+	}
+	if err := w.finish(); err != nil {
+		w.discard()
+		return w.fail(err)
+	}
+	w.err = ErrClosed
+	return nil
+}
+
+func (w *Writer) finish() error {
+	if !w.data.empty() {
+		if err := w.flushBlock(); err != nil {
+			return err
+		}
+	}
+	if w.pending {
+		w.addIndexEntry(nil)
+	}
+	var f footer
+	f.version = formatVersion
+	write := func(h *BlockHandle, block []byte) error {
+		off, err := w.rw.Write(block)
+		if err != nil {
+			return err
+		}
+		*h = BlockHandle{Offset: uint64(off), Length: uint64(w.rw.Size() - off)}
+		return nil
+	}
+	if w.filter != nil {
+		if err := write(&f.filter, w.filter.Build()); err != nil {
+			return err
+		}
+		w.meta.FilterSize = f.filter.Length
+	}
+	if err := write(&f.index, w.index.finish()); err != nil {
+		return err
+	}
+	w.meta.IndexSize = f.index.Length
+	w.meta.CreatedUnixNano = time.Now().UnixNano()
+	if err := write(&f.props, w.meta.encode()); err != nil {
+		return err
+	}
+	before := w.rw.Size()
+	if _, err := w.rw.WriteUncompressed(f.encode()); err != nil {
+		return err
+	}
+	if got := w.rw.Size() - before; got != footerRecordSize {
+		return fmt.Errorf("sstables: footer record is %d bytes, want %d", got, footerRecordSize)
+	}
+	w.meta.FileSize = uint64(w.rw.Size())
+	if err := w.rw.Close(); err != nil {
+		return err
+	}
+	fs := w.opts.FS
+	if err := fs.Rename(w.tmpName, w.name); err != nil {
+		return err
+	}
+	w.renamed = true
+	return fs.SyncDir(filepath.Dir(w.name))
+}
+
+// Metadata describes the table; it is complete once Close has succeeded.
+func (w *Writer) Metadata() Metadata { return w.meta }
+
+// Abort discards the table: it closes and removes the temporary file.
+func (w *Writer) Abort() error {
+	if w.err == ErrClosed {
+		return ErrClosed
+	}
+	w.discard()
+	w.err = ErrClosed
+	return nil
+}
+
+// discard removes what a failed or aborted table left: the temporary file,
+// or the final one if the directory sync after the rename failed.
+func (w *Writer) discard() {
+	w.rw.Close()
+	if w.renamed {
+		w.opts.FS.Remove(w.name)
+	} else {
+		w.opts.FS.Remove(w.tmpName)
+	}
+}
+
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = fmt.Errorf("sstables: write %s: %w", w.name, err)
+	}
+	return w.err
+}
+
+// truncate shortens a key for an error message.
+func truncate(key []byte) []byte {
+	if len(key) > 32 {
+		return key[:32]
+	}
+	return key
+}
