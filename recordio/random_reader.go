@@ -14,7 +14,7 @@ import (
 // for concurrent use: each call takes its codec state from a pool.
 type RandomReader struct {
 	ra     io.ReaderAt
-	mapped []byte // the file's bytes, when it is memory-mapped
+	mapped []byte    // the file's bytes, when it is memory-mapped
 	closer io.Closer // set when the reader owns ra
 	name   string
 	size   int64

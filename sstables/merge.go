@@ -227,4 +227,3 @@ func (h *mergeHeap) Less(i, j int) bool {
 	}
 	return a.rank < b.rank
 }
-
