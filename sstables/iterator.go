@@ -1,9 +1,6 @@
 package sstables
 
-import (
-	"fmt"
-	"iter"
-)
+import "iter"
 
 // IterOptions bound an iterator to the keys in [LowerBound, UpperBound).
 // Nil bounds are open.
@@ -123,12 +120,9 @@ func (it *Iterator) readBlock() bool {
 	if it.r.closed.Load() {
 		return it.stop(ErrClosed)
 	}
-	block, inPlace, err := it.r.rr.RecordView(int64(it.h.Offset), it.buf[:0])
+	block, err := it.r.blockAt(it.h, &it.buf, false)
 	if err != nil {
-		return it.stop(fmt.Errorf("sstables: %w", err))
-	}
-	if !inPlace {
-		it.buf = block[:0]
+		return it.stop(err)
 	}
 	if err := it.data.init(it.r.cmp, block, false); err != nil {
 		return it.stop(it.r.blockError(it.h, err))

@@ -91,6 +91,9 @@ type ReaderOptions struct {
 	// NoMmap reads through the file instead of mapping it into memory (see
 	// recordio.ReaderOptions.NoMmap). Default: false.
 	NoMmap bool
+	// Cache, if set, keeps verified, decompressed blocks across reads; one
+	// cache can serve many tables. Default: nil, no cache.
+	Cache *Cache
 }
 
 func (o *ReaderOptions) withDefaults() ReaderOptions {

@@ -18,6 +18,8 @@ import (
 // checks the filter, searches the index and reads one block.
 type Reader struct {
 	name   string
+	id     uint64 // unique per Open: the cache's key for this table
+	cache  *Cache
 	rr     *recordio.RandomReader
 	cmp    func(a, b []byte) int
 	index  []byte // the index block, validated at open
@@ -26,6 +28,8 @@ type Reader struct {
 	pool   sync.Pool // *lookup
 	closed atomic.Bool
 }
+
+var nextReaderID atomic.Uint64
 
 // lookup is a point read's scratch space, pooled so reads allocate only
 // what they return.
@@ -41,7 +45,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
-	r := &Reader{name: name, rr: rr, cmp: o.Comparator.Compare}
+	r := &Reader{name: name, id: nextReaderID.Add(1), cache: o.Cache, rr: rr, cmp: o.Comparator.Compare}
 	r.pool.New = func() any { return new(lookup) }
 	if err := r.load(o.Comparator); err != nil {
 		rr.Close()
@@ -147,12 +151,9 @@ func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, err
 	if !ok {
 		return 0, false, err
 	}
-	block, inPlace, err := r.rr.RecordView(int64(h.Offset), lk.buf[:0])
+	block, err := r.blockAt(h, &lk.buf, true)
 	if err != nil {
-		return 0, false, fmt.Errorf("sstables: %w", err)
-	}
-	if !inPlace {
-		lk.buf = block[:0]
+		return 0, false, err
 	}
 	it := &lk.data
 	if err := it.init(r.cmp, block, false); err != nil {
@@ -175,6 +176,34 @@ func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, err
 		use(it.value)
 	}
 	return kind, true, nil
+}
+
+// blockAt returns the block at h: from the cache if it holds it, else read
+// and, with fill, cached. *scratch is a buffer the caller recycles: a block
+// that is neither cached nor read in place from the mapping lands there.
+func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, error) {
+	key := cacheKey{table: r.id, offset: h.Offset}
+	if r.cache != nil {
+		if block, ok := r.cache.get(key); ok {
+			return block, nil
+		}
+	}
+	fill = fill && r.cache != nil
+	buf := (*scratch)[:0]
+	if fill {
+		buf = nil // the cache keeps the block: it must not be a recycled buffer
+	}
+	block, inPlace, err := r.rr.RecordView(int64(h.Offset), buf)
+	if err != nil {
+		return nil, fmt.Errorf("sstables: %w", err)
+	}
+	switch {
+	case fill:
+		r.cache.put(key, block)
+	case !inPlace:
+		*scratch = block[:0]
+	}
+	return block, nil
 }
 
 // seekIndex finds the handle of the block that would hold (key, seq).

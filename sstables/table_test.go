@@ -93,6 +93,12 @@ func tableCases() []tableCase {
 		tableCase{name: "defaults"},
 		tableCase{name: "restart=1/nofilter", wopts: WriterOptions{RestartInterval: 1, BlockSize: 256}},
 		tableCase{name: "tiny blocks", wopts: WriterOptions{BlockSize: 1, BloomBitsPerKey: 10}},
+		tableCase{name: "cache/mmap", wopts: WriterOptions{BlockSize: 700}, ropts: ReaderOptions{Cache: NewCache(64 << 10)}},
+		tableCase{
+			name:  "cache/snappy/noMmap",
+			wopts: WriterOptions{BlockSize: 700, Compression: SnappyCompression},
+			ropts: ReaderOptions{Cache: NewCache(64 << 10), NoMmap: true},
+		},
 	)
 	return cases
 }
@@ -151,11 +157,22 @@ func newestAt(es []entry, key []byte, at uint64) (entry, bool) {
 	return entry{}, false
 }
 
+// versionsOf groups sorted entries by key, newest first.
+func versionsOf(es []entry) map[string][]entry {
+	m := map[string][]entry{}
+	for _, e := range es {
+		m[string(e.key)] = append(m[string(e.key)], e)
+	}
+	return m
+}
+
 func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
+	byKey := versionsOf(es)
 	for range 500 {
 		e := es[rng.IntN(len(es))]
+		versions := byKey[string(e.key)]
 		// Get sees the newest version.
-		newest, _ := newestAt(es, e.key, MaxSeq)
+		newest := versions[0]
 		v, err := r.Get(e.key)
 		if newest.kind == KindDelete {
 			require.ErrorIs(t, err, ErrNotFound)
@@ -169,7 +186,7 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 
 		// Find at a snapshot between versions sees the version then.
 		at := e.seq + rng.Uint64N(3)
-		want, ok := newestAt(es, e.key, at)
+		want, ok := newestAt(versions, e.key, at)
 		var got []byte
 		kind, found, err := r.Find(e.key, at, func(v []byte) { got = bytes.Clone(v) })
 		require.NoError(t, err)
@@ -179,13 +196,7 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 			require.Equal(t, string(want.value), string(got))
 		}
 		// Before the oldest version, nothing.
-		oldest := es[slices.IndexFunc(es, func(x entry) bool { return bytes.Equal(x.key, e.key) })]
-		for _, x := range es {
-			if bytes.Equal(x.key, e.key) {
-				oldest = x
-			}
-		}
-		if oldest.seq > 0 {
+		if oldest := versions[len(versions)-1]; oldest.seq > 0 {
 			_, found, err = r.Find(e.key, oldest.seq-1, nil)
 			require.NoError(t, err)
 			require.False(t, found)
@@ -198,7 +209,7 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 }
 
 func checkSeeks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
-	for range 200 {
+	for range 50 {
 		lo := es[rng.IntN(len(es))].key
 		hi := es[rng.IntN(len(es))].key
 		if bytes.Compare(lo, hi) > 0 {
