@@ -28,7 +28,7 @@ func (it *Iterator[K, V]) First() bool {
 	if it.lower != nil {
 		it.n, _ = it.m.find(*it.lower, nil)
 	} else {
-		it.n = it.m.head.next.Load()
+		it.n = it.m.head.link(0).Load()
 	}
 	return it.checkUpper()
 }
@@ -50,7 +50,7 @@ func (it *Iterator[K, V]) Next() bool {
 	if it.n == nil {
 		return false
 	}
-	it.n = it.n.next.Load()
+	it.n = it.n.link(0).Load()
 	return it.checkUpper()
 }
 
@@ -83,7 +83,7 @@ func (it *Iterator[K, V]) checkUpper() bool {
 // loop. Like an Iterator, it may run concurrently with the writer.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
-		for n := m.head.next.Load(); n != nil; n = n.next.Load() {
+		for n := m.head.link(0).Load(); n != nil; n = n.link(0).Load() {
 			if !yield(n.key, n.load()) {
 				return
 			}

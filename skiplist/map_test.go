@@ -134,7 +134,7 @@ func TestCustomComparator(t *testing.T) {
 // shape returns the height of every node, in key order.
 func shape[K, V any](m *Map[K, V]) []int {
 	var heights []int
-	for n := m.head.next.Load(); n != nil; n = n.next.Load() {
+	for n := m.head.link(0).Load(); n != nil; n = n.link(0).Load() {
 		h := 1
 		for level := 1; level < int(m.height.Load()); level++ {
 			// A node has a link at level l when the walk along level l
@@ -171,9 +171,9 @@ func TestHeightDistribution(t *testing.T) {
 		counts[m.randomHeight()]++
 	}
 	require.Zero(t, counts[0])
-	// Each level holds about a quarter of the one below.
+	// Each level holds about half the one below.
 	for h := 1; h <= 4; h++ {
-		want := float64(n) * 0.75 / float64(int(1)<<(2*(h-1)))
+		want := float64(n) / float64(int(1)<<h)
 		require.InDelta(t, want, float64(counts[h]), want*0.1, "height %d", h)
 	}
 }
@@ -187,9 +187,20 @@ func TestAllocatedBytes(t *testing.T) {
 		m.Insert(i, i)
 	}
 	perNode := float64(m.AllocatedBytes()-empty) / n
-	nodeSize := float64(unsafe.Sizeof(node[int, int]{}))
-	// Nodes plus 1/3 of a tower link per node on average, plus slab slack.
-	require.InDelta(t, nodeSize+8.0/3, perNode, 2, "bytes per node")
+	// Links per node by height class: each height h has probability
+	// 2^-h; the class capacities are those of nodeAllocator.
+	classes := []struct{ lo, hi, links int }{
+		{1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {4, 4, 4}, {5, 6, 6}, {7, 8, 8}, {9, maxHeight, maxHeight},
+	}
+	links := 0.0
+	for _, c := range classes {
+		for h := c.lo; h <= c.hi; h++ {
+			links += float64(c.links) / float64(int(1)<<h)
+		}
+	}
+	want := float64(unsafe.Sizeof(node[int, int]{})) + links*8
+	// Partly used slabs (up to 64 KiB in each class) add a few bytes.
+	require.InDelta(t, want+2, perNode, 2, "bytes per node")
 }
 
 // TestModel drives a map and a Go map with the same random operations and

@@ -7,51 +7,53 @@ import (
 )
 
 const (
-	// maxHeight bounds the height of a tower. With a branching factor of 4
-	// it leaves room for far more keys than fit in memory (4^19 ≈ 2.7e11).
-	maxHeight = 20
+	// maxHeight bounds the height of a tower. Each level holds half the
+	// nodes of the one below, so searches stay logarithmic up to 2^24
+	// (16M) keys and degrade gently beyond.
+	maxHeight = 24
 
 	// maxSlabBytes bounds the size of one slab of nodes; slabs grow
 	// geometrically up to it, so a small map stays small.
 	maxSlabBytes = 64 << 10
-	// firstSlabNodes is the number of nodes in a map's first slab.
+	// firstSlabNodes is the number of nodes in the first slab of each
+	// height class.
 	firstSlabNodes = 8
-	// towerSlabPointers is the number of pointers in one slab of towers.
-	towerSlabPointers = 512
 )
 
-// A node holds one key and its value. Its level-0 link is inline; a node of
-// height h > 1 also points at h-1 further links carved out of a tower slab.
-// Nothing records a node's height: a search reaches a node at level l only
-// through a link at level l, which proves the node has such a link.
-//
-// Field order matters: the key and the level-0 link, which a search reads,
-// sit next to each other, and the last field is never zero-sized, so a map
-// whose V is struct{} pays no trailing padding.
+// A node holds one key and its value, followed in memory by its tower: the
+// links to the next node at each of its levels, level 0 first. A node of
+// height h is allocated as the first field of a towered node whose links
+// array holds at least h links (see nodeAllocator), so the tower sits right
+// after the key a search compares, usually in the same cache line, and costs
+// no pointer of its own. Nothing records a node's height: a search reaches a
+// node at level l only through a link at level l, which proves the node has
+// such a link.
 type node[K, V any] struct {
-	// value is the value given when the node was inserted. It is written
-	// before the node is published and never changed afterwards.
-	value V
-	key   K
-	// next is the level-0 link.
-	next atomic.Pointer[node[K, V]]
-	// upper is the first of the links for levels 1 to h-1, which lie
-	// contiguously in a tower slab; nil for a node of height 1.
-	upper *atomic.Pointer[node[K, V]]
 	// replaced points at the value an Upsert stored in place of value; nil
 	// until then. Readers load it atomically, so a value is replaced without
 	// locking readers out.
 	replaced atomic.Pointer[V]
+	// value is the value given when the node was inserted. It is written
+	// before the node is published and never changed afterwards.
+	value V
+	key   K
+	// abbrev is the key's abbreviation, or 0 in a map without them.
+	abbrev uint64
+}
+
+// towered is a node with room for L's links after it: the unit of
+// allocation.
+type towered[K, V, L any] struct {
+	node  node[K, V]
+	links L
 }
 
 // link returns the node's link at level, which must be below its height.
 func (n *node[K, V]) link(level int) *atomic.Pointer[node[K, V]] {
-	if level == 0 {
-		return &n.next
-	}
-	// upper addresses the first element of a slab slice holding at least
-	// the node's height-1 links, so the offset stays inside that slice.
-	return (*atomic.Pointer[node[K, V]])(unsafe.Add(unsafe.Pointer(n.upper), uintptr(level-1)*unsafe.Sizeof(n.next)))
+	// The links array of the towered node that n heads starts right after
+	// n: the size of a struct is a multiple of its alignment, which is at
+	// least a pointer's. The offset stays inside that towered node.
+	return (*atomic.Pointer[node[K, V]])(unsafe.Add(unsafe.Pointer(n), unsafe.Sizeof(*n)+uintptr(level)*unsafe.Sizeof(atomic.Pointer[node[K, V]]{})))
 }
 
 // load returns the node's current value.
@@ -62,46 +64,70 @@ func (n *node[K, V]) load() V {
 	return n.value
 }
 
-// slabAllocator hands out nodes and towers from slabs, so that inserting a
-// key costs no allocation most of the time and no memory is lost to the
-// rounding of many small allocations. Only the writer uses it.
-type slabAllocator[K, V any] struct {
-	// nodes and towers are the unused remainders of the current slabs.
-	nodes  []node[K, V]
-	towers []atomic.Pointer[node[K, V]]
-	// nextSlabNodes is the number of nodes the next node slab holds.
-	nextSlabNodes int
+// nodeAllocator hands out nodes from slabs, so that inserting a key costs
+// no allocation most of the time and no memory is lost to the rounding of
+// many small allocations. Each height class has its own series of slabs:
+// heights 1 to 4 exactly, then 5 and 6, 7 and 8, and 9 up to maxHeight,
+// which share a class because they are rare. A node then carries 2.1 links
+// on average, against the 2 of its height. Only the writer uses it.
+type nodeAllocator[K, V any] struct {
+	height1   slabs[towered[K, V, [1]atomic.Pointer[node[K, V]]]]
+	height2   slabs[towered[K, V, [2]atomic.Pointer[node[K, V]]]]
+	height3   slabs[towered[K, V, [3]atomic.Pointer[node[K, V]]]]
+	height4   slabs[towered[K, V, [4]atomic.Pointer[node[K, V]]]]
+	height6   slabs[towered[K, V, [6]atomic.Pointer[node[K, V]]]]
+	height8   slabs[towered[K, V, [8]atomic.Pointer[node[K, V]]]]
+	heightMax slabs[towered[K, V, [maxHeight]atomic.Pointer[node[K, V]]]]
 	// allocated counts the bytes of every slab allocated so far. Readers
 	// load it without locking.
 	allocated atomic.Int64
 }
 
-// newNode returns a zeroed node of the given height.
-func (a *slabAllocator[K, V]) newNode(height int) *node[K, V] {
-	if len(a.nodes) == 0 {
-		a.nodes = newSlab[node[K, V]](a.nextSlabNodes, &a.allocated)
-		a.nextSlabNodes = min(2*a.nextSlabNodes, max(1, maxSlabBytes/int(unsafe.Sizeof(a.nodes[0]))))
+// newNode returns a zeroed node with room for height links.
+func (a *nodeAllocator[K, V]) newNode(height int) *node[K, V] {
+	switch {
+	case height == 1:
+		return &a.height1.take(&a.allocated).node
+	case height == 2:
+		return &a.height2.take(&a.allocated).node
+	case height == 3:
+		return &a.height3.take(&a.allocated).node
+	case height == 4:
+		return &a.height4.take(&a.allocated).node
+	case height <= 6:
+		return &a.height6.take(&a.allocated).node
+	case height <= 8:
+		return &a.height8.take(&a.allocated).node
+	default:
+		return &a.heightMax.take(&a.allocated).node
 	}
-	n := &a.nodes[0]
-	a.nodes = a.nodes[1:]
-	if height > 1 {
-		if len(a.towers) < height-1 {
-			// The remainder of the old slab is lost; it is counted in
-			// allocated all the same.
-			a.towers = newSlab[atomic.Pointer[node[K, V]]](towerSlabPointers, &a.allocated)
-		}
-		n.upper = &a.towers[0]
-		a.towers = a.towers[height-1:]
-	}
-	return n
 }
 
-// newSlab allocates a slab of at least n elements and adds its size to
-// allocated. The slab's capacity is rounded up to the Go allocator's size
-// class, so allocated counts the memory really taken.
-func newSlab[E any](n int, allocated *atomic.Int64) []E {
-	s := slices.Grow([]E(nil), n)
-	s = s[:cap(s)]
-	allocated.Add(int64(len(s)) * int64(unsafe.Sizeof(s[0])))
-	return s
+// slabs is a series of slabs of E, each twice the size of the one before,
+// up to maxSlabBytes.
+type slabs[E any] struct {
+	// free is the unused remainder of the current slab.
+	free []E
+	// next is the number of elements in the next slab; 0 before the first.
+	next int
+}
+
+// take returns a zeroed element, allocating a slab when the current one is
+// used up and adding its size to allocated.
+func (s *slabs[E]) take(allocated *atomic.Int64) *E {
+	if len(s.free) == 0 {
+		size := int(unsafe.Sizeof(*new(E)))
+		if s.next == 0 {
+			s.next = firstSlabNodes
+		}
+		// Grow rounds the capacity up to the Go allocator's size class,
+		// so the whole of the memory really taken is used and counted.
+		s.free = slices.Grow([]E(nil), s.next)
+		s.free = s.free[:cap(s.free)]
+		allocated.Add(int64(len(s.free) * size))
+		s.next = min(2*s.next, max(1, maxSlabBytes/size))
+	}
+	e := &s.free[0]
+	s.free = s.free[1:]
+	return e
 }
