@@ -18,10 +18,11 @@ const (
 
 type kvDataset struct {
 	keys, values [][]byte
-	// lookups holds the keys again, shuffled: reading in insertion order
-	// would walk nodes allocated in that order, sequentially in memory,
-	// and flatter a structure that allocates per insert.
-	lookups [][]byte
+	// order is a random permutation of the indexes of keys, the order in
+	// which to look them up: reading in insertion order would walk nodes
+	// allocated in that order, sequentially in memory, and flatter a
+	// structure that allocates per insert.
+	order []int
 	// misses are keys that are not in keys.
 	misses [][]byte
 }
@@ -34,10 +35,7 @@ var kvData = sync.OnceValue(func() *kvDataset {
 		values: randomSlices(rng, kvCount, kvValueSize),
 		misses: randomSlices(rng, kvCount, kvKeySize),
 	}
-	d.lookups = make([][]byte, kvCount)
-	for i, j := range rng.Perm(kvCount) {
-		d.lookups[i] = d.keys[j]
-	}
+	d.order = rng.Perm(kvCount)
 	return d
 })
 

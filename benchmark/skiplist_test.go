@@ -159,10 +159,9 @@ func benchInsert(b *testing.B, newKV func() orderedKV) {
 func benchGetHit(b *testing.B, newKV func() orderedKV) {
 	d := kvData()
 	kv := fill(newKV)
-	order := rand.New(rand.NewPCG(kvSeed, 1)).Perm(kvCount)
 	i := 0
 	for b.Loop() {
-		j := order[i]
+		j := d.order[i]
 		v, ok := kv.get(d.keys[j])
 		if !ok || &v[0] != &d.values[j][0] {
 			b.Fatalf("get %x: wrong value", d.keys[j])

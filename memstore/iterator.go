@@ -18,7 +18,9 @@ type IterOptions struct {
 	UpperBound []byte
 	// Seq is the sequence number the iterator reads at: it sees the
 	// entries with sequence numbers up to Seq and none of the writes
-	// after. The default, 0, is LastSeq() when the iterator is created.
+	// after. The default, 0, is LastSeq() when the iterator is created. A
+	// Seq above LastSeq() also sees the writes up to Seq that land while
+	// the iterator runs, each from the moment it lands.
 	Seq uint64
 }
 

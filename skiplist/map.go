@@ -80,7 +80,8 @@ func (m *Map[K, V]) Len() int {
 // their towers: whole slabs, used or not, with their size-class rounding.
 // Memory that keys and values refer to (a slice's backing array, say) belongs
 // to the caller and is not counted, but the key and value fields themselves
-// are part of the nodes and are.
+// are part of the nodes and are. The copies of values that Upsert allocates
+// are not counted either.
 func (m *Map[K, V]) AllocatedBytes() int64 {
 	return m.alloc.allocated.Load()
 }

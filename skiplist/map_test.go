@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -129,6 +130,19 @@ func TestCustomComparator(t *testing.T) {
 	v, ok := m.Get("a")
 	require.True(t, ok)
 	require.Equal(t, 1, v)
+}
+
+func TestTowerFollowsNode(t *testing.T) {
+	// node.link relies on the links of a towered node starting right
+	// where its node ends, whatever K and V are.
+	require.Equal(t, unsafe.Sizeof(node[int, int]{}),
+		unsafe.Offsetof(towered[int, int, [3]atomic.Pointer[node[int, int]]]{}.links))
+	require.Equal(t, unsafe.Sizeof(node[[]byte, struct{}]{}),
+		unsafe.Offsetof(towered[[]byte, struct{}, [1]atomic.Pointer[node[[]byte, struct{}]]]{}.links))
+	require.Equal(t, unsafe.Sizeof(node[struct{}, byte]{}),
+		unsafe.Offsetof(towered[struct{}, byte, [2]atomic.Pointer[node[struct{}, byte]]]{}.links))
+	require.Equal(t, unsafe.Sizeof(node[bool, [3]byte]{}),
+		unsafe.Offsetof(towered[bool, [3]byte, [2]atomic.Pointer[node[bool, [3]byte]]]{}.links))
 }
 
 // shape returns the height of every node, in key order.

@@ -24,8 +24,8 @@ const (
 // links to the next node at each of its levels, level 0 first. A node of
 // height h is allocated as the first field of a towered node whose links
 // array holds at least h links (see nodeAllocator), so the tower sits right
-// after the key a search compares, usually in the same cache line, and costs
-// no pointer of its own. Nothing records a node's height: a search reaches a
+// after the abbreviation a search compares, often in the same cache line,
+// and costs no pointer of its own. Nothing records a node's height: a search reaches a
 // node at level l only through a link at level l, which proves the node has
 // such a link.
 type node[K, V any] struct {
@@ -42,7 +42,7 @@ type node[K, V any] struct {
 }
 
 // towered is a node with room for L's links after it: the unit of
-// allocation.
+// allocation. Its links are reached through node.link, never by name.
 type towered[K, V, L any] struct {
 	node  node[K, V]
 	links L
