@@ -27,9 +27,6 @@ type entry struct {
 	trailer uint64
 }
 
-// maxTrailer sorts before every real entry of the same key.
-const maxTrailer = MaxSeq<<8 | 0xff
-
 // searchEntry returns an entry for key, without a value, that sorts just
 // before every version of key with a sequence number up to seq: seeking to
 // it finds the newest version visible at seq. It aliases key.

@@ -15,7 +15,9 @@
 //	for ok := it.SeekGE(k); ok; ok = it.Next() { use(it.Key(), it.Value()) }
 //
 // New takes any comparator; NewOrdered uses the natural order of a
-// cmp.Ordered key type. Keys are never removed.
+// cmp.Ordered key type; NewAbbreviated adds a key abbreviation that spares
+// most comparisons (NewBytes and string keys get one by themselves). Keys
+// are never removed. The zero Options are valid.
 //
 // # Concurrency
 //

@@ -16,8 +16,8 @@ type Iterator[K, V any] struct {
 }
 
 // NewIterator returns an unpositioned iterator over the keys in [*lower,
-// *upper). A nil bound leaves that side unbounded. Call First or SeekGE to
-// position it.
+// *upper). A nil bound leaves that side unbounded. The iterator keeps the
+// pointers, not copies of the bounds. Call First or SeekGE to position it.
 func (m *Map[K, V]) NewIterator(lower, upper *K) *Iterator[K, V] {
 	return &Iterator[K, V]{m: m, lower: lower, upper: upper}
 }
