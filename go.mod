@@ -1,9 +1,10 @@
 module github.com/stratadb/strata
 
-go 1.26.0
+go 1.26
 
 require (
 	github.com/golang/snappy v1.0.0
+	github.com/google/btree v1.1.3
 	github.com/klauspost/compress v1.20.3
 	github.com/stretchr/testify v1.12.1
 )

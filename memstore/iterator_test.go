@@ -1,0 +1,212 @@
+package memstore
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// seen is an entry as an iterator shows it.
+type seen struct {
+	key   string
+	seq   uint64
+	kind  Kind
+	value string
+}
+
+func (s seen) String() string {
+	return fmt.Sprintf("%s@%d:%v=%q", s.key, s.seq, s.kind, s.value)
+}
+
+// drain returns what the iterator yields from its current position on.
+func drain(it *Iterator, ok bool) []seen {
+	var out []seen
+	for ; ok; ok = it.Next() {
+		out = append(out, seen{string(it.Key()), it.Seq(), it.Kind(), string(it.Value())})
+	}
+	return out
+}
+
+// testHistory is written at sequence numbers 1 to 8.
+var testHistory = []write{
+	set("b", "b1"), // 1
+	set("a", "a2"), // 2
+	set("c", "c3"), // 3
+	del("b"),       // 4
+	set("a", "a5"), // 5
+	set("d", ""),   // 6
+	del("c"),       // 7
+	set("b", "b8"), // 8
+}
+
+func TestIterators(t *testing.T) {
+	m := build(t, testHistory...)
+	tests := []struct {
+		name     string
+		versions bool
+		opts     IterOptions
+		seek     string // SeekGE instead of First when set
+		want     []seen
+	}{
+		{
+			name: "live, latest",
+			want: []seen{{"a", 5, KindSet, "a5"}, {"b", 8, KindSet, "b8"}, {"d", 6, KindSet, ""}},
+		},
+		{
+			name: "live, at 4",
+			opts: IterOptions{Seq: 4},
+			want: []seen{{"a", 2, KindSet, "a2"}, {"c", 3, KindSet, "c3"}},
+		},
+		{
+			name: "live, at 1",
+			opts: IterOptions{Seq: 1},
+			want: []seen{{"b", 1, KindSet, "b1"}},
+		},
+		{
+			name: "live, bounded",
+			opts: IterOptions{LowerBound: []byte("b"), UpperBound: []byte("d")},
+			want: []seen{{"b", 8, KindSet, "b8"}},
+		},
+		{
+			name: "live, lower bound between keys",
+			opts: IterOptions{LowerBound: []byte("aa")},
+			want: []seen{{"b", 8, KindSet, "b8"}, {"d", 6, KindSet, ""}},
+		},
+		{
+			name: "live, empty bounds",
+			opts: IterOptions{LowerBound: []byte("b"), UpperBound: []byte("b")},
+		},
+		{
+			name: "live, seek",
+			seek: "b",
+			want: []seen{{"b", 8, KindSet, "b8"}, {"d", 6, KindSet, ""}},
+		},
+		{
+			name: "live, seek to a deleted key",
+			opts: IterOptions{Seq: 7},
+			seek: "b",
+			want: []seen{{"d", 6, KindSet, ""}},
+		},
+		{
+			name: "live, seek below the lower bound",
+			opts: IterOptions{LowerBound: []byte("c")},
+			seek: "a",
+			want: []seen{{"d", 6, KindSet, ""}},
+		},
+		{
+			name:     "entries, latest",
+			versions: true,
+			want: []seen{
+				{"a", 5, KindSet, "a5"}, {"a", 2, KindSet, "a2"},
+				{"b", 8, KindSet, "b8"}, {"b", 4, KindDelete, ""}, {"b", 1, KindSet, "b1"},
+				{"c", 7, KindDelete, ""}, {"c", 3, KindSet, "c3"},
+				{"d", 6, KindSet, ""},
+			},
+		},
+		{
+			name:     "entries, at 4",
+			versions: true,
+			opts:     IterOptions{Seq: 4},
+			want: []seen{
+				{"a", 2, KindSet, "a2"},
+				{"b", 4, KindDelete, ""}, {"b", 1, KindSet, "b1"},
+				{"c", 3, KindSet, "c3"},
+			},
+		},
+		{
+			name:     "entries, bounded at 7",
+			versions: true,
+			opts:     IterOptions{LowerBound: []byte("b"), UpperBound: []byte("c\x00"), Seq: 7},
+			want: []seen{
+				{"b", 4, KindDelete, ""}, {"b", 1, KindSet, "b1"},
+				{"c", 7, KindDelete, ""}, {"c", 3, KindSet, "c3"},
+			},
+		},
+		{
+			name:     "entries, seek",
+			versions: true,
+			opts:     IterOptions{Seq: 5},
+			seek:     "bb",
+			want:     []seen{{"c", 3, KindSet, "c3"}},
+		},
+		{
+			name:     "entries, seek past the end",
+			versions: true,
+			seek:     "e",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			var it *Iterator
+			if tt.versions {
+				it = m.NewEntryIterator(&opts)
+			} else {
+				it = m.NewIterator(&opts)
+			}
+			require.False(t, it.Valid(), "a new iterator is unpositioned")
+			var ok bool
+			if tt.seek != "" {
+				ok = it.SeekGE([]byte(tt.seek))
+			} else {
+				ok = it.First()
+			}
+			require.Equal(t, tt.want, drain(it, ok))
+			require.False(t, it.Valid())
+			require.False(t, it.Next(), "Next on an exhausted iterator")
+			require.NoError(t, it.Err())
+			require.NoError(t, it.Close())
+		})
+	}
+}
+
+func TestIteratorValueOfTombstoneIsNil(t *testing.T) {
+	m := build(t, del("a"))
+	it := m.NewEntryIterator(nil)
+	require.True(t, it.First())
+	require.Equal(t, KindDelete, it.Kind())
+	require.Nil(t, it.Value())
+}
+
+func TestIteratorIgnoresLaterWrites(t *testing.T) {
+	m := build(t, set("a", "1"), set("c", "3"))
+	it := m.NewIterator(nil) // at sequence number 2
+	require.True(t, it.First())
+	require.NoError(t, m.Put([]byte("b"), []byte("2")))
+	require.NoError(t, m.Delete([]byte("c")))
+	require.NoError(t, m.Put([]byte("d"), []byte("4")))
+	require.Equal(t, []seen{{"a", 1, KindSet, "1"}, {"c", 2, KindSet, "3"}}, drain(it, true))
+
+	// The same again from a fresh start, and for a raw view.
+	require.Equal(t, []seen{{"a", 1, KindSet, "1"}, {"c", 2, KindSet, "3"}}, drain(it, it.First()))
+	raw := m.NewEntryIterator(&IterOptions{Seq: 2})
+	require.Equal(t, []seen{{"a", 1, KindSet, "1"}, {"c", 2, KindSet, "3"}}, drain(raw, raw.First()))
+}
+
+func TestIteratorOnEmptyMemstore(t *testing.T) {
+	m := New(nil)
+	for _, it := range []*Iterator{m.NewIterator(nil), m.NewEntryIterator(nil)} {
+		require.False(t, it.First())
+		require.False(t, it.SeekGE([]byte("a")))
+		require.False(t, it.Next())
+	}
+}
+
+func TestAll(t *testing.T) {
+	m := build(t, testHistory...)
+	var got []string
+	for k, v := range m.All() {
+		got = append(got, string(k)+"="+string(v))
+	}
+	require.Equal(t, []string{"a=a5", "b=b8", "d="}, got)
+
+	got = nil
+	for k := range m.All() {
+		if string(k) == "b" {
+			break
+		}
+		got = append(got, string(k))
+	}
+	require.Equal(t, []string{"a"}, got)
+}

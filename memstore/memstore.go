@@ -1,0 +1,189 @@
+package memstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/skiplist"
+)
+
+// Kind says what an entry holds: a value (KindSet) or a tombstone
+// (KindDelete).
+type Kind = base.Kind
+
+const (
+	// KindSet marks a value, possibly empty.
+	KindSet = base.KindSet
+	// KindDelete marks a tombstone.
+	KindDelete = base.KindDelete
+)
+
+// MaxSeq is the largest sequence number.
+const MaxSeq = base.MaxSeq
+
+const (
+	// MaxKeySize is the largest key, in bytes.
+	MaxKeySize = 64 << 10
+	// MaxValueSize is the largest value, in bytes.
+	MaxValueSize = 256 << 20
+)
+
+var (
+	// ErrEmptyKey is returned for a write with a nil or empty key.
+	ErrEmptyKey = errors.New("memstore: empty key")
+	// ErrKeyTooLarge is returned for a write with a key over MaxKeySize.
+	ErrKeyTooLarge = errors.New("memstore: key too large")
+	// ErrValueTooLarge is returned for a write with a value over
+	// MaxValueSize.
+	ErrValueTooLarge = errors.New("memstore: value too large")
+	// ErrSeqNotIncreasing is returned by Apply for a sequence number that
+	// is 0, not above LastSeq, or above MaxSeq, and by Put and Delete once
+	// LastSeq is MaxSeq.
+	ErrSeqNotIncreasing = errors.New("memstore: sequence number not increasing")
+	// ErrInvalidKind is returned by Apply for a kind other than KindSet and
+	// KindDelete.
+	ErrInvalidKind = errors.New("memstore: invalid kind")
+)
+
+// Memstore is an in-memory, multi-version sorted store of keys and values:
+// the write buffer of an LSM tree. Writes are safe for concurrent use and
+// serialised internally; reads never wait for them. See the package comment.
+type Memstore struct {
+	// mu serialises writers: it guards arena and the skiplist's writer
+	// side.
+	mu      sync.Mutex
+	list    *skiplist.Map[entry, struct{}]
+	arena   arena
+	lastSeq atomic.Uint64
+}
+
+// New returns an empty memstore. A nil opts selects the defaults.
+func New(opts *Options) *Memstore {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	return &Memstore{
+		list: skiplist.NewAbbreviated[entry, struct{}](compareEntries, abbreviateEntry, &skiplist.Options{Seed: o.Seed}),
+	}
+}
+
+// Put sets key to value at sequence number LastSeq()+1. It copies key and
+// value. A nil or empty value is stored as an empty value, distinct from a
+// deletion.
+func (m *Memstore) Put(key, value []byte) error {
+	return m.write(0, KindSet, key, value)
+}
+
+// Delete writes a tombstone for key at sequence number LastSeq()+1.
+func (m *Memstore) Delete(key []byte) error {
+	return m.write(0, KindDelete, key, nil)
+}
+
+// Apply writes an entry of the given kind at the caller's sequence number
+// seq, which must be above LastSeq() and at most MaxSeq: it is how a
+// database replays and applies batches whose sequence numbers it assigned.
+// It copies key and value; for KindDelete, value is ignored.
+func (m *Memstore) Apply(seq uint64, kind Kind, key, value []byte) error {
+	if seq == 0 {
+		return fmt.Errorf("%w: sequence number 0", ErrSeqNotIncreasing)
+	}
+	if seq > MaxSeq {
+		return fmt.Errorf("%w: sequence number %d above MaxSeq", ErrSeqNotIncreasing, seq)
+	}
+	return m.write(seq, kind, key, value)
+}
+
+// write adds an entry at seq, or at LastSeq()+1 when seq is 0.
+func (m *Memstore) write(seq uint64, kind Kind, key, value []byte) error {
+	if err := validate(kind, key, value); err != nil {
+		return err
+	}
+	if kind == KindDelete {
+		value = nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last := m.lastSeq.Load()
+	switch {
+	case seq == 0 && last == MaxSeq:
+		return fmt.Errorf("%w: sequence numbers exhausted", ErrSeqNotIncreasing)
+	case seq == 0:
+		seq = last + 1
+	case seq <= last:
+		return fmt.Errorf("%w: sequence number %d, last %d", ErrSeqNotIncreasing, seq, last)
+	}
+	buf := m.arena.alloc(len(key) + len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	m.list.Insert(entry{
+		data:    unsafe.SliceData(buf),
+		keyLen:  uint32(len(key)),
+		valLen:  uint32(len(value)),
+		trailer: seq<<8 | uint64(kind),
+	}, struct{}{})
+	// Publish the sequence number after the entry, so that a reader that
+	// sees LastSeq() finds every entry up to it.
+	m.lastSeq.Store(seq)
+	return nil
+}
+
+// validate checks a write's arguments.
+func validate(kind Kind, key, value []byte) error {
+	switch {
+	case kind != KindSet && kind != KindDelete:
+		return fmt.Errorf("%w: %v", ErrInvalidKind, kind)
+	case len(key) == 0:
+		return ErrEmptyKey
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(key), MaxKeySize)
+	case kind == KindSet && len(value) > MaxValueSize:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), MaxValueSize)
+	}
+	return nil
+}
+
+// Get returns the newest entry of key: its value and Found, or nil and
+// Deleted for a tombstone, or nil and Absent. The value aliases the
+// memstore's memory and must not be modified.
+func (m *Memstore) Get(key []byte) ([]byte, Result) {
+	return m.GetAt(key, MaxSeq)
+}
+
+// GetAt is Get as of sequence number seq: it returns the newest entry of
+// key whose sequence number is at most seq, ignoring later writes. It is how
+// a snapshot reads.
+func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
+	e, _, ok := m.list.Ceiling(searchEntry(key, seq))
+	if !ok || !bytes.Equal(e.key(), key) {
+		return nil, Absent
+	}
+	if e.kind() == KindDelete {
+		return nil, Deleted
+	}
+	return e.value(), Found
+}
+
+// Len returns the number of entries held: every version of every key,
+// tombstones included.
+func (m *Memstore) Len() int {
+	return m.list.Len()
+}
+
+// SizeBytes returns the memory the memstore holds: the arena chunks that
+// hold key and value bytes (whole chunks, used or not) and the skiplist's
+// node slabs. It is what a database compares with its flush threshold.
+func (m *Memstore) SizeBytes() int64 {
+	return m.arena.allocated.Load() + m.list.AllocatedBytes()
+}
+
+// LastSeq returns the sequence number of the latest write, 0 for an empty
+// memstore.
+func (m *Memstore) LastSeq() uint64 {
+	return m.lastSeq.Load()
+}

@@ -1,0 +1,181 @@
+package memstore
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stretchr/testify/require"
+)
+
+// model is the simplest possible memstore: the list of every write.
+type model []seen
+
+func (md model) getAt(key string, seq uint64) (string, Result) {
+	for i := len(md) - 1; i >= 0; i-- {
+		if r := md[i]; r.key == key && r.seq <= seq {
+			if r.kind == KindDelete {
+				return "", Deleted
+			}
+			return r.value, Found
+		}
+	}
+	return "", Absent
+}
+
+// entries returns the raw view at seq within [lo, hi) (nil: unbounded).
+func (md model) entries(seq uint64, lo, hi []byte) []seen {
+	var out []seen
+	for _, r := range md {
+		if r.seq <= seq && (lo == nil || r.key >= string(lo)) && (hi == nil || r.key < string(hi)) {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b seen) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	return out
+}
+
+// live returns the live view at seq within [lo, hi).
+func (md model) live(seq uint64, lo, hi []byte) []seen {
+	var out []seen
+	entries := md.entries(seq, lo, hi)
+	for i, r := range entries {
+		// The first entry of each key is its newest version.
+		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// heldIterator is an iterator opened earlier and advanced a step at a time
+// while writes go on.
+type heldIterator struct {
+	it   *Iterator
+	want []seen
+	pos  int
+}
+
+// TestModel drives a memstore and a model with the same random writes and
+// compares their reads, at the latest and at past sequence numbers, after
+// every step.
+func TestModel(t *testing.T) {
+	seed := testseed.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	m := New(&Options{Seed: seed})
+	var md model
+
+	// Keys over a tiny alphabet, so that keys are often prefixes of each
+	// other and share abbreviations.
+	randomKey := func() []byte {
+		k := make([]byte, 1+rng.IntN(10))
+		for i := range k {
+			k[i] = "ab\x00"[rng.IntN(3)]
+		}
+		return k
+	}
+	randomValue := func() []byte {
+		switch rng.IntN(20) {
+		case 0:
+			return nil
+		case 1:
+			return make([]byte, arenaLargeEntry+rng.IntN(arenaLargeEntry))
+		}
+		v := make([]byte, rng.IntN(20))
+		for i := range v {
+			v[i] = byte(rng.Uint32())
+		}
+		return v
+	}
+	randomBound := func() []byte {
+		if rng.IntN(3) == 0 {
+			return nil
+		}
+		return randomKey()
+	}
+	randomSeq := func() uint64 { return 1 + rng.Uint64N(m.LastSeq()+1) }
+	var held []*heldIterator
+
+	for step := range 8000 {
+		switch op := rng.IntN(100); {
+		case op < 40:
+			k, v := randomKey(), randomValue()
+			require.NoError(t, m.Put(k, v))
+			md = append(md, seen{string(k), m.LastSeq(), KindSet, string(v)})
+		case op < 55:
+			k := randomKey()
+			require.NoError(t, m.Delete(k))
+			md = append(md, seen{string(k), m.LastSeq(), KindDelete, ""})
+		case op < 60:
+			k, v, kind := randomKey(), randomValue(), Kind(rng.IntN(2))
+			seq := m.LastSeq() + 1 + rng.Uint64N(3)
+			require.NoError(t, m.Apply(seq, kind, k, v))
+			if kind == KindDelete {
+				v = nil
+			}
+			md = append(md, seen{string(k), seq, kind, string(v)})
+		case op < 70:
+			k := randomKey()
+			want, wantFound := md.getAt(string(k), MaxSeq)
+			got, found := m.Get(k)
+			require.Equal(t, wantFound, found, "step %d: Get(%q)", step, k)
+			require.Equal(t, want, string(got), "step %d: Get(%q)", step, k)
+		case op < 80:
+			k, seq := randomKey(), randomSeq()
+			want, wantFound := md.getAt(string(k), seq)
+			got, found := m.GetAt(k, seq)
+			require.Equal(t, wantFound, found, "step %d: GetAt(%q, %d)", step, k, seq)
+			require.Equal(t, want, string(got), "step %d: GetAt(%q, %d)", step, k, seq)
+		case op < 88:
+			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
+			if rng.IntN(2) == 0 {
+				it := m.NewIterator(&o)
+				require.Equal(t, md.live(o.Seq, o.LowerBound, o.UpperBound), drain(it, it.First()), "step %d: live %+v", step, o)
+			} else {
+				it := m.NewEntryIterator(&o)
+				require.Equal(t, md.entries(o.Seq, o.LowerBound, o.UpperBound), drain(it, it.First()), "step %d: entries %+v", step, o)
+			}
+		case op < 92:
+			// Seek to a random key of a fresh iterator at a past seq.
+			o := IterOptions{LowerBound: randomBound(), Seq: randomSeq()}
+			k := randomKey()
+			want := md.live(o.Seq, o.LowerBound, nil)
+			if i := slices.IndexFunc(want, func(s seen) bool { return s.key >= string(k) }); i >= 0 {
+				want = want[i:]
+			} else {
+				want = nil
+			}
+			it := m.NewIterator(&o)
+			require.Equal(t, want, drain(it, it.SeekGE(k)), "step %d: SeekGE(%q) %+v", step, k, o)
+		case op < 96:
+			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound()}
+			h := &heldIterator{}
+			if rng.IntN(2) == 0 {
+				h.it, h.want = m.NewIterator(&o), md.live(m.LastSeq(), o.LowerBound, o.UpperBound)
+			} else {
+				h.it, h.want = m.NewEntryIterator(&o), md.entries(m.LastSeq(), o.LowerBound, o.UpperBound)
+			}
+			require.Equal(t, len(h.want) > 0, h.it.First())
+			held = append(held, h)
+		default:
+			// Advance every held iterator by a step.
+			for i, h := range held {
+				if h.pos < len(h.want) {
+					got := seen{string(h.it.Key()), h.it.Seq(), h.it.Kind(), string(h.it.Value())}
+					require.Equal(t, h.want[h.pos], got, "step %d: held iterator %d at %d", step, i, h.pos)
+					h.pos++
+					require.Equal(t, h.pos < len(h.want), h.it.Next(), "step %d: held iterator %d", step, i)
+				}
+			}
+		}
+		require.Equal(t, len(md), m.Len())
+	}
+}

@@ -1,0 +1,31 @@
+package memstore
+
+import "strconv"
+
+// Result says what a point read found.
+type Result uint8
+
+const (
+	// Absent means the memstore holds no entry for the key (visible at
+	// the sequence number read): older data, elsewhere, decides.
+	Absent Result = iota
+	// Found means the newest visible entry is a value.
+	Found
+	// Deleted means the newest visible entry is a tombstone: the key is
+	// deleted, whatever older data holds.
+	Deleted
+)
+
+// String returns "absent", "found" or "deleted".
+func (r Result) String() string {
+	switch r {
+	case Absent:
+		return "absent"
+	case Found:
+		return "found"
+	case Deleted:
+		return "deleted"
+	default:
+		return "result(" + strconv.Itoa(int(r)) + ")"
+	}
+}

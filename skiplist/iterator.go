@@ -1,0 +1,106 @@
+package skiplist
+
+import "iter"
+
+// Iterator walks a Map in ascending key order, optionally within bounds
+// [lower, upper). It sees every key that was in the map when it was
+// positioned and stays ahead of it; keys inserted concurrently may or may not
+// be seen. An Iterator is not safe for concurrent use by several goroutines,
+// but any number of iterators may run concurrently with each other and with
+// the writer.
+type Iterator[K, V any] struct {
+	m *Map[K, V]
+	n *node[K, V]
+	// lower and upper are the bounds, nil when unbounded.
+	lower, upper *K
+}
+
+// NewIterator returns an unpositioned iterator over the keys in [*lower,
+// *upper). A nil bound leaves that side unbounded. The iterator keeps the
+// pointers, not copies of the bounds. Call First or SeekGE to position it.
+func (m *Map[K, V]) NewIterator(lower, upper *K) *Iterator[K, V] {
+	return &Iterator[K, V]{m: m, lower: lower, upper: upper}
+}
+
+// First moves to the smallest key within the bounds and reports whether
+// there is one.
+func (it *Iterator[K, V]) First() bool {
+	if it.lower != nil {
+		it.n, _ = it.m.find(*it.lower, nil)
+	} else {
+		it.n = it.m.head.link(0).Load()
+	}
+	return it.checkUpper()
+}
+
+// SeekGE moves to the smallest key within the bounds that is greater than or
+// equal to key and reports whether there is one. A key below the lower bound
+// seeks to the lower bound.
+func (it *Iterator[K, V]) SeekGE(key K) bool {
+	if it.lower != nil && it.m.cmp(key, *it.lower) < 0 {
+		key = *it.lower
+	}
+	it.n, _ = it.m.find(key, nil)
+	return it.checkUpper()
+}
+
+// Next moves to the next key and reports whether there is one within the
+// bounds. On an iterator that is not valid it returns false.
+func (it *Iterator[K, V]) Next() bool {
+	if it.n == nil {
+		return false
+	}
+	it.n = it.n.link(0).Load()
+	return it.checkUpper()
+}
+
+// Valid reports whether the iterator is positioned at a key.
+func (it *Iterator[K, V]) Valid() bool {
+	return it.n != nil
+}
+
+// Key returns the current key. The iterator must be valid.
+func (it *Iterator[K, V]) Key() K {
+	return it.n.key
+}
+
+// Value returns the current value: the value the key held when Value was
+// called. The iterator must be valid.
+func (it *Iterator[K, V]) Value() V {
+	return it.n.load()
+}
+
+// checkUpper invalidates the iterator when it has passed the upper bound and
+// reports whether it is still valid.
+func (it *Iterator[K, V]) checkUpper() bool {
+	if it.n != nil && it.upper != nil && it.m.cmp(it.n.key, *it.upper) >= 0 {
+		it.n = nil
+	}
+	return it.n != nil
+}
+
+// All returns every key and value in ascending key order, for use in a range
+// loop. Like an Iterator, it may run concurrently with the writer.
+func (m *Map[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		for n := m.head.link(0).Load(); n != nil; n = n.link(0).Load() {
+			if !yield(n.key, n.load()) {
+				return
+			}
+		}
+	}
+}
+
+// Range returns the keys in [lower, upper) and their values in ascending key
+// order, for use in a range loop. Like an Iterator, it may run concurrently
+// with the writer.
+func (m *Map[K, V]) Range(lower, upper K) iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		it := m.NewIterator(&lower, &upper)
+		for ok := it.First(); ok; ok = it.Next() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}
