@@ -11,7 +11,7 @@ BENCHFLAGS ?=
 
 # Benchmark groups, run one `go test` invocation each so that every group's
 # baseline runs in the same invocation as what it is compared with.
-BENCH_GROUPS ?= RecordIOWrite RecordIORead
+BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault SSTableRandomReadDefault SSTableMemstoreFlush
 
 .PHONY: test vet race examples bench fuzz
 

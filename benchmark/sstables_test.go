@@ -33,11 +33,14 @@ var valuePool = seededBytes(1<<20, 42)
 // value, which a compressing table shrinks sevenfold and a per-file-byte
 // figure then undercounts.
 func sstableValue(i uint32) []byte {
+	return appendSSTableValue(make([]byte, 0, sstableValueSize), i)
+}
+
+// appendSSTableValue appends value i to dst.
+func appendSSTableValue(dst []byte, i uint32) []byte {
 	off := int(i*7919) % (len(valuePool) - sstableValueSize)
-	v := make([]byte, sstableValueSize)
-	binary.BigEndian.PutUint32(v, i)
-	copy(v[4:], valuePool[off:])
-	return v
+	dst = binary.BigEndian.AppendUint32(dst, i)
+	return append(dst, valuePool[off:off+sstableValueSize-4]...)
 }
 
 // benchTable is a table built once per process and shared by benchmarks.
