@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
 
@@ -148,8 +149,7 @@ func TestHugeLengthClaimsDoNotAllocate(t *testing.T) {
 // Resync finds every intact record after random damage: damage one record
 // in the middle of many, and every other record is still recovered.
 func TestResyncRecoversEverythingElse(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	var records [][]byte
 	for i := range 200 {

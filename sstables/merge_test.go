@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,8 +72,7 @@ func expectedMerge(sources [][]entry, o MergeOptions) []entry {
 }
 
 func TestMergingIteratorMatchesModel(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	dir := t.TempDir()
 	for round := range 30 {

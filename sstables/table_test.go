@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,8 +105,7 @@ func tableCases() []tableCase {
 }
 
 func TestTableRoundTrip(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	for _, tc := range tableCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
