@@ -1,0 +1,164 @@
+package simpledb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/stratadb/strata/internal/base"
+)
+
+// Batch collects writes that Write applies atomically: all of them or none,
+// also across a crash, since a batch is one write-ahead log record. A Batch
+// is not safe for concurrent use; it can be reused after Reset.
+//
+// Its encoding is the log record:
+//
+//	seq uint64 LE | count uint32 LE | op...
+//	op: kind byte | key length uvarint | key | value length uvarint | value
+//
+// where a tombstone (kind 0) has no value fields, and seq, set when the
+// batch commits, is the sequence number of the first op; op i gets seq+i.
+type Batch struct {
+	data  []byte
+	count uint32
+	bytes int64 // key and value bytes, for write amplification
+	err   error // the first rejected op; Write returns it
+}
+
+const batchHeaderSize = 12
+
+// NewBatch returns an empty batch.
+func (db *DB) NewBatch() *Batch { return new(Batch) }
+
+// Put adds a write of value under key. The batch copies both.
+func (b *Batch) Put(key, value []byte) error {
+	if err := checkKey(key); err != nil {
+		return b.reject(err)
+	}
+	if len(value) > MaxValueSize {
+		return b.reject(fmt.Errorf("%w: %d bytes", ErrValueTooLarge, len(value)))
+	}
+	b.init()
+	b.data = append(b.data, byte(base.KindSet))
+	b.data = binary.AppendUvarint(b.data, uint64(len(key)))
+	b.data = append(b.data, key...)
+	b.data = binary.AppendUvarint(b.data, uint64(len(value)))
+	b.data = append(b.data, value...)
+	return b.added(len(key) + len(value))
+}
+
+// Delete adds a deletion of key.
+func (b *Batch) Delete(key []byte) error {
+	if err := checkKey(key); err != nil {
+		return b.reject(err)
+	}
+	b.init()
+	b.data = append(b.data, byte(base.KindDelete))
+	b.data = binary.AppendUvarint(b.data, uint64(len(key)))
+	b.data = append(b.data, key...)
+	return b.added(len(key))
+}
+
+// Len returns the number of writes in the batch.
+func (b *Batch) Len() int { return int(b.count) }
+
+// Reset empties the batch for reuse.
+func (b *Batch) Reset() {
+	b.data, b.count, b.bytes, b.err = b.data[:0], 0, 0, nil
+}
+
+func (b *Batch) init() {
+	if len(b.data) == 0 {
+		b.data = append(b.data, make([]byte, batchHeaderSize)...)
+	}
+}
+
+func (b *Batch) added(n int) error {
+	b.count++
+	b.bytes += int64(n)
+	if len(b.data) > MaxBatchSize {
+		return b.reject(fmt.Errorf("%w: %d bytes", ErrBatchTooLarge, len(b.data)))
+	}
+	return nil
+}
+
+// reject records the first rejected op: Write refuses the whole batch, so a
+// caller that ignores Put's error cannot commit half of what it meant.
+func (b *Batch) reject(err error) error {
+	if b.err == nil {
+		b.err = err
+	}
+	return err
+}
+
+func (b *Batch) setSeq(seq uint64) {
+	binary.LittleEndian.PutUint64(b.data, seq)
+	binary.LittleEndian.PutUint32(b.data[8:], b.count)
+}
+
+func checkKey(key []byte) error {
+	switch {
+	case len(key) == 0:
+		return ErrEmptyKey
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
+	}
+	return nil
+}
+
+// errBadBatch reports a log record that is not a valid batch.
+var errBadBatch = errors.New("malformed batch")
+
+// decodeBatch checks a log record and calls fn for each op, with the op's
+// sequence number. It returns the batch's first seq and count.
+func decodeBatch(data []byte, fn func(seq uint64, kind base.Kind, key, value []byte) error) (uint64, uint32, error) {
+	if len(data) < batchHeaderSize {
+		return 0, 0, fmt.Errorf("%w: %d-byte header", errBadBatch, len(data))
+	}
+	seq := binary.LittleEndian.Uint64(data)
+	count := binary.LittleEndian.Uint32(data[8:])
+	if seq == 0 || seq > base.MaxSeq || uint64(count) > base.MaxSeq-seq+1 {
+		return 0, 0, fmt.Errorf("%w: seq %d count %d", errBadBatch, seq, count)
+	}
+	p := data[batchHeaderSize:]
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k) {
+			return nil, false
+		}
+		v := p[k : k+int(n)]
+		p = p[k+int(n):]
+		return v, true
+	}
+	for i := range count {
+		if len(p) == 0 {
+			return 0, 0, fmt.Errorf("%w: %d of %d ops", errBadBatch, i, count)
+		}
+		kind := base.Kind(p[0])
+		p = p[1:]
+		key, ok := field()
+		if !ok || len(key) == 0 {
+			return 0, 0, fmt.Errorf("%w: op %d key", errBadBatch, i)
+		}
+		var value []byte
+		switch kind {
+		case base.KindSet:
+			if value, ok = field(); !ok {
+				return 0, 0, fmt.Errorf("%w: op %d value", errBadBatch, i)
+			}
+		case base.KindDelete:
+		default:
+			return 0, 0, fmt.Errorf("%w: op %d kind %d", errBadBatch, i, kind)
+		}
+		if fn != nil {
+			if err := fn(seq+uint64(i), kind, key, value); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if len(p) != 0 {
+		return 0, 0, fmt.Errorf("%w: %d trailing bytes", errBadBatch, len(p))
+	}
+	return seq, count, nil
+}

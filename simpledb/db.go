@@ -1,0 +1,564 @@
+package simpledb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
+)
+
+// DB is an embedded key-value database. All its methods are safe for
+// concurrent use.
+type DB struct {
+	dir   string
+	opts  Options
+	fs    vfs.FS
+	log   *slog.Logger
+	lock  io.Closer
+	cache *sstables.Cache
+
+	// mu guards the fields below it. It is never held across a log write or
+	// a table write, only across a manifest write (an edit must be logged
+	// and installed in order).
+	mu          sync.Mutex
+	cond        *sync.Cond // broadcast whenever flush, compaction or error state changes
+	mem         *memTable
+	imm         []*memTable // full memstores awaiting flush, oldest first
+	current     *version
+	nextFileNum uint64
+	logNum      uint64 // the oldest log still needed
+	manifest    *recordio.Writer
+	manifestNum uint64
+	snapshots   map[uint64]int // sequence number -> live snapshots at it
+	flushing    bool
+	compacting  bool
+	compactPtr  [numLevels][]byte // where the next compaction of each level starts
+	bgErr       error
+	closed      bool
+	stats       statCounters
+
+	rsMu sync.RWMutex
+	rs   *readState
+
+	// The commit pipeline: see commit.go. wal is used by the leader only.
+	inflight   sync.WaitGroup // writes under way; Close waits for them
+	commitMu   sync.Mutex
+	queue      []*commitWaiter
+	leading    bool
+	wal        *recordio.Writer
+	visibleSeq atomic.Uint64 // every write up to it is applied and readable
+	lastSeq    uint64        // the last sequence number assigned; leader only
+
+	bgDone chan struct{}
+	bgWG   sync.WaitGroup
+}
+
+// Open opens the database in dir, creating it (and dir) if missing and
+// recovering it after a crash. A nil opts gives the defaults. A second Open
+// of the same directory fails with ErrLocked until the first is closed.
+func Open(dir string, opts *Options) (*DB, error) {
+	o := opts.withDefaults()
+	if err := o.FS.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
+	}
+	lock, err := o.FS.Lock(filepath.Join(dir, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
+	}
+	d := &DB{
+		dir:       dir,
+		opts:      o,
+		fs:        o.FS,
+		log:       o.Logger,
+		lock:      lock,
+		snapshots: map[uint64]int{},
+		bgDone:    make(chan struct{}),
+	}
+	d.cond = sync.NewCond(&d.mu)
+	if o.BlockCacheSize > 0 {
+		d.cache = sstables.NewCache(o.BlockCacheSize)
+	}
+	if err := d.recover(); err != nil {
+		d.releaseAll()
+		return nil, err
+	}
+	d.startBackground()
+	return d, nil
+}
+
+// recover loads the manifest's version, replays the logs it still needs,
+// makes what they held a table, and starts a new log and manifest.
+func (d *DB) recover() error {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return fmt.Errorf("simpledb: list %s: %w", d.dir, err)
+	}
+	state := &manifestState{nextFileNum: 1}
+	if slices.Contains(names, currentName) {
+		name, err := readCurrent(d.fs, d.dir)
+		if err != nil {
+			return fmt.Errorf("simpledb: %w", err)
+		}
+		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name)); err != nil {
+			return err
+		}
+	} else if err := checkNewDir(d.dir, names); err != nil {
+		return err
+	}
+	// Numbers a crashed session allocated but never recorded may name files
+	// still here: start after every number in use.
+	d.nextFileNum = max(state.nextFileNum, 1)
+	for _, name := range names {
+		if _, num := parseFileName(name); num >= d.nextFileNum {
+			d.nextFileNum = num + 1
+		}
+	}
+	d.lastSeq = state.lastSeq
+
+	v := &version{}
+	for level, tables := range state.levels {
+		for _, info := range tables {
+			t, err := d.openTable(info)
+			if err != nil {
+				v.refs.Store(1)
+				v.unref(d)
+				return err
+			}
+			v.levels[level] = append(v.levels[level], t)
+		}
+	}
+	v.sortLevels()
+	for _, level := range v.levels {
+		for _, t := range level {
+			t.ref()
+		}
+	}
+	v.refs.Store(1)
+	d.current = v
+
+	recovered := memstore.New(nil)
+	var logs []uint64
+	for _, name := range names {
+		if kind, num := parseFileName(name); kind == fileLog && num >= state.logNum {
+			logs = append(logs, num)
+		}
+	}
+	slices.Sort(logs)
+	for i, num := range logs {
+		if err := d.replayLog(num, i == len(logs)-1, recovered); err != nil {
+			return err
+		}
+	}
+
+	if recovered.Len() > 0 {
+		t, err := d.writeL0(recovered, nil)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			nv := d.current.withEdit(nil, []levelTableRef{{0, t}})
+			d.current.unref(d)
+			d.current = nv
+		}
+	}
+	if err := d.newLog(); err != nil {
+		return err
+	}
+	d.logNum = d.mem.logNum
+	if err := d.writeNewManifest(); err != nil {
+		return err
+	}
+	d.visibleSeq.Store(d.lastSeq)
+	d.installReadState()
+	d.removeObsoleteFiles(true)
+	return nil
+}
+
+// checkNewDir accepts a directory without CURRENT as a new database only if
+// it holds nothing, or just what a crash during creation leaves: anything
+// else is not a database and is left alone.
+func checkNewDir(dir string, names []string) error {
+	for _, name := range names {
+		switch kind, _ := parseFileName(name); kind {
+		case fileLock, fileManifest, fileTemp:
+		default:
+			return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, dir, name, currentName)
+		}
+	}
+	return nil
+}
+
+// replayLog applies a log's batches to m. Damage that nothing valid
+// follows in the last log is a torn tail, the unacknowledged end of the
+// last write: it is dropped. Any other damage is ErrCorruption.
+func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
+	path := logName(d.dir, num)
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
+	if err != nil {
+		if last && errors.Is(err, recordio.ErrTruncatedHeader) {
+			return nil // created, but the crash came before its header was written
+		}
+		return fmt.Errorf("simpledb: replay %s: %w", path, err)
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if errors.Is(err, ErrCorruption) && last {
+			damage := err
+			if _, err := r.Resync(); err == io.EOF {
+				d.log.Warn("simpledb: dropped the torn tail of the last log", "log", path, "damage", damage)
+				return nil
+			}
+			return fmt.Errorf("simpledb: replay: %w", damage)
+		}
+		if err != nil {
+			return fmt.Errorf("simpledb: replay: %w", err)
+		}
+		_, _, err = decodeBatch(rec, func(seq uint64, kind base.Kind, key, value []byte) error {
+			if seq <= d.lastSeq {
+				return fmt.Errorf("%w: sequence number %d after %d", errBadBatch, seq, d.lastSeq)
+			}
+			d.lastSeq = seq
+			return m.Apply(seq, kind, key, value)
+		})
+		if err != nil {
+			return base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
+		}
+	}
+}
+
+// openTable opens a table the manifest names.
+func (d *DB) openTable(info tableInfo) (*table, error) {
+	r, err := sstables.Open(tableName(d.dir, info.num), &sstables.ReaderOptions{FS: d.fs, Cache: d.cache})
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
+	}
+	return &table{tableInfo: info, reader: r}, nil
+}
+
+// newFileNum allocates a file number. Callers hold d.mu or run before the
+// database is shared.
+func (d *DB) newFileNum() uint64 {
+	n := d.nextFileNum
+	d.nextFileNum++
+	return n
+}
+
+// newLog starts a new log for a new, empty active memstore.
+func (d *DB) newLog() error {
+	num := d.newFileNum()
+	w, err := recordio.Create(logName(d.dir, num), &recordio.WriterOptions{FS: d.fs})
+	if err == nil {
+		err = w.Sync()
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: new log: %w", err)
+	}
+	d.wal = w
+	d.mem = &memTable{m: memstore.New(nil), logNum: num}
+	return nil
+}
+
+// writeNewManifest starts a manifest whose first edit describes the whole
+// current version, then points CURRENT at it.
+func (d *DB) writeNewManifest() error {
+	num := d.newFileNum()
+	path := manifestName(d.dir, num)
+	w, err := recordio.Create(path, &recordio.WriterOptions{FS: d.fs})
+	if err != nil {
+		return fmt.Errorf("simpledb: new manifest: %w", err)
+	}
+	snapshot := &versionEdit{comparator: comparatorName, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq}
+	for level, tables := range d.current.levels {
+		for _, t := range tables {
+			snapshot.added = append(snapshot.added, levelTable{level: level, info: t.tableInfo})
+		}
+	}
+	if _, err := w.WriteSync(snapshot.encode()); err != nil {
+		w.Close()
+		return fmt.Errorf("simpledb: new manifest: %w", err)
+	}
+	if err := d.setCurrent(filepath.Base(path)); err != nil {
+		w.Close()
+		return err
+	}
+	if d.manifest != nil {
+		d.manifest.Close()
+	}
+	d.manifest, d.manifestNum = w, num
+	return nil
+}
+
+// setCurrent atomically points CURRENT at a manifest: write a temporary
+// file, sync it, rename it over CURRENT, sync the directory.
+func (d *DB) setCurrent(manifest string) error {
+	tmp := filepath.Join(d.dir, currentName+".tmp")
+	f, err := d.fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("simpledb: write CURRENT: %w", err)
+	}
+	_, err = f.Write([]byte(manifest + "\n"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.fs.Rename(tmp, filepath.Join(d.dir, currentName))
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: write CURRENT: %w", err)
+	}
+	return nil
+}
+
+// writeEdit records an edit in the manifest, durably. The caller holds
+// d.mu and installs the edit with applyEdit once it returns nil.
+func (d *DB) writeEdit(edit *versionEdit) error {
+	edit.nextFileNum = d.nextFileNum
+	edit.lastSeq = max(edit.lastSeq, d.lastTableSeq())
+	if _, err := d.manifest.WriteSync(edit.encode()); err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	return nil
+}
+
+// applyEdit installs the version an edit makes and publishes it to readers.
+// The caller holds d.mu. Tables the edit deletes become obsolete: their
+// files go when their last reader is done.
+func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
+	deleted := map[uint64]bool{}
+	for _, del := range edit.deleted {
+		deleted[del.info.num] = true
+	}
+	nv := d.current.withEdit(deleted, added)
+	for _, level := range d.current.levels {
+		for _, t := range level {
+			if deleted[t.num] {
+				t.obsolete.Store(true)
+			}
+		}
+	}
+	if edit.logNum != 0 {
+		d.logNum = edit.logNum
+	}
+	old := d.current
+	d.current = nv
+	d.installReadState()
+	old.unref(d)
+}
+
+// lastTableSeq returns the highest sequence number in any table.
+func (d *DB) lastTableSeq() uint64 {
+	var seq uint64
+	for _, level := range d.current.levels {
+		for _, t := range level {
+			seq = max(seq, t.largestSeq)
+		}
+	}
+	return seq
+}
+
+// installReadState publishes the current memstores and version to readers.
+// The caller holds d.mu (or has not shared the database yet).
+func (d *DB) installReadState() {
+	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.current}
+	rs.refs.Store(1)
+	d.current.ref()
+	d.rsMu.Lock()
+	old := d.rs
+	d.rs = rs
+	d.rsMu.Unlock()
+	if old != nil {
+		old.unref(d)
+	}
+}
+
+// acquire returns the read state with a reference the caller must drop.
+func (d *DB) acquire() *readState {
+	d.rsMu.RLock()
+	rs := d.rs
+	rs.refs.Add(1)
+	d.rsMu.RUnlock()
+	return rs
+}
+
+// removeObsoleteFiles deletes logs older than the oldest one needed and,
+// with orphans (only while opening, when no flush or compaction can be
+// writing), also tables the version does not name, old manifests and
+// temporary files.
+func (d *DB) removeObsoleteFiles(orphans bool) {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		d.log.Error("simpledb: list for cleanup", "err", err)
+		return
+	}
+	d.mu.Lock()
+	live := map[uint64]bool{}
+	for _, level := range d.current.levels {
+		for _, t := range level {
+			live[t.num] = true
+		}
+	}
+	logNum, manifestNum, next := d.logNum, d.manifestNum, d.nextFileNum
+	d.mu.Unlock()
+	for _, name := range names {
+		kind, num := parseFileName(name)
+		obsolete := kind == fileLog && num < logNum
+		if orphans {
+			obsolete = obsolete || kind == fileTable && !live[num] && num < next ||
+				kind == fileManifest && num != manifestNum || kind == fileTemp
+		}
+		if obsolete {
+			d.deleteFile(filepath.Join(d.dir, name))
+		}
+	}
+}
+
+func (d *DB) deleteFile(path string) {
+	if err := d.fs.Remove(path); err != nil {
+		d.log.Error("simpledb: delete obsolete file", "file", path, "err", err)
+	}
+}
+
+// Get returns a copy of the value of key, or ErrNotFound when it is absent
+// or deleted.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	if err := d.checkOpen(); err != nil {
+		return nil, err
+	}
+	return d.getAt(key, d.visibleSeq.Load())
+}
+
+// getAt reads key as of seq. It loads the read state after seq was chosen:
+// every write up to seq was applied, into a memstore that state holds.
+func (d *DB) getAt(key []byte, seq uint64) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	rs := d.acquire()
+	defer rs.unref(d)
+	for i := len(rs.imm); i >= 0; i-- {
+		mt := rs.mem
+		if i < len(rs.imm) {
+			mt = rs.imm[i]
+		}
+		switch v, res := mt.m.GetAt(key, seq); res {
+		case memstore.Found:
+			return bytes.Clone(v), nil
+		case memstore.Deleted:
+			return nil, ErrNotFound
+		}
+	}
+	find := func(t *table) ([]byte, bool, error) {
+		var value []byte
+		kind, found, err := t.reader.Find(key, seq, func(v []byte) { value = bytes.Clone(v) })
+		if err != nil || !found {
+			return nil, found, err
+		}
+		if kind == base.KindDelete {
+			return nil, true, ErrNotFound
+		}
+		if value == nil {
+			value = []byte{}
+		}
+		return value, true, nil
+	}
+	for _, t := range rs.v.levels[0] {
+		if !t.overlaps(key, key) {
+			continue
+		}
+		if v, found, err := find(t); found || err != nil {
+			return v, err
+		}
+	}
+	for level := 1; level < numLevels; level++ {
+		if t := rs.v.tableFor(level, key); t != nil {
+			if v, found, err := find(t); found || err != nil {
+				return v, err
+			}
+		}
+	}
+	return nil, ErrNotFound
+}
+
+func (d *DB) checkOpen() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close stops background work, makes every acknowledged write durable and
+// releases the database's files and lock. Iterators and snapshots still
+// open keep working until they are closed; the database does not.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.closed = true
+	d.cond.Broadcast()
+	d.mu.Unlock()
+
+	// Writes already under way finish; then the log is synced and closed.
+	d.inflight.Wait()
+	var err error
+	if d.wal != nil {
+		err = d.wal.Close()
+		d.wal = nil
+	}
+
+	close(d.bgDone)
+	d.bgWG.Wait()
+	if rerr := d.releaseAll(); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: close: %w", err)
+	}
+	return nil
+}
+
+// releaseAll drops the database's references and closes its files.
+func (d *DB) releaseAll() error {
+	var errs []error
+	if d.wal != nil {
+		errs = append(errs, d.wal.Close())
+	}
+	if d.manifest != nil {
+		errs = append(errs, d.manifest.Close())
+	}
+	if d.rs != nil {
+		d.rs.unref(d)
+	}
+	if d.current != nil {
+		d.current.unref(d)
+	}
+	errs = append(errs, d.lock.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,36 @@
+package simpledb
+
+import (
+	"errors"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/vfs"
+)
+
+var (
+	// ErrNotFound: the key is absent or deleted.
+	ErrNotFound = errors.New("simpledb: not found")
+	// ErrEmptyKey: keys must not be empty.
+	ErrEmptyKey = errors.New("simpledb: empty key")
+	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
+	ErrKeyTooLarge = errors.New("simpledb: key too large")
+	// ErrValueTooLarge: values must not exceed MaxValueSize.
+	ErrValueTooLarge = errors.New("simpledb: value too large")
+	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize.
+	ErrBatchTooLarge = errors.New("simpledb: batch too large")
+	// ErrClosed: the database, iterator or snapshot was closed or released.
+	ErrClosed = errors.New("simpledb: closed")
+	// ErrLocked: another Open, in this process or another, holds the
+	// directory.
+	ErrLocked = vfs.ErrLocked
+	// ErrNotDB: the directory holds files but no database.
+	ErrNotDB = errors.New("simpledb: directory is not a database")
+	// ErrBackground: background work (a flush, a compaction, a log write)
+	// failed; the database refuses writes until it is reopened. The error
+	// wraps the cause. Acknowledged writes are never lost to it.
+	ErrBackground = errors.New("simpledb: background error")
+	// ErrCorruption is matched by every error reporting damaged files; such
+	// errors name the file and offset. It is recordio.ErrCorruption and
+	// sstables.ErrCorruption too.
+	ErrCorruption = base.ErrCorruption
+)

@@ -1,0 +1,188 @@
+package simpledb
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/sstables"
+)
+
+func (d *DB) startBackground() {
+	d.bgWG.Add(2)
+	go d.flushLoop()
+	go d.compactLoop()
+}
+
+// flushLoop turns immutable memstores into L0 tables, oldest first, one at
+// a time, until the database closes. Memstores not flushed by then are
+// safe in their logs.
+func (d *DB) flushLoop() {
+	defer d.bgWG.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		for !d.closed && (len(d.imm) == 0 || d.bgErr != nil) {
+			d.cond.Wait()
+		}
+		if d.closed {
+			return
+		}
+		if err := d.flushOldest(); err != nil {
+			d.setBackgroundError(fmt.Errorf("flush: %w", err))
+		}
+		d.cond.Broadcast()
+	}
+}
+
+// flushOldest writes the oldest immutable memstore to an L0 table and
+// installs it. The caller holds d.mu; it is released during the write.
+func (d *DB) flushOldest() error {
+	mt := d.imm[0]
+	snaps := d.snapshotSeqs()
+	d.flushing = true
+	d.mu.Unlock()
+	start := time.Now()
+	t, err := d.writeL0(mt.m, snaps)
+	d.mu.Lock()
+	d.flushing = false
+	if err != nil {
+		return err
+	}
+	// The log of the next memstore is now the oldest needed.
+	next := d.mem.logNum
+	if len(d.imm) > 1 {
+		next = d.imm[1].logNum
+	}
+	edit := &versionEdit{logNum: next, lastSeq: mt.m.LastSeq()}
+	var added []levelTableRef
+	if t != nil {
+		edit.added = []levelTable{{level: 0, info: t.tableInfo}}
+		added = []levelTableRef{{0, t}}
+	}
+	if err := d.writeEdit(edit); err != nil {
+		if t != nil {
+			t.obsolete.Store(true)
+			t.refs.Add(1)
+			t.unref(d)
+		}
+		return err
+	}
+	d.imm = d.imm[1:]
+	d.applyEdit(edit, added)
+	if t != nil {
+		d.stats.flushes++
+		d.stats.flushBytes += int64(t.size)
+		d.log.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
+	}
+	d.mu.Unlock()
+	d.removeObsoleteFiles(false)
+	d.mu.Lock()
+	return nil
+}
+
+// writeL0 writes a memstore to a new table, keeping only the versions that
+// the snapshots at snaps (ascending) can see, and opens it. It returns nil
+// if nothing survives.
+func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
+	it := &compactionIter{in: m.NewEntryIterator(nil), snaps: snaps}
+	defer it.in.Close()
+	outputs, err := d.writeTables(it, 0)
+	if err != nil || len(outputs) == 0 {
+		return nil, err
+	}
+	return outputs[0], nil
+}
+
+// writeTables writes an iterator's entries into new tables, starting a new
+// one past splitAt bytes (0: never) at a key boundary, so that no key
+// spans two tables. It opens and returns them.
+func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
+	var (
+		outputs []*table
+		w       *sstables.Writer
+		num     uint64
+		info    tableInfo
+	)
+	finish := func() error {
+		if w == nil {
+			return nil
+		}
+		err := w.Close()
+		w = nil
+		if err != nil {
+			return err
+		}
+		info.size = d.fileSize(tableName(d.dir, num))
+		t, err := d.openTable(info)
+		if err != nil {
+			return err
+		}
+		outputs = append(outputs, t)
+		return nil
+	}
+	abort := func(err error) ([]*table, error) {
+		if w != nil {
+			w.Abort()
+		}
+		for _, t := range outputs {
+			t.obsolete.Store(true)
+			t.refs.Add(1)
+			t.unref(d)
+		}
+		return nil, err
+	}
+	var lastKey []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		key := it.in.Key()
+		newKey := lastKey == nil || string(key) != string(lastKey)
+		if w != nil && splitAt > 0 && newKey && w.EstimatedSize() >= splitAt {
+			if err := finish(); err != nil {
+				return abort(err)
+			}
+		}
+		if w == nil {
+			d.mu.Lock()
+			num = d.newFileNum()
+			d.mu.Unlock()
+			var err error
+			if w, err = sstables.NewWriter(tableName(d.dir, num), d.opts.tableWriterOptions()); err != nil {
+				return abort(err)
+			}
+			info = tableInfo{num: num, smallest: append([]byte{}, key...), smallestSeq: it.in.Seq(), largestSeq: it.in.Seq()}
+		}
+		if err := w.AddEntry(key, it.in.Seq(), it.in.Kind(), it.in.Value()); err != nil {
+			return abort(err)
+		}
+		if newKey {
+			info.largest = append(info.largest[:0], key...)
+			lastKey = info.largest
+		}
+		info.smallestSeq = min(info.smallestSeq, it.in.Seq())
+		info.largestSeq = max(info.largestSeq, it.in.Seq())
+		if d.isClosed() {
+			return abort(ErrClosed)
+		}
+	}
+	if err := it.in.Err(); err != nil {
+		return abort(err)
+	}
+	if err := finish(); err != nil {
+		return abort(err)
+	}
+	return outputs, nil
+}
+
+func (d *DB) fileSize(path string) uint64 {
+	info, err := d.fs.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return uint64(info.Size())
+}
+
+func (d *DB) isClosed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}

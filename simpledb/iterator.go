@@ -1,0 +1,212 @@
+package simpledb
+
+import (
+	"bytes"
+	"iter"
+	"sort"
+
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/sstables"
+)
+
+// Iterator walks the live keys in [lower, upper) in order, as of the
+// moment it was created: writes after that are not seen, and flushes and
+// compactions do not disturb it. It is not safe for concurrent use.
+// Key and Value are valid until the next move; copy them to keep them.
+type Iterator struct {
+	db           *DB
+	rs           *readState
+	m            *sstables.MergingIterator
+	lower, upper []byte
+	err          error
+	closed       bool
+}
+
+// NewIterator returns an iterator over the live keys in [lower, upper);
+// nil bounds are open. Call First or SeekGE to position it, and Close it
+// when done.
+func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
+	if err := d.checkOpen(); err != nil {
+		return nil, err
+	}
+	return d.newIterator(lower, upper, d.visibleSeq.Load())
+}
+
+func (d *DB) newIterator(lower, upper []byte, seq uint64) (*Iterator, error) {
+	it := &Iterator{db: d, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
+	it.rs = d.acquire()
+	var children []sstables.EntryIterator
+	if seq > 0 { // at sequence number 0 nothing is visible yet
+		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}
+		children = append(children, it.rs.mem.m.NewEntryIterator(mopts))
+		for i := len(it.rs.imm) - 1; i >= 0; i-- {
+			children = append(children, it.rs.imm[i].m.NewEntryIterator(mopts))
+		}
+		topts := &sstables.IterOptions{LowerBound: it.lower, UpperBound: it.upper}
+		for _, t := range it.rs.v.levels[0] {
+			if t.overlaps(it.lower, it.upper) {
+				children = append(children, t.reader.NewIterator(topts))
+			}
+		}
+		for level := 1; level < numLevels; level++ {
+			if len(it.rs.v.levels[level]) > 0 {
+				children = append(children, &levelIter{tables: it.rs.v.levels[level], opts: *topts})
+			}
+		}
+	}
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: max(seq, 1), DropTombstones: true}, children...)
+	return it, nil
+}
+
+// First moves to the first key.
+func (it *Iterator) First() bool {
+	if it.closed {
+		return false
+	}
+	return it.settle(it.m.First())
+}
+
+// SeekGE moves to the first key at or after key.
+func (it *Iterator) SeekGE(key []byte) bool {
+	if it.closed {
+		return false
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.settle(it.m.SeekGE(key))
+}
+
+// Next moves to the next key.
+func (it *Iterator) Next() bool {
+	if it.closed {
+		return false
+	}
+	return it.settle(it.m.Next())
+}
+
+func (it *Iterator) settle(ok bool) bool {
+	if !ok {
+		it.err = it.m.Err()
+	}
+	return ok
+}
+
+// Valid reports whether the iterator is at a key.
+func (it *Iterator) Valid() bool { return !it.closed && it.m.Valid() }
+
+// Key returns the current key.
+func (it *Iterator) Key() []byte { return it.m.Key() }
+
+// Value returns the current value.
+func (it *Iterator) Value() []byte { return it.m.Value() }
+
+// Err returns the error that ended the iteration, if any; reaching the
+// end of the range is not an error.
+func (it *Iterator) Err() error {
+	if it.closed && it.err == nil {
+		return ErrClosed
+	}
+	return it.err
+}
+
+// Close releases the iterator. Further calls return ErrClosed.
+func (it *Iterator) Close() error {
+	if it.closed {
+		return ErrClosed
+	}
+	it.closed = true
+	err := it.m.Close()
+	it.rs.unref(it.db)
+	return err
+}
+
+// All returns the keys and values from the first on, for range loops. A
+// read error ends the loop early; it stays in Err, so check it after the
+// loop:
+//
+//	for k, v := range it.All() {
+//		...
+//	}
+//	if err := it.Err(); err != nil {
+//		...
+//	}
+func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		for ok := it.First(); ok; ok = it.Next() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}
+
+// levelIter walks the tables of one level (L1 and below), which are sorted
+// and disjoint, opening one table iterator at a time.
+type levelIter struct {
+	tables []*table
+	opts   sstables.IterOptions
+	idx    int
+	cur    *sstables.Iterator
+	err    error
+}
+
+func (l *levelIter) First() bool {
+	if l.opts.LowerBound != nil {
+		return l.SeekGE(l.opts.LowerBound)
+	}
+	return l.open(0) && l.settle(l.cur.First())
+}
+
+func (l *levelIter) SeekGE(key []byte) bool {
+	i := sort.Search(len(l.tables), func(i int) bool { return bytes.Compare(l.tables[i].largest, key) >= 0 })
+	return l.open(i) && l.settle(l.cur.SeekGE(key))
+}
+
+func (l *levelIter) Next() bool { return l.cur != nil && l.settle(l.cur.Next()) }
+
+// settle moves on to the next table when the current one is exhausted.
+func (l *levelIter) settle(ok bool) bool {
+	for !ok {
+		if err := l.cur.Err(); err != nil {
+			l.err = err
+			return false
+		}
+		if !l.open(l.idx + 1) {
+			return false
+		}
+		ok = l.cur.First()
+	}
+	return true
+}
+
+// open switches to table i, unless it is past the tables or the bound.
+func (l *levelIter) open(i int) bool {
+	if l.cur != nil {
+		l.cur.Close()
+		l.cur = nil
+	}
+	l.idx = i
+	if i >= len(l.tables) || l.opts.UpperBound != nil && bytes.Compare(l.tables[i].smallest, l.opts.UpperBound) >= 0 {
+		return false
+	}
+	l.cur = l.tables[i].reader.NewIterator(&l.opts)
+	return true
+}
+
+func (l *levelIter) Valid() bool   { return l.cur != nil && l.cur.Valid() }
+func (l *levelIter) Key() []byte   { return l.cur.Key() }
+func (l *levelIter) Seq() uint64   { return l.cur.Seq() }
+func (l *levelIter) Kind() Kind    { return l.cur.Kind() }
+func (l *levelIter) Value() []byte { return l.cur.Value() }
+func (l *levelIter) Err() error    { return l.err }
+
+func (l *levelIter) Close() error {
+	if l.cur != nil {
+		return l.cur.Close()
+	}
+	return nil
+}
+
+// Kind is an entry's kind, as the iterators of the lower layers report it.
+type Kind = sstables.Kind

@@ -1,0 +1,265 @@
+package simpledb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/vfs"
+)
+
+// The manifest is a recordio log of version edits: each edit names tables
+// added to and removed from levels, and the counters recovery needs. The
+// live manifest is named by CURRENT. Every edit is synced before anything
+// depends on it: before the log files or compaction inputs it makes
+// obsolete are deleted. Open writes a new manifest that starts with one
+// edit describing the whole version, then switches CURRENT to it.
+//
+// An edit is a list of fields, each tag uvarint | length uvarint | bytes:
+//
+//	1 comparator   name
+//	2 log number   uvarint: the oldest log still needed
+//	3 next file    uvarint: the next unused file number
+//	4 last seq     uvarint: the highest sequence number in any table
+//	5 delete table level uvarint | file number uvarint
+//	6 add table    level | number | size | smallest seq | largest seq
+//	               (uvarints) | smallest key | largest key (uvarint-prefixed)
+const (
+	tagComparator = iota + 1
+	tagLogNum
+	tagNextFileNum
+	tagLastSeq
+	tagDeleteTable
+	tagAddTable
+)
+
+const comparatorName = "strata.bytewise"
+
+// tableInfo is what the manifest records about a table.
+type tableInfo struct {
+	num, size               uint64
+	smallest, largest       []byte
+	smallestSeq, largestSeq uint64
+}
+
+type levelTable struct {
+	level int
+	info  tableInfo
+}
+
+type versionEdit struct {
+	comparator                   string
+	logNum, nextFileNum, lastSeq uint64       // 0: unchanged
+	deleted                      []levelTable // only level and info.num set
+	added                        []levelTable
+}
+
+func (e *versionEdit) encode() []byte {
+	var b []byte
+	field := func(tag uint64, v []byte) {
+		b = binary.AppendUvarint(b, tag)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	uvarints := func(vs ...uint64) []byte {
+		var out []byte
+		for _, v := range vs {
+			out = binary.AppendUvarint(out, v)
+		}
+		return out
+	}
+	if e.comparator != "" {
+		field(tagComparator, []byte(e.comparator))
+	}
+	for tag, v := range map[uint64]uint64{tagLogNum: e.logNum, tagNextFileNum: e.nextFileNum, tagLastSeq: e.lastSeq} {
+		if v != 0 {
+			field(tag, uvarints(v))
+		}
+	}
+	for _, d := range e.deleted {
+		field(tagDeleteTable, uvarints(uint64(d.level), d.info.num))
+	}
+	for _, a := range e.added {
+		t := a.info
+		v := uvarints(uint64(a.level), t.num, t.size, t.smallestSeq, t.largestSeq, uint64(len(t.smallest)))
+		v = append(v, t.smallest...)
+		v = binary.AppendUvarint(v, uint64(len(t.largest)))
+		field(tagAddTable, append(v, t.largest...))
+	}
+	return b
+}
+
+var errBadEdit = errors.New("malformed version edit")
+
+func decodeEdit(b []byte) (versionEdit, error) {
+	var e versionEdit
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 {
+			return e, fmt.Errorf("%w: field tag", errBadEdit)
+		}
+		b = b[n:]
+		length, n := binary.Uvarint(b)
+		if n <= 0 || length > uint64(len(b)-n) {
+			return e, fmt.Errorf("%w: field %d length", errBadEdit, tag)
+		}
+		v := b[n : n+int(length)]
+		b = b[n+int(length):]
+		r := editReader{b: v}
+		switch tag {
+		case tagComparator:
+			e.comparator = string(v)
+			r.b = nil
+		case tagLogNum:
+			e.logNum = r.uvarint()
+		case tagNextFileNum:
+			e.nextFileNum = r.uvarint()
+		case tagLastSeq:
+			e.lastSeq = r.uvarint()
+		case tagDeleteTable:
+			level, num := r.uvarint(), r.uvarint()
+			e.deleted = append(e.deleted, levelTable{level: int(level), info: tableInfo{num: num}})
+			r.checkLevel(level)
+		case tagAddTable:
+			level := r.uvarint()
+			r.checkLevel(level)
+			t := tableInfo{num: r.uvarint(), size: r.uvarint(), smallestSeq: r.uvarint(), largestSeq: r.uvarint()}
+			t.smallest, t.largest = r.bytes(), r.bytes()
+			e.added = append(e.added, levelTable{level: int(level), info: t})
+		default:
+			return e, fmt.Errorf("%w: unknown field %d", errBadEdit, tag)
+		}
+		if r.err == nil && len(r.b) != 0 {
+			r.err = fmt.Errorf("%w: field %d has %d trailing bytes", errBadEdit, tag, len(r.b))
+		}
+		if r.err != nil {
+			return e, r.err
+		}
+	}
+	return e, nil
+}
+
+// editReader decodes a field's contents, remembering the first error.
+type editReader struct {
+	b   []byte
+	err error
+}
+
+func (r *editReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *editReader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail("bad length")
+		return nil
+	}
+	v := append([]byte{}, r.b[:n]...)
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *editReader) checkLevel(level uint64) {
+	if level >= numLevels {
+		r.fail(fmt.Sprintf("level %d", level))
+	}
+}
+
+func (r *editReader) fail(msg string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", errBadEdit, msg)
+	}
+}
+
+// manifestState is what replaying a manifest yields.
+type manifestState struct {
+	levels                       [numLevels]map[uint64]tableInfo
+	logNum, nextFileNum, lastSeq uint64
+}
+
+func (s *manifestState) apply(e *versionEdit) error {
+	if e.comparator != "" && e.comparator != comparatorName {
+		return fmt.Errorf("simpledb: database uses comparator %q, not %q", e.comparator, comparatorName)
+	}
+	for _, d := range e.deleted {
+		if _, ok := s.levels[d.level][d.info.num]; !ok {
+			return fmt.Errorf("%w: deletes table %d, not in L%d", errBadEdit, d.info.num, d.level)
+		}
+		delete(s.levels[d.level], d.info.num)
+	}
+	for _, a := range e.added {
+		if s.levels[a.level] == nil {
+			s.levels[a.level] = map[uint64]tableInfo{}
+		}
+		s.levels[a.level][a.info.num] = a.info
+	}
+	s.logNum = max(s.logNum, e.logNum)
+	s.nextFileNum = max(s.nextFileNum, e.nextFileNum)
+	s.lastSeq = max(s.lastSeq, e.lastSeq)
+	return nil
+}
+
+// readCurrent returns the manifest file name CURRENT points to.
+func readCurrent(fsys vfs.FS, dir string) (string, error) {
+	f, err := fsys.Open(filepath.Join(dir, currentName))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 256))
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimSuffix(string(b), "\n")
+	if kind, _ := parseFileName(name); kind != fileManifest || !strings.HasSuffix(string(b), "\n") {
+		return "", base.Corruptf(filepath.Join(dir, currentName), 0, ErrCorruption, "names %q, not a manifest", b)
+	}
+	return name, nil
+}
+
+// replayManifest rebuilds the state a manifest describes. Only a truncated
+// last edit (the crash came before its sync, so nothing depended on it) is
+// tolerated; any other damage is corruption, and the caller deletes nothing.
+func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true})
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: manifest: %w", err)
+	}
+	defer r.Close()
+	s := &manifestState{}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, recordio.ErrTruncatedHeader) || errors.Is(err, recordio.ErrTruncatedPayload) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("simpledb: manifest: %w", err)
+		}
+		e, err := decodeEdit(rec)
+		if err == nil {
+			err = s.apply(&e)
+		}
+		if err != nil {
+			return nil, base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
+		}
+	}
+	if s.nextFileNum == 0 {
+		return nil, base.Corruptf(path, 0, ErrCorruption, "no next file number")
+	}
+	return s, nil
+}

@@ -1,0 +1,62 @@
+package simpledb
+
+// Flush turns the active memstore into an L0 table now and waits until it
+// (and every memstore before it) is flushed.
+func (d *DB) Flush() error {
+	w := &commitWaiter{flush: true, done: make(chan commitResult, 1)}
+	if err := d.commit(w); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		switch {
+		case d.bgErr != nil:
+			return d.bgErr
+		case d.closed:
+			return ErrClosed
+		case len(d.imm) == 0 || d.imm[0].logNum > w.rotated:
+			return nil
+		}
+		d.cond.Wait()
+	}
+}
+
+// Compact flushes, then compacts everything down into the deepest level
+// that holds data (at least L1), dropping every deleted or overwritten
+// version no snapshot needs. It is for tests and tools: the background
+// compaction keeps the levels in shape on its own.
+func (d *DB) Compact() error {
+	if err := d.Flush(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	last := 1
+	for level := numLevels - 1; level > 1; level-- {
+		if len(d.current.levels[level]) > 0 {
+			last = level
+			break
+		}
+	}
+	for level := 0; level < last; level++ {
+		for d.compacting && !d.closed && d.bgErr == nil {
+			d.cond.Wait()
+		}
+		switch {
+		case d.closed:
+			return ErrClosed
+		case d.bgErr != nil:
+			return d.bgErr
+		}
+		if len(d.current.levels[level]) == 0 {
+			continue
+		}
+		err := d.runCompaction(d.newCompaction(level, d.current.levels[level]))
+		d.cond.Broadcast()
+		if err != nil {
+			return d.setBackgroundError(err)
+		}
+	}
+	return nil
+}

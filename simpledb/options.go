@@ -1,0 +1,129 @@
+package simpledb
+
+import (
+	"log/slog"
+
+	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
+)
+
+const (
+	// MaxKeySize is the longest key, 64 KiB.
+	MaxKeySize = 64 << 10
+	// MaxValueSize is the longest value, 64 MiB.
+	MaxValueSize = 64 << 20
+	// MaxBatchSize bounds a batch's encoded size, 512 MiB.
+	MaxBatchSize = 512 << 20
+)
+
+// numLevels is the number of levels: L0 and L1 to L6.
+const numLevels = 7
+
+// Options configure a database. The zero value (or nil) gives the defaults,
+// each documented on its field.
+type Options struct {
+	// FS is the filesystem. Default: vfs.Default.
+	FS vfs.FS
+	// MemstoreSize is how large the active memstore grows before it is
+	// turned into a table in the background. Default: 64 MiB.
+	MemstoreSize int64
+	// MaxImmutableMemstores bounds the full memstores waiting for their
+	// flush; writers stall beyond it, so memory stays bounded. Default: 2.
+	MaxImmutableMemstores int
+	// NoSync makes writes unsynced by default: acknowledged once in the
+	// operating system, durable only after a later synced write, Flush or
+	// Close. WriteOptions override it per write. Default: false (synced).
+	NoSync bool
+	// L0CompactionTrigger is the number of L0 tables that starts a
+	// compaction into L1. Default: 4.
+	L0CompactionTrigger int
+	// L0StopWritesThreshold is the number of L0 tables at which writers
+	// stall until compaction catches up. Default: 12.
+	L0StopWritesThreshold int
+	// BaseLevelSize is L1's target size. Default: 4 × MemstoreSize.
+	BaseLevelSize int64
+	// LevelSizeRatio is each level's target size over the previous one's.
+	// Default: 10.
+	LevelSizeRatio int
+	// TargetTableSize is the size at which compaction starts a new output
+	// table. Default: 64 MiB.
+	TargetTableSize int64
+	// BlockSize is the tables' data block size. Default: 16 KiB.
+	BlockSize int
+	// Compression compresses table blocks. Default: snappy.
+	Compression sstables.Compression
+	// BloomBitsPerKey sizes each table's bloom filter. 0 means the default,
+	// 10 (about 1% false positives); a negative value turns filters off.
+	BloomBitsPerKey int
+	// BlockCacheSize is the size of the cache of decompressed, verified
+	// blocks shared by all tables; negative turns it off. Default: 64 MiB.
+	BlockCacheSize int64
+	// Logger receives background events (flushes and compactions at Debug,
+	// failures at Error). Default: slog.Default().
+	Logger *slog.Logger
+	// DisableAutoCompaction stops background compaction; Compact still
+	// works. For tests and tools. Default: false.
+	DisableAutoCompaction bool
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	r.FS = vfs.OrDefault(r.FS)
+	if r.MemstoreSize <= 0 {
+		r.MemstoreSize = 64 << 20
+	}
+	if r.MaxImmutableMemstores <= 0 {
+		r.MaxImmutableMemstores = 2
+	}
+	if r.L0CompactionTrigger <= 0 {
+		r.L0CompactionTrigger = 4
+	}
+	if r.L0StopWritesThreshold <= 0 {
+		r.L0StopWritesThreshold = 12
+	}
+	r.L0StopWritesThreshold = max(r.L0StopWritesThreshold, r.L0CompactionTrigger+1)
+	if r.BaseLevelSize <= 0 {
+		r.BaseLevelSize = 4 * r.MemstoreSize
+	}
+	if r.LevelSizeRatio <= 1 {
+		r.LevelSizeRatio = 10
+	}
+	if r.TargetTableSize <= 0 {
+		r.TargetTableSize = 64 << 20
+	}
+	if r.BlockSize <= 0 {
+		r.BlockSize = 16 << 10
+	}
+	switch {
+	case r.BloomBitsPerKey == 0:
+		r.BloomBitsPerKey = 10
+	case r.BloomBitsPerKey < 0:
+		r.BloomBitsPerKey = 0
+	}
+	if r.BlockCacheSize == 0 {
+		r.BlockCacheSize = 64 << 20
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r
+}
+
+// WriteOptions override the database's defaults for one write.
+type WriteOptions struct {
+	// Sync makes the write durable before it returns.
+	Sync bool
+}
+
+// tableWriterOptions are the options for the tables the database writes.
+func (o *Options) tableWriterOptions() *sstables.WriterOptions {
+	return &sstables.WriterOptions{
+		FS:              o.FS,
+		BlockSize:       o.BlockSize,
+		Compression:     o.Compression,
+		BloomBitsPerKey: o.BloomBitsPerKey,
+	}
+}

@@ -1,0 +1,86 @@
+package simpledb
+
+import (
+	"slices"
+	"sync"
+)
+
+// Snapshot is a point-in-time view: reads through it see the database as
+// it was when the snapshot was taken, whatever is written after. A live
+// snapshot keeps compaction from discarding the versions it sees, so
+// release it when done. It is safe for concurrent use.
+type Snapshot struct {
+	db  *DB
+	seq uint64
+
+	mu       sync.Mutex
+	released bool
+}
+
+// NewSnapshot takes a snapshot of the current state. On a closed database
+// the snapshot is born released: its reads return ErrClosed.
+func (d *DB) NewSnapshot() *Snapshot {
+	s := &Snapshot{db: d}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		s.released = true
+		return s
+	}
+	s.seq = d.visibleSeq.Load()
+	d.snapshots[s.seq]++
+	return s
+}
+
+// Get reads key as of the snapshot.
+func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.db.getAt(key, s.seq)
+}
+
+// NewIterator returns an iterator over [lower, upper) as of the snapshot.
+func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.db.newIterator(lower, upper, s.seq)
+}
+
+// Release frees the snapshot. Later calls return ErrClosed.
+func (s *Snapshot) Release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return ErrClosed
+	}
+	s.released = true
+	d := s.db
+	d.mu.Lock()
+	if d.snapshots[s.seq]--; d.snapshots[s.seq] == 0 {
+		delete(d.snapshots, s.seq)
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+func (s *Snapshot) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return ErrClosed
+	}
+	return s.db.checkOpen()
+}
+
+// snapshotSeqs returns the live snapshots' sequence numbers, ascending. The
+// caller holds d.mu.
+func (d *DB) snapshotSeqs() []uint64 {
+	seqs := make([]uint64, 0, len(d.snapshots))
+	for seq := range d.snapshots {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	return seqs
+}

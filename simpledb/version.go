@@ -1,0 +1,163 @@
+package simpledb
+
+import (
+	"bytes"
+	"slices"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/sstables"
+)
+
+// table is a live table: what the manifest records, and its open reader.
+// It is reference-counted by the versions that contain it (and by running
+// compactions): when the last reference goes, the reader is closed and, if
+// an edit has removed the table, its file deleted. Readers are therefore
+// never closed under a Get or an iterator.
+type table struct {
+	tableInfo
+	reader   *sstables.Reader
+	refs     atomic.Int32
+	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
+	// compacting is set while a compaction uses the table; guarded by DB.mu.
+	compacting bool
+}
+
+func (t *table) ref() { t.refs.Add(1) }
+
+func (t *table) unref(d *DB) {
+	if t.refs.Add(-1) != 0 {
+		return
+	}
+	if err := t.reader.Close(); err != nil {
+		d.log.Error("simpledb: close table", "table", t.num, "err", err)
+	}
+	if t.obsolete.Load() {
+		d.deleteFile(tableName(d.dir, t.num))
+	}
+}
+
+// overlaps reports whether the table may hold keys in [lo, hi] (nil: open).
+func (t *table) overlaps(lo, hi []byte) bool {
+	return (hi == nil || bytes.Compare(t.smallest, hi) <= 0) && (lo == nil || bytes.Compare(t.largest, lo) >= 0)
+}
+
+// version is an immutable set of tables per level. L0 tables may overlap
+// and are ordered newest first; in L1 and below tables are ordered by key
+// and never overlap, so one table per level can hold a key. For any key,
+// versions in a shallower level are newer than those in a deeper one.
+type version struct {
+	levels [numLevels][]*table
+	refs   atomic.Int32
+}
+
+func (v *version) ref() { v.refs.Add(1) }
+
+func (v *version) unref(d *DB) {
+	if v.refs.Add(-1) != 0 {
+		return
+	}
+	for _, level := range v.levels {
+		for _, t := range level {
+			t.unref(d)
+		}
+	}
+}
+
+// withEdit returns a new version: v minus the deleted tables plus the added
+// ones (which the caller has opened). It takes a reference on every table
+// it holds.
+func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *version {
+	nv := &version{}
+	for level, tables := range v.levels {
+		for _, t := range tables {
+			if !deleted[t.num] {
+				nv.levels[level] = append(nv.levels[level], t)
+			}
+		}
+	}
+	for _, a := range added {
+		nv.levels[a.level] = append(nv.levels[a.level], a.t)
+	}
+	nv.sortLevels()
+	for _, level := range nv.levels {
+		for _, t := range level {
+			t.ref()
+		}
+	}
+	nv.refs.Store(1)
+	return nv
+}
+
+type levelTableRef struct {
+	level int
+	t     *table
+}
+
+func (v *version) sortLevels() {
+	// L0: newest first. Flushes produce tables of ever higher sequence
+	// numbers, so the largest sequence number orders them.
+	slices.SortFunc(v.levels[0], func(a, b *table) int {
+		switch {
+		case a.largestSeq != b.largestSeq:
+			return cmpUint(b.largestSeq, a.largestSeq)
+		default:
+			return cmpUint(b.num, a.num)
+		}
+	})
+	for level := 1; level < numLevels; level++ {
+		slices.SortFunc(v.levels[level], func(a, b *table) int { return bytes.Compare(a.smallest, b.smallest) })
+	}
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// levelSize returns the bytes of a level's tables.
+func (v *version) levelSize(level int) int64 {
+	var n int64
+	for _, t := range v.levels[level] {
+		n += int64(t.size)
+	}
+	return n
+}
+
+// tableFor returns the table of level (1 and below) whose range holds key.
+func (v *version) tableFor(level int, key []byte) *table {
+	tables := v.levels[level]
+	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return bytes.Compare(t.largest, k) })
+	if i < len(tables) && bytes.Compare(tables[i].smallest, key) <= 0 {
+		return tables[i]
+	}
+	return nil
+}
+
+// memTable is a memstore and the log that holds its writes.
+type memTable struct {
+	m      *memstore.Memstore
+	logNum uint64
+}
+
+// readState is what a read needs: the memstores, newest first, and the
+// version. Reads take a reference for their duration, so that flushes and
+// compactions can install a new state with a pointer swap while the old
+// one's tables stay open until its last reader is done.
+type readState struct {
+	mem  *memTable
+	imm  []*memTable // oldest first
+	v    *version
+	refs atomic.Int32
+}
+
+func (rs *readState) unref(d *DB) {
+	if rs.refs.Add(-1) == 0 {
+		rs.v.unref(d)
+	}
+}
