@@ -62,15 +62,19 @@ func (d *DB) Write(b *Batch) error {
 	return d.WriteWithOptions(b, &WriteOptions{Sync: !d.opts.NoSync})
 }
 
-// WriteWithOptions applies a batch atomically with per-write options.
+// WriteWithOptions applies a batch atomically with per-write options; nil
+// options mean the database's defaults.
 func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
+	if o == nil {
+		o = &WriteOptions{Sync: !d.opts.NoSync}
+	}
 	if b.err != nil {
 		return b.err
 	}
 	if b.count == 0 {
 		return d.checkOpen()
 	}
-	return d.commit(&commitWaiter{batch: b, sync: o != nil && o.Sync, done: make(chan commitResult, 1)})
+	return d.commit(&commitWaiter{batch: b, sync: o.Sync, done: make(chan commitResult, 1)})
 }
 
 // commit queues w and, if no writer leads, leads: it commits the queue's
@@ -78,7 +82,7 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 func (d *DB) commit(w *commitWaiter) error {
 	d.mu.Lock()
 	switch {
-	case d.closed:
+	case d.closed.Load():
 		d.mu.Unlock()
 		return ErrClosed
 	case d.bgErr != nil:
@@ -222,6 +226,9 @@ func (d *DB) commitBatches(group []*commitWaiter) error {
 	d.stats.userBytes += userBytes
 	d.stats.logBytes += logBytes
 	d.stats.writes += int64(len(group))
+	if sync {
+		d.stats.logSyncs++
+	}
 	d.mu.Unlock()
 	return nil
 }

@@ -88,7 +88,7 @@ func (d *DB) compactLoop() {
 	defer d.mu.Unlock()
 	for {
 		var c *compaction
-		for !d.closed {
+		for !d.closed.Load() {
 			if !d.compacting && d.bgErr == nil && !d.opts.DisableAutoCompaction {
 				if c = d.pickCompaction(); c != nil {
 					break
@@ -96,7 +96,7 @@ func (d *DB) compactLoop() {
 			}
 			d.cond.Wait()
 		}
-		if d.closed {
+		if d.closed.Load() {
 			return
 		}
 		if err := d.runCompaction(c); err != nil && err != ErrClosed {

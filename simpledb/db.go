@@ -45,8 +45,10 @@ type DB struct {
 	compacting  bool
 	compactPtr  [numLevels][]byte // where the next compaction of each level starts
 	bgErr       error
-	closed      bool
 	stats       statCounters
+	// closed is set (under mu, so waiters on cond see it) by Close; read
+	// anywhere.
+	closed atomic.Bool
 
 	rsMu sync.RWMutex
 	rs   *readState
@@ -60,8 +62,7 @@ type DB struct {
 	visibleSeq atomic.Uint64 // every write up to it is applied and readable
 	lastSeq    uint64        // the last sequence number assigned; leader only
 
-	bgDone chan struct{}
-	bgWG   sync.WaitGroup
+	bgWG sync.WaitGroup
 }
 
 // Open opens the database in dir, creating it (and dir) if missing and
@@ -83,7 +84,6 @@ func Open(dir string, opts *Options) (*DB, error) {
 		log:       o.Logger,
 		lock:      lock,
 		snapshots: map[uint64]int{},
-		bgDone:    make(chan struct{}),
 	}
 	d.cond = sync.NewCond(&d.mu)
 	if o.BlockCacheSize > 0 {
@@ -504,9 +504,7 @@ func (d *DB) getAt(key []byte, seq uint64) ([]byte, error) {
 }
 
 func (d *DB) checkOpen() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return ErrClosed
 	}
 	return nil
@@ -517,11 +515,11 @@ func (d *DB) checkOpen() error {
 // open keep working until they are closed; the database does not.
 func (d *DB) Close() error {
 	d.mu.Lock()
-	if d.closed {
+	if d.closed.Load() {
 		d.mu.Unlock()
 		return ErrClosed
 	}
-	d.closed = true
+	d.closed.Store(true)
 	d.cond.Broadcast()
 	d.mu.Unlock()
 
@@ -533,7 +531,6 @@ func (d *DB) Close() error {
 		d.wal = nil
 	}
 
-	close(d.bgDone)
 	d.bgWG.Wait()
 	if rerr := d.releaseAll(); err == nil {
 		err = rerr

@@ -22,13 +22,13 @@ func (d *DB) flushLoop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for {
-		for !d.closed && (len(d.imm) == 0 || d.bgErr != nil) {
+		for !d.closed.Load() && (len(d.imm) == 0 || d.bgErr != nil) {
 			d.cond.Wait()
 		}
-		if d.closed {
+		if d.closed.Load() {
 			return
 		}
-		if err := d.flushOldest(); err != nil {
+		if err := d.flushOldest(); err != nil && err != ErrClosed {
 			d.setBackgroundError(fmt.Errorf("flush: %w", err))
 		}
 		d.cond.Broadcast()
@@ -160,7 +160,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		}
 		info.smallestSeq = min(info.smallestSeq, it.in.Seq())
 		info.largestSeq = max(info.largestSeq, it.in.Seq())
-		if d.isClosed() {
+		if d.closed.Load() {
 			return abort(ErrClosed)
 		}
 	}
@@ -179,10 +179,4 @@ func (d *DB) fileSize(path string) uint64 {
 		return 0
 	}
 	return uint64(info.Size())
-}
-
-func (d *DB) isClosed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.closed
 }

@@ -76,9 +76,9 @@ func (e *versionEdit) encode() []byte {
 	if e.comparator != "" {
 		field(tagComparator, []byte(e.comparator))
 	}
-	for tag, v := range map[uint64]uint64{tagLogNum: e.logNum, tagNextFileNum: e.nextFileNum, tagLastSeq: e.lastSeq} {
-		if v != 0 {
-			field(tag, uvarints(v))
+	for _, f := range []struct{ tag, v uint64 }{{tagLogNum, e.logNum}, {tagNextFileNum, e.nextFileNum}, {tagLastSeq, e.lastSeq}} {
+		if f.v != 0 {
+			field(f.tag, uvarints(f.v))
 		}
 	}
 	for _, d := range e.deleted {

@@ -13,7 +13,7 @@ func (d *DB) Flush() error {
 		switch {
 		case d.bgErr != nil:
 			return d.bgErr
-		case d.closed:
+		case d.closed.Load():
 			return ErrClosed
 		case len(d.imm) == 0 || d.imm[0].logNum > w.rotated:
 			return nil
@@ -40,11 +40,11 @@ func (d *DB) Compact() error {
 		}
 	}
 	for level := 0; level < last; level++ {
-		for d.compacting && !d.closed && d.bgErr == nil {
+		for d.compacting && !d.closed.Load() && d.bgErr == nil {
 			d.cond.Wait()
 		}
 		switch {
-		case d.closed:
+		case d.closed.Load():
 			return ErrClosed
 		case d.bgErr != nil:
 			return d.bgErr

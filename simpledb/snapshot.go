@@ -23,7 +23,7 @@ func (d *DB) NewSnapshot() *Snapshot {
 	s := &Snapshot{db: d}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		s.released = true
 		return s
 	}

@@ -5,6 +5,7 @@ import "time"
 // statCounters are the running totals behind Stats; guarded by DB.mu.
 type statCounters struct {
 	writes, userBytes, logBytes     int64
+	logSyncs                        int64
 	flushes, flushBytes             int64
 	compactions                     int64
 	compactionRead, compactionBytes int64
@@ -30,8 +31,9 @@ type Stats struct {
 	ImmutableMemstores int
 	// Writes counts committed batches; UserBytes sums their keys and values.
 	Writes, UserBytes int64
-	// LogBytes counts bytes appended to write-ahead logs.
-	LogBytes int64
+	// LogBytes counts bytes appended to write-ahead logs; LogSyncs counts
+	// their fsyncs, which group commit shares between concurrent writers.
+	LogBytes, LogSyncs int64
 	// Flushes and FlushBytes count memstore flushes and the bytes of the
 	// tables they wrote.
 	Flushes, FlushBytes int64
@@ -65,7 +67,7 @@ func (d *DB) Stats() Stats {
 	}
 	s.ImmutableMemstores = len(d.imm)
 	c := d.stats
-	s.Writes, s.UserBytes, s.LogBytes = c.writes, c.userBytes, c.logBytes
+	s.Writes, s.UserBytes, s.LogBytes, s.LogSyncs = c.writes, c.userBytes, c.logBytes, c.logSyncs
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes
 	if c.userBytes > 0 {

@@ -1,0 +1,91 @@
+// Command simpledb opens a database, writes, batches, reads and scans,
+// closes it, and shows that everything is there after reopening.
+package main
+
+import (
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/stratadb/strata/simpledb"
+)
+
+func main() {
+	dir, err := os.MkdirTemp("", "strata-simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("writing 10,000 orders, synced, in batches of 100")
+	for i := 0; i < 10000; i += 100 {
+		b := db.NewBatch()
+		for j := i; j < i+100; j++ {
+			if err := b.Put(fmt.Appendf(nil, "order:%05d", j), fmt.Appendf(nil, `{"qty":%d}`, j%9+1)); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if err := db.Write(b); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := db.Delete([]byte("order:00042")); err != nil {
+		log.Fatal(err)
+	}
+	v, err := db.Get([]byte("order:04242"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("get order:04242 = %s\n", v)
+	if _, err := db.Get([]byte("order:00042")); err != simpledb.ErrNotFound {
+		log.Fatalf("deleted key: %v", err)
+	}
+	fmt.Println("get order:00042: deleted")
+
+	if err := db.Flush(); err != nil {
+		log.Fatal(err)
+	}
+	it, err := db.NewIterator([]byte("order:00040"), []byte("order:00045"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("scan [order:00040, order:00045):")
+	for k, v := range it.All() {
+		fmt.Printf("  %s = %s\n", k, v)
+	}
+	if err := it.Err(); err != nil {
+		log.Fatal(err)
+	}
+	it.Close()
+	st := db.Stats()
+	fmt.Printf("stats: %d writes, %d log syncs, %d flushes, L0 tables %d\n", st.Writes, st.LogSyncs, st.Flushes, st.Levels[0].Tables)
+	if err := db.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	db, err = simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	it, err = db.NewIterator(nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range it.All() {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		log.Fatal(err)
+	}
+	it.Close()
+	fmt.Printf("after reopening: %d orders\n", n)
+	if n != 9999 {
+		log.Fatalf("want 9999 orders, found %d", n)
+	}
+}

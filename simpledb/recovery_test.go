@@ -1,0 +1,337 @@
+package simpledb
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func fill(t *testing.T, db *DB, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key%05d", i), fmt.Appendf(nil, "value%d", i)))
+	}
+}
+
+func requireKeys(t *testing.T, db *DB, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		v, err := db.Get(fmt.Appendf(nil, "key%05d", i))
+		require.NoError(t, err, "key %d", i)
+		require.Equal(t, fmt.Sprintf("value%d", i), string(v))
+	}
+}
+
+// copyDir copies a database directory as it is: what a crash of the
+// process that holds it open would leave.
+func copyDir(t *testing.T, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	entries, err := os.ReadDir(from)
+	require.NoError(t, err)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(to, e.Name()), data, 0o644))
+	}
+	return to
+}
+
+func listDir(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// lastLog returns the path of the newest log.
+func lastLog(t *testing.T, dir string) string {
+	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	sort.Strings(logs)
+	return logs[len(logs)-1]
+}
+
+func TestReopenReplaysTheLog(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	fill(t, db, 0, 500)
+	require.NoError(t, db.Close())
+
+	db, err = Open(dir, nil)
+	require.NoError(t, err)
+	requireKeys(t, db, 0, 500)
+	require.Equal(t, 1, db.Stats().Levels[0].Tables, "the replayed log becomes a table")
+	require.NoError(t, db.Close())
+}
+
+// Every acknowledged synced write survives the process dying without Close.
+func TestCrashWithoutClose(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, smallOptions())
+	require.NoError(t, err)
+	defer db.Close()
+	fill(t, db, 0, 3000)
+	crashed := copyDir(t, dir)
+	os.Remove(filepath.Join(crashed, lockName))
+
+	db2, err := Open(crashed, smallOptions())
+	require.NoError(t, err)
+	requireKeys(t, db2, 0, 3000)
+	require.NoError(t, db2.Close())
+}
+
+func TestTornLogTailIsDropped(t *testing.T) {
+	for name, tear := range map[string]func(data []byte) []byte{
+		"truncated":  func(data []byte) []byte { return data[:len(data)-3] },
+		"garbage":    func(data []byte) []byte { return append(data[:len(data)-10], []byte("#garbage!!")...) },
+		"zero tail":  func(data []byte) []byte { return append(data, make([]byte, 4096)...) },
+		"header cut": func(data []byte) []byte { return data[:len(data)-len("value499")-10] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(dir, nil)
+			require.NoError(t, err)
+			fill(t, db, 0, 500)
+			require.NoError(t, db.Close())
+			log := lastLog(t, dir)
+			data, err := os.ReadFile(log)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(log, tear(data), 0o644))
+
+			db, err = Open(dir, nil)
+			require.NoError(t, err)
+			requireKeys(t, db, 0, 499)
+			require.NoError(t, db.Close())
+		})
+	}
+}
+
+func TestCorruptLogIsReported(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	fill(t, db, 0, 500)
+	require.NoError(t, db.Close())
+	log := lastLog(t, dir)
+	data, err := os.ReadFile(log)
+	require.NoError(t, err)
+	data[len(data)/2] ^= 0x20
+	require.NoError(t, os.WriteFile(log, data, 0o644))
+	before := listDir(t, dir)
+
+	_, err = Open(dir, nil)
+	require.ErrorIs(t, err, ErrCorruption)
+	require.Contains(t, err.Error(), filepath.Base(log))
+	require.Equal(t, before, listDir(t, dir), "nothing deleted")
+}
+
+func TestCorruptManifestIsReported(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	fill(t, db, 0, 100)
+	require.NoError(t, db.Flush())
+	fill(t, db, 100, 200)
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Close())
+
+	manifests, err := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+	require.NoError(t, err)
+	require.Len(t, manifests, 1)
+	data, err := os.ReadFile(manifests[0])
+	require.NoError(t, err)
+	data[20] ^= 0x01 // inside the first edit
+	require.NoError(t, os.WriteFile(manifests[0], data, 0o644))
+	before := listDir(t, dir)
+
+	_, err = Open(dir, nil)
+	require.ErrorIs(t, err, ErrCorruption)
+	require.Contains(t, err.Error(), filepath.Base(manifests[0]))
+	require.Equal(t, before, listDir(t, dir), "nothing deleted")
+}
+
+func TestNotADatabase(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
+	_, err := Open(dir, nil)
+	require.ErrorIs(t, err, ErrNotDB)
+	require.Equal(t, []string{lockName, "notes.txt"}, listDir(t, dir))
+
+	// A log without CURRENT is not ours to replay or delete either.
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "000005.log"), []byte("x"), 0o644))
+	_, err = Open(dir, nil)
+	require.ErrorIs(t, err, ErrNotDB)
+}
+
+func TestLockedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	_, err = Open(dir, nil)
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, db.Close())
+	db, err = Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+}
+
+func TestOrphansAreRemovedAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	fill(t, db, 0, 10)
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Close())
+	for _, name := range []string{"000999.sst", "000998.sst.tmp", "CURRENT.tmp", "MANIFEST-000001"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("left by a crash"), 0o644))
+	}
+	db, err = Open(dir, nil)
+	require.NoError(t, err)
+	names := listDir(t, dir)
+	for _, name := range []string{"000999.sst", "000998.sst.tmp", "CURRENT.tmp", "MANIFEST-000001"} {
+		require.NotContains(t, names, name)
+	}
+	requireKeys(t, db, 0, 10)
+	require.NoError(t, db.Close())
+}
+
+func TestBadInput(t *testing.T) {
+	db, err := Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	long := make([]byte, MaxKeySize+1)
+	require.ErrorIs(t, db.Put(nil, []byte("v")), ErrEmptyKey)
+	require.ErrorIs(t, db.Put([]byte{}, []byte("v")), ErrEmptyKey)
+	require.ErrorIs(t, db.Delete(nil), ErrEmptyKey)
+	_, err = db.Get(nil)
+	require.ErrorIs(t, err, ErrEmptyKey)
+	require.ErrorIs(t, db.Put(long, nil), ErrKeyTooLarge)
+	require.ErrorIs(t, db.Put([]byte("k"), make([]byte, MaxValueSize+1)), ErrValueTooLarge)
+
+	// Empty values are values, not deletions.
+	require.NoError(t, db.Put([]byte("empty"), nil))
+	v, err := db.Get([]byte("empty"))
+	require.NoError(t, err)
+	require.Equal(t, []byte{}, v)
+
+	// A batch with a rejected op is refused whole.
+	b := db.NewBatch()
+	require.NoError(t, b.Put([]byte("a"), []byte("1")))
+	require.ErrorIs(t, b.Put(nil, []byte("2")), ErrEmptyKey)
+	require.ErrorIs(t, db.Write(b), ErrEmptyKey)
+	_, err = db.Get([]byte("a"))
+	require.ErrorIs(t, err, ErrNotFound)
+	b.Reset()
+	require.NoError(t, b.Put([]byte("a"), []byte("1")))
+	require.NoError(t, db.Write(b))
+
+	snap := db.NewSnapshot()
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.ErrorIs(t, db.Close(), ErrClosed)
+	require.ErrorIs(t, db.Put([]byte("k"), nil), ErrClosed)
+	require.ErrorIs(t, db.Delete([]byte("k")), ErrClosed)
+	require.ErrorIs(t, db.Write(b), ErrClosed)
+	require.ErrorIs(t, db.Flush(), ErrClosed)
+	require.ErrorIs(t, db.Compact(), ErrClosed)
+	_, err = db.Get([]byte("a"))
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = db.NewIterator(nil, nil)
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = snap.Get([]byte("a"))
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = db.NewSnapshot().Get([]byte("a"))
+	require.ErrorIs(t, err, ErrClosed)
+	// An iterator opened before Close still reads its state.
+	require.True(t, it.First())
+	require.NoError(t, it.Close())
+	require.ErrorIs(t, it.Close(), ErrClosed)
+}
+
+// A snapshot and an iterator keep seeing their moment through overwrites,
+// deletes, flushes and compactions.
+func TestSnapshotsAndIteratorsAreIsolated(t *testing.T) {
+	db, err := Open(t.TempDir(), smallOptions())
+	require.NoError(t, err)
+	defer db.Close()
+	fill(t, db, 0, 200)
+	snap := db.NewSnapshot()
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	defer it.Close()
+
+	for i := range 200 {
+		k := fmt.Appendf(nil, "key%05d", i)
+		if i%2 == 0 {
+			require.NoError(t, db.Delete(k))
+		} else {
+			require.NoError(t, db.Put(k, []byte("overwritten")))
+		}
+	}
+	fill(t, db, 200, 300)
+	require.NoError(t, db.Compact())
+
+	for i := range 200 {
+		v, err := snap.Get(fmt.Appendf(nil, "key%05d", i))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("value%d", i), string(v))
+	}
+	_, err = snap.Get([]byte("key00250"))
+	require.ErrorIs(t, err, ErrNotFound)
+	n := 0
+	for k, v := range it.All() {
+		require.Equal(t, fmt.Sprintf("key%05d", n), string(k))
+		require.Equal(t, fmt.Sprintf("value%d", n), string(v))
+		n++
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, 200, n)
+
+	require.NoError(t, snap.Release())
+	require.ErrorIs(t, snap.Release(), ErrClosed)
+	_, err = snap.Get([]byte("key00001"))
+	require.ErrorIs(t, err, ErrClosed)
+
+	// Once released, compaction drops what only the snapshot needed.
+	require.NoError(t, db.Compact())
+	_, err = db.Get([]byte("key00000"))
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// Concurrent synced writers share fsyncs.
+func TestGroupCommitSharesSyncs(t *testing.T) {
+	db, err := Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer db.Close()
+	errs := make(chan error, 16)
+	for g := range 16 {
+		go func() {
+			var err error
+			for i := range 100 {
+				if err = db.Put(fmt.Appendf(nil, "g%02d-%03d", g, i), []byte("v")); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		require.NoError(t, <-errs)
+	}
+	st := db.Stats()
+	t.Logf("%d synced writes, %d log syncs", st.Writes, st.LogSyncs)
+	require.Equal(t, int64(1600), st.Writes)
+	require.Less(t, st.LogSyncs, st.Writes*3/4)
+}
+
