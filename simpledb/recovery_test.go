@@ -334,4 +334,3 @@ func TestGroupCommitSharesSyncs(t *testing.T) {
 	require.Equal(t, int64(1600), st.Writes)
 	require.Less(t, st.LogSyncs, st.Writes*3/4)
 }
-
