@@ -2,32 +2,42 @@ package simpledb
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
 )
 
-// Writes go through a group commit. A writer queues its batch; the first
-// writer to find no leader becomes one, takes every queued batch (up to
-// maxGroupBytes), assigns their sequence numbers, appends them to the log,
-// syncs the log once if any of them asked for it, applies them to the
-// memstore, and publishes their sequence numbers to readers. Then it hands
-// leadership to the next queued writer and returns. Writers arriving during
-// a sync form the next group, so one fsync serves many synced writes and
-// throughput rises with concurrency instead of queueing behind a lock.
+// Writes go through a pipelined group commit, in three stages:
 //
-// Readers see a batch all at once: they read at the published sequence
-// number, which moves past a batch only after all of it is applied.
+//  1. Append. Writers queue; the first to find no leader leads. It takes
+//     every queued write (up to maxGroupBytes) as a group, makes room in
+//     the memstore, assigns sequence numbers and appends the batches to the
+//     log, then hands leadership to the next queued writer at once: the
+//     next group appends while this one waits for its fsync.
+//  2. Sync. A group that asked for durability waits until the log is synced
+//     past its end. Syncs are shared: whoever finds no fsync running starts
+//     one covering everything appended so far, so one fsync serves every
+//     group appended while the previous one ran.
+//  3. Publish. Appended groups wait in a list, in append order. Whoever
+//     finds groups at its head ready (durable, if they asked to be) applies
+//     them to their memstores, publishes their sequence numbers and wakes
+//     their writers, as many as are ready, in one pass; usually the
+//     goroutine whose fsync made them durable. Readers see a batch all at
+//     once, only once it is durable, and never a later batch without an
+//     earlier one.
+//
+// Throughput therefore rises with the number of writers instead of
+// queueing behind one lock and one fsync per write.
 
-// maxGroupBytes bounds one group's log bytes, so the leader's latency stays
-// bounded while followers pile up.
+// maxGroupBytes bounds one group's log bytes.
 const maxGroupBytes = 4 << 20
 
 type commitWaiter struct {
 	batch *Batch // nil for a flush request
 	sync  bool
 	// flush asks the leader to make the active memstore immutable; rotated
-	// is then the log number of the memstore it froze.
+	// is then the log number of the memstore it froze (0 if none).
 	flush   bool
 	rotated uint64
 	done    chan commitResult
@@ -38,35 +48,55 @@ type commitResult struct {
 	lead bool // the receiver is the next leader
 }
 
+var waiterPool = sync.Pool{New: func() any { return &commitWaiter{done: make(chan commitResult, 1)} }}
+
+// commitGroup is a group between its append and its publication.
+type commitGroup struct {
+	waiters []*commitWaiter
+	mem     *memTable // the memstore its batches go to; nil if none
+	lastSeq uint64
+	logEnd  uint64 // the log's logical length after the group
+	sync    bool
+	flush   bool // the group holds flush requests
+	err     error
+}
+
 // Put sets key to value.
 func (d *DB) Put(key, value []byte) error {
-	var b Batch
+	b := batchPool.Get().(*Batch)
+	defer batchPool.Put(b)
+	b.Reset()
 	if err := b.Put(key, value); err != nil {
 		return err
 	}
-	return d.Write(&b)
+	return d.Write(b)
 }
 
 // Delete deletes key. Deleting an absent key is not an error.
 func (d *DB) Delete(key []byte) error {
-	var b Batch
+	b := batchPool.Get().(*Batch)
+	defer batchPool.Put(b)
+	b.Reset()
 	if err := b.Delete(key); err != nil {
 		return err
 	}
-	return d.Write(&b)
+	return d.Write(b)
 }
+
+var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
 // Write applies a batch atomically, synced unless Options.NoSync says
 // otherwise. An empty batch is a no-op.
 func (d *DB) Write(b *Batch) error {
-	return d.WriteWithOptions(b, &WriteOptions{Sync: !d.opts.NoSync})
+	return d.WriteWithOptions(b, nil)
 }
 
 // WriteWithOptions applies a batch atomically with per-write options; nil
 // options mean the database's defaults.
 func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
-	if o == nil {
-		o = &WriteOptions{Sync: !d.opts.NoSync}
+	sync := !d.opts.NoSync
+	if o != nil {
+		sync = o.Sync
 	}
 	if b.err != nil {
 		return b.err
@@ -74,25 +104,27 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	if b.count == 0 {
 		return d.checkOpen()
 	}
-	return d.commit(&commitWaiter{batch: b, sync: o.Sync, done: make(chan commitResult, 1)})
+	w := waiterPool.Get().(*commitWaiter)
+	w.batch, w.sync, w.flush = b, sync, false
+	err := d.commit(w)
+	w.batch = nil
+	waiterPool.Put(w)
+	return err
 }
 
-// commit queues w and, if no writer leads, leads: it commits the queue's
-// head as a group, then hands leadership on.
+// commit queues w and, if no writer leads, leads a group through the
+// pipeline.
 func (d *DB) commit(w *commitWaiter) error {
-	d.mu.Lock()
-	switch {
-	case d.closed.Load():
-		d.mu.Unlock()
+	// Close takes closeMu exclusively: it waits for writes under way, and
+	// none starts after it.
+	d.closeMu.RLock()
+	defer d.closeMu.RUnlock()
+	if d.closed.Load() {
 		return ErrClosed
-	case d.bgErr != nil:
-		err := d.bgErr
-		d.mu.Unlock()
-		return err
 	}
-	d.inflight.Add(1)
-	d.mu.Unlock()
-	defer d.inflight.Done()
+	if d.failed.Load() {
+		return d.backgroundError()
+	}
 
 	d.commitMu.Lock()
 	d.queue = append(d.queue, w)
@@ -112,23 +144,25 @@ func (d *DB) commit(w *commitWaiter) error {
 		size += d.queue[n].size()
 		n++
 	}
-	group := d.queue[:n:n]
+	g := &commitGroup{waiters: d.queue[:n:n]}
 	d.queue = d.queue[n:]
 	d.commitMu.Unlock()
 
-	err := d.commitGroup(group)
+	d.appendGroup(g)
 
 	d.commitMu.Lock()
-	for _, f := range group[1:] {
-		f.done <- commitResult{err: err}
-	}
 	if len(d.queue) > 0 {
 		d.queue[0].done <- commitResult{lead: true}
 	} else {
 		d.leading = false
 	}
 	d.commitMu.Unlock()
-	return err
+
+	if g.err == nil && g.sync {
+		d.syncLog(g.logEnd)
+	}
+	d.publishReady()
+	return (<-w.done).err
 }
 
 func (w *commitWaiter) size() int {
@@ -138,99 +172,207 @@ func (w *commitWaiter) size() int {
 	return len(w.batch.data)
 }
 
-// commitGroup logs and applies a group, then serves its flush requests.
-// Only the leader runs it.
-func (d *DB) commitGroup(group []*commitWaiter) error {
-	var batches, flushes []*commitWaiter
-	for _, w := range group {
-		if w.batch != nil {
-			batches = append(batches, w)
-		} else {
-			flushes = append(flushes, w)
+// appendGroup is stage 1: make room, assign sequence numbers, append the
+// batches to the log, and serve flush requests. Only the leader runs it.
+func (d *DB) appendGroup(g *commitGroup) {
+	d.walMu.Lock()
+	defer d.walMu.Unlock()
+	// Enqueue for publication on the way out, in append order, error or
+	// not: every group's writers get their result from the publisher.
+	defer func() {
+		d.pubMu.Lock()
+		d.pending = append(d.pending, g)
+		d.pubMu.Unlock()
+	}()
+	if g.err = d.makeRoom(); g.err != nil {
+		return
+	}
+	g.mem = d.mem
+	seq := d.lastSeq + 1
+	var userBytes int64
+	start := d.wal.Size()
+	for _, w := range g.waiters {
+		if w.batch == nil {
+			g.flush = true
+			continue
+		}
+		w.batch.setSeq(seq)
+		seq += uint64(w.batch.count)
+		g.sync = g.sync || w.sync
+		userBytes += w.batch.bytes
+		if _, err := d.wal.Write(w.batch.data); err != nil {
+			g.err = d.fail(err)
+			return
 		}
 	}
-	if len(batches) > 0 {
-		if err := d.commitBatches(batches); err != nil {
-			return err
-		}
+	if seq-1 > base.MaxSeq {
+		g.err = d.fail(fmt.Errorf("sequence numbers exhausted"))
+		return
 	}
-	if len(flushes) == 0 {
-		return nil
+	logBytes := d.wal.Size() - start
+	if logBytes == 0 {
+		g.mem = nil // only flush requests: nothing to apply
+	} else {
+		// Synced groups stay in the log's buffer for the fsync that will
+		// cover them; unsynced ones reach the operating system now, so
+		// they survive a crash of the process, if not of the machine.
+		if !g.sync {
+			if err := d.wal.Flush(); err != nil {
+				g.err = d.fail(err)
+				return
+			}
+		}
+		d.logEnd += uint64(logBytes)
+		g.logEnd, g.lastSeq = d.logEnd, seq-1
+		d.lastSeq = seq - 1
+		g.mem.writes.Add(1)
+		g.mem.appended++
+	}
+
+	d.writeStats.userBytes += userBytes
+	d.writeStats.logBytes += logBytes
+	d.writeStats.writes += int64(len(g.waiters))
+	if !g.flush {
+		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.bgErr != nil {
-		return d.bgErr
-	}
-	rotated := d.mem.logNum
-	if d.mem.m.Len() > 0 {
-		if err := d.rotate(); err != nil {
-			return err
+	for _, w := range g.waiters {
+		if w.batch != nil {
+			d.writeStats.writes--
+			continue
 		}
-	} else if len(d.imm) > 0 {
-		rotated = d.imm[len(d.imm)-1].logNum
-	} else {
-		rotated = 0
+		// A flush request freezes the active memstore, if anything was
+		// written to it, and waits for the newest frozen one.
+		switch {
+		case d.mem.appended > 0:
+			w.rotated = d.mem.logNum
+			if err := d.rotate(); err != nil {
+				g.err = err
+				return
+			}
+		case len(d.imm) > 0:
+			w.rotated = d.imm[len(d.imm)-1].logNum
+		default:
+			w.rotated = 0
+		}
 	}
-	for _, w := range flushes {
-		w.rotated = rotated
-	}
-	return nil
 }
 
-// commitBatches logs and applies batches, then publishes them.
-func (d *DB) commitBatches(group []*commitWaiter) error {
-	if err := d.makeRoom(); err != nil {
-		return err
-	}
-	seq := d.lastSeq + 1
-	sync := false
-	var logBytes, userBytes int64
-	for _, w := range group {
-		w.batch.setSeq(seq)
-		seq += uint64(w.batch.count)
-		sync = sync || w.sync
-	}
-	if seq-1 > base.MaxSeq {
-		return d.fail(fmt.Errorf("sequence numbers exhausted"))
-	}
-	for _, w := range group {
-		if _, err := d.wal.Write(w.batch.data); err != nil {
-			return d.fail(err)
+// syncLog is stage 2: it returns once the log is durable up to end, or
+// the log has failed. If no fsync is running it runs one: it hands the
+// log's buffer to the operating system (under walMu, so appends wait only
+// for that write) and fsyncs everything appended so far, without holding
+// any lock. Locks are taken in the order walMu, syncMu, so the append stage
+// (which rotates logs under walMu) can wait for a running fsync. After an
+// fsync it publishes what became durable.
+func (d *DB) syncLog(end uint64) {
+	for {
+		d.syncMu.Lock()
+		for d.syncing && d.syncedTo < end && d.syncErr == nil {
+			d.syncCond.Wait()
 		}
-		logBytes += int64(len(w.batch.data))
-		userBytes += w.batch.bytes
+		done := d.syncedTo >= end || d.syncErr != nil
+		d.syncMu.Unlock()
+		if done {
+			return
+		}
+
+		d.walMu.Lock()
+		d.syncMu.Lock()
+		claimed := !d.syncing && d.syncedTo < end
+		d.syncing = d.syncing || claimed
+		d.syncMu.Unlock()
+		if !claimed {
+			d.walMu.Unlock()
+			continue
+		}
+		err := d.wal.Flush()
+		target, file := d.logEnd, d.walFile
+		d.walMu.Unlock()
+		if err == nil {
+			start := time.Now()
+			err = file.Sync()
+			d.logSyncNanos.Add(int64(time.Since(start)))
+		}
+
+		d.syncMu.Lock()
+		d.syncing = false
+		if err == nil {
+			d.syncedTo = max(d.syncedTo, target)
+			d.logSyncs.Add(1)
+		} else {
+			d.syncErr = fmt.Errorf("sync log: %w", err)
+		}
+		syncErr := d.syncErr
+		d.syncCond.Broadcast()
+		d.syncMu.Unlock()
+		if err != nil {
+			d.fail(syncErr)
+		}
+		d.publishReady()
 	}
-	// Unsynced writes still reach the operating system, so they survive a
-	// crash of the process, if not of the machine.
-	flush := d.wal.Flush
-	if sync {
-		flush = d.wal.Sync
+}
+
+// publishReady is stage 3: it applies and publishes, in order, every group
+// at the head of the pending list that is ready, and hands each writer its
+// result. A group is ready once it failed, or did not ask for durability,
+// or the log is synced past it; after a log failure every group fails.
+func (d *DB) publishReady() {
+	d.pubMu.Lock()
+	defer d.pubMu.Unlock()
+	d.syncMu.Lock()
+	synced, syncErr := d.syncedTo, d.syncErr
+	d.syncMu.Unlock()
+	n := 0
+	for ; n < len(d.pending); n++ {
+		g := d.pending[n]
+		if g.err == nil && g.sync && g.logEnd > synced && syncErr == nil {
+			break
+		}
+		if g.err == nil && syncErr != nil && g.sync && g.logEnd > synced {
+			g.err = syncErr
+		}
+		d.apply(g)
+		for _, w := range g.waiters {
+			w.done <- commitResult{err: g.err}
+		}
 	}
-	if err := flush(); err != nil {
-		return d.fail(err)
+	d.pending = d.pending[n:]
+}
+
+// apply applies a group's batches to its memstore and publishes them.
+// The caller holds d.pubMu.
+func (d *DB) apply(g *commitGroup) {
+	if g.mem == nil {
+		return
 	}
-	mem := d.mem.m
-	for _, w := range group {
+	defer g.mem.writes.Done()
+	if g.err == nil && d.failed.Load() {
+		g.err = d.backgroundError() // nothing after a failure is applied
+	}
+	if g.err != nil {
+		return
+	}
+	for _, w := range g.waiters {
+		if w.batch == nil {
+			continue
+		}
 		_, _, err := decodeBatch(w.batch.data, func(seq uint64, kind base.Kind, key, value []byte) error {
-			return mem.Apply(seq, kind, key, value)
+			return g.mem.m.Apply(seq, kind, key, value)
 		})
 		if err != nil {
-			return d.fail(fmt.Errorf("apply: %w", err))
+			g.err = d.fail(fmt.Errorf("apply: %w", err))
+			return
 		}
 	}
-	d.lastSeq = seq - 1
-	d.visibleSeq.Store(seq - 1)
+	d.visibleSeq.Store(g.lastSeq)
+}
 
+func (d *DB) backgroundError() error {
 	d.mu.Lock()
-	d.stats.userBytes += userBytes
-	d.stats.logBytes += logBytes
-	d.stats.writes += int64(len(group))
-	if sync {
-		d.stats.logSyncs++
-	}
-	d.mu.Unlock()
-	return nil
+	defer d.mu.Unlock()
+	return d.bgErr
 }
 
 // fail records a failure of the write path: the log's tail is in an
@@ -246,6 +388,7 @@ func (d *DB) fail(err error) error {
 func (d *DB) setBackgroundError(err error) error {
 	if d.bgErr == nil {
 		d.bgErr = fmt.Errorf("%w: %w", ErrBackground, err)
+		d.failed.Store(true)
 		d.log.Error("simpledb: background error; writes are refused until reopen", "err", err)
 	}
 	d.cond.Broadcast()
@@ -255,8 +398,14 @@ func (d *DB) setBackgroundError(err error) error {
 // makeRoom makes sure the active memstore can take a write: when it is
 // full it becomes immutable and a new one (with a new log) takes its
 // place. If too many memstores await their flush, or L0 holds too many
-// tables, it stalls the writer until background work catches up.
+// tables, it stalls the writer until background work catches up. The
+// caller holds d.walMu.
 func (d *DB) makeRoom() error {
+	// The common case, without d.mu: room in the memstore, L0 in shape.
+	if !d.failed.Load() && d.mem.m.SizeBytes() < d.opts.MemstoreSize &&
+		(d.opts.DisableAutoCompaction || d.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold)) {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var stalledAt time.Time
@@ -286,13 +435,21 @@ func (d *DB) makeRoom() error {
 }
 
 // rotate makes the active memstore immutable and starts a new one with a
-// new log. The caller holds d.mu and is the commit leader.
+// new log. The old log is synced and closed first, once no fsync of it is
+// running. The caller holds d.walMu and d.mu.
 func (d *DB) rotate() error {
-	old := d.wal
-	if err := old.Close(); err != nil { // syncs what the old memstore holds
+	d.syncMu.Lock()
+	for d.syncing {
+		d.syncCond.Wait()
+	}
+	err := d.wal.Close() // syncs what the old memstore holds
+	if err == nil {
+		d.syncedTo = d.logEnd
+	}
+	d.syncMu.Unlock()
+	if err != nil {
 		return d.setBackgroundError(fmt.Errorf("close log: %w", err))
 	}
-	d.wal = nil
 	d.imm = append(d.imm, d.mem)
 	if err := d.newLog(); err != nil {
 		return d.setBackgroundError(err)

@@ -45,6 +45,8 @@ type DB struct {
 	compacting  bool
 	compactPtr  [numLevels][]byte // where the next compaction of each level starts
 	bgErr       error
+	failed      atomic.Bool  // bgErr is set; read without mu on hot paths
+	l0Tables    atomic.Int64 // len(current.levels[0]), for the write path
 	stats       statCounters
 	// closed is set (under mu, so waiters on cond see it) by Close; read
 	// anywhere.
@@ -53,14 +55,33 @@ type DB struct {
 	rsMu sync.RWMutex
 	rs   *readState
 
-	// The commit pipeline: see commit.go. wal is used by the leader only.
-	inflight   sync.WaitGroup // writes under way; Close waits for them
-	commitMu   sync.Mutex
+	// The commit pipeline: see commit.go.
+	closeMu    sync.RWMutex // held shared by writes, exclusively by Close
+	commitMu   sync.Mutex   // guards queue and leading
 	queue      []*commitWaiter
 	leading    bool
-	wal        *recordio.Writer
 	visibleSeq atomic.Uint64 // every write up to it is applied and readable
-	lastSeq    uint64        // the last sequence number assigned; leader only
+
+	// walMu guards the log writer and what the append stage owns.
+	walMu      sync.Mutex
+	wal        *recordio.Writer
+	walFile    vfs.File // the log's file, which the sync stage fsyncs
+	logEnd     uint64   // bytes appended to all logs since Open
+	lastSeq    uint64   // the last sequence number assigned
+	writeStats struct{ writes, userBytes, logBytes int64 }
+
+	// pubMu guards the groups appended but not yet published, in order.
+	pubMu   sync.Mutex
+	pending []*commitGroup
+
+	// syncMu guards the sync stage.
+	syncMu       sync.Mutex
+	syncCond     *sync.Cond
+	syncedTo     uint64 // the logs are durable up to this logical length
+	syncing      bool   // an fsync is running
+	syncErr      error
+	logSyncs     atomic.Int64
+	logSyncNanos atomic.Int64
 
 	bgWG sync.WaitGroup
 }
@@ -86,6 +107,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		snapshots: map[uint64]int{},
 	}
 	d.cond = sync.NewCond(&d.mu)
+	d.syncCond = sync.NewCond(&d.syncMu)
 	if o.BlockCacheSize > 0 {
 		d.cache = sstables.NewCache(o.BlockCacheSize)
 	}
@@ -180,6 +202,7 @@ func (d *DB) recover() error {
 		return err
 	}
 	d.visibleSeq.Store(d.lastSeq)
+	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
 	d.removeObsoleteFiles(true)
 	return nil
@@ -261,7 +284,11 @@ func (d *DB) newFileNum() uint64 {
 // newLog starts a new log for a new, empty active memstore.
 func (d *DB) newLog() error {
 	num := d.newFileNum()
-	w, err := recordio.Create(logName(d.dir, num), &recordio.WriterOptions{FS: d.fs})
+	f, err := d.fs.Create(logName(d.dir, num))
+	if err != nil {
+		return fmt.Errorf("simpledb: new log: %w", err)
+	}
+	w, err := recordio.NewWriter(f, nil)
 	if err == nil {
 		err = w.Sync()
 	}
@@ -269,9 +296,10 @@ func (d *DB) newLog() error {
 		err = d.fs.SyncDir(d.dir)
 	}
 	if err != nil {
+		f.Close()
 		return fmt.Errorf("simpledb: new log: %w", err)
 	}
-	d.wal = w
+	d.wal, d.walFile = w, f
 	d.mem = &memTable{m: memstore.New(nil), logNum: num}
 	return nil
 }
@@ -365,6 +393,7 @@ func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
 	}
 	old := d.current
 	d.current = nv
+	d.l0Tables.Store(int64(len(nv.levels[0])))
 	d.installReadState()
 	old.unref(d)
 }
@@ -514,17 +543,19 @@ func (d *DB) checkOpen() error {
 // releases the database's files and lock. Iterators and snapshots still
 // open keep working until they are closed; the database does not.
 func (d *DB) Close() error {
+	// Writes already under way finish first; then the log is synced and
+	// closed.
+	d.closeMu.Lock()
 	d.mu.Lock()
 	if d.closed.Load() {
 		d.mu.Unlock()
+		d.closeMu.Unlock()
 		return ErrClosed
 	}
 	d.closed.Store(true)
 	d.cond.Broadcast()
 	d.mu.Unlock()
-
-	// Writes already under way finish; then the log is synced and closed.
-	d.inflight.Wait()
+	d.closeMu.Unlock()
 	var err error
 	if d.wal != nil {
 		err = d.wal.Close()
@@ -559,3 +590,6 @@ func (d *DB) releaseAll() error {
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)
 }
+
+// Lock order: commitMu is never held with another lock. Then walMu, d.mu,
+// syncMu, pubMu in that order; rsMu is taken alone or innermost.

@@ -42,6 +42,7 @@ func (d *DB) flushOldest() error {
 	snaps := d.snapshotSeqs()
 	d.flushing = true
 	d.mu.Unlock()
+	mt.writes.Wait() // groups appended before the rotation finish applying
 	start := time.Now()
 	t, err := d.writeL0(mt.m, snaps)
 	d.mu.Lock()

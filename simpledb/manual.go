@@ -4,6 +4,13 @@ package simpledb
 // (and every memstore before it) is flushed.
 func (d *DB) Flush() error {
 	w := &commitWaiter{flush: true, done: make(chan commitResult, 1)}
+	d.mu.Lock()
+	if d.bgErr != nil && !d.closed.Load() {
+		err := d.bgErr
+		d.mu.Unlock()
+		return err
+	}
+	d.mu.Unlock()
 	if err := d.commit(w); err != nil {
 		return err
 	}

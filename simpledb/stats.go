@@ -4,8 +4,6 @@ import "time"
 
 // statCounters are the running totals behind Stats; guarded by DB.mu.
 type statCounters struct {
-	writes, userBytes, logBytes     int64
-	logSyncs                        int64
 	flushes, flushBytes             int64
 	compactions                     int64
 	compactionRead, compactionBytes int64
@@ -32,8 +30,10 @@ type Stats struct {
 	// Writes counts committed batches; UserBytes sums their keys and values.
 	Writes, UserBytes int64
 	// LogBytes counts bytes appended to write-ahead logs; LogSyncs counts
-	// their fsyncs, which group commit shares between concurrent writers.
+	// their fsyncs, which group commit shares between concurrent writers,
+	// and LogSyncTime sums how long those took.
 	LogBytes, LogSyncs int64
+	LogSyncTime        time.Duration
 	// Flushes and FlushBytes count memstore flushes and the bytes of the
 	// tables they wrote.
 	Flushes, FlushBytes int64
@@ -54,6 +54,10 @@ type Stats struct {
 
 // Stats returns the database's statistics.
 func (d *DB) Stats() Stats {
+	// walMu before d.mu: the order the write path takes them in.
+	d.walMu.Lock()
+	w := d.writeStats
+	d.walMu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var s Stats
@@ -67,11 +71,12 @@ func (d *DB) Stats() Stats {
 	}
 	s.ImmutableMemstores = len(d.imm)
 	c := d.stats
-	s.Writes, s.UserBytes, s.LogBytes, s.LogSyncs = c.writes, c.userBytes, c.logBytes, c.logSyncs
+	s.Writes, s.UserBytes, s.LogBytes, s.LogSyncs = w.writes, w.userBytes, w.logBytes, d.logSyncs.Load()
+	s.LogSyncTime = time.Duration(d.logSyncNanos.Load())
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes
-	if c.userBytes > 0 {
-		s.WriteAmplification = float64(c.logBytes+c.flushBytes+c.compactionBytes) / float64(c.userBytes)
+	if w.userBytes > 0 {
+		s.WriteAmplification = float64(w.logBytes+c.flushBytes+c.compactionBytes) / float64(w.userBytes)
 	}
 	s.Stalls, s.StallTime = c.stalls, c.stallTime
 	if d.cache != nil {

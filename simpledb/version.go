@@ -3,6 +3,7 @@ package simpledb
 import (
 	"bytes"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/stratadb/strata/memstore"
@@ -143,6 +144,11 @@ func (v *version) tableFor(level int, key []byte) *table {
 type memTable struct {
 	m      *memstore.Memstore
 	logNum uint64
+	// writes counts groups appended to its log but not yet applied; a
+	// flush waits for them. appended counts every group appended (guarded
+	// by DB.walMu).
+	writes   sync.WaitGroup
+	appended int
 }
 
 // readState is what a read needs: the memstores, newest first, and the

@@ -1,0 +1,396 @@
+package benchmark
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/simpledb"
+)
+
+// dbValue returns an n-byte seeded value that starts with i, so reads can
+// be checked.
+func dbValue(i uint64, n int) []byte {
+	off := int(i*7919) % (len(valuePool) - n)
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, n), i)
+	return append(v, valuePool[off:off+n-8]...)
+}
+
+func checkValue(b *testing.B, v []byte, i uint64, n int) {
+	if len(v) != n || binary.BigEndian.Uint64(v) != i {
+		b.Fatalf("key %d: wrong value", i)
+	}
+}
+
+// latencies records per-op times and reports percentiles.
+type latencies []time.Duration
+
+func (l latencies) report(b *testing.B, prefix string) {
+	if len(l) == 0 {
+		return
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	pct := func(p float64) float64 { return float64(s[int(p*float64(len(s)-1))].Nanoseconds()) / 1e3 }
+	b.ReportMetric(pct(0.50), prefix+"p50-µs")
+	b.ReportMetric(pct(0.99), prefix+"p99-µs")
+}
+
+// fillDB writes keys 0..n-1 (key i is "key" plus i in decimal, as
+// go-sstables names them) with valueSize-byte values, unsynced, in batches.
+func fillDB(b *testing.B, db *simpledb.DB, n, valueSize int) {
+	batch := db.NewBatch()
+	for i := range n {
+		if err := batch.Put(latencyKey(uint64(i)), dbValue(uint64(i), valueSize)); err != nil {
+			b.Fatal(err)
+		}
+		if batch.Len() == 100 || i == n-1 {
+			if err := db.WriteWithOptions(batch, &simpledb.WriteOptions{Sync: false}); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+		}
+	}
+}
+
+func latencyKey(i uint64) []byte { return fmt.Appendf(nil, "key%d", i) }
+
+const latencyValueSize = 1024
+
+// BenchmarkSimpleDBReadLatency is go-sstables' read latency with its loop
+// bug fixed: the database really holds n keys, and one op is a Get of a
+// random one of them, its value checked.
+func BenchmarkSimpleDBReadLatency(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			db, err := simpledb.Open(benchDir(b), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			fillDB(b, db, n, latencyValueSize)
+			rng := rand.New(rand.NewPCG(3, uint64(n)))
+			lat := make(latencies, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				i := rng.Uint64N(uint64(n))
+				start := time.Now()
+				v, err := db.Get(latencyKey(i))
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				checkValue(b, v, i, latencyValueSize)
+			}
+			lat.report(b, "")
+		})
+	}
+}
+
+// BenchmarkSimpleDBWriteLatency: the database holds n keys and one op is a
+// synced Put overwriting a random one of them.
+func BenchmarkSimpleDBWriteLatency(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 100000, 1000000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			db, err := simpledb.Open(benchDir(b), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			fillDB(b, db, n, latencyValueSize)
+			rng := rand.New(rand.NewPCG(4, uint64(n)))
+			lat := make(latencies, 0, b.N)
+			b.SetBytes(latencyValueSize)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				i := rng.Uint64N(uint64(n))
+				k, v := latencyKey(i), dbValue(i, latencyValueSize)
+				start := time.Now()
+				err := db.Put(k, v)
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat.report(b, "")
+		})
+	}
+}
+
+// runWriters runs b.N ops split over n goroutines.
+func runWriters(b *testing.B, n int, op func(g int, i uint64)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				op(g, uint64(i))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkSimpleDBSyncedWrites: writers goroutines each Put 1 KiB values,
+// synced; group commit lets concurrent writers share fsyncs.
+func BenchmarkSimpleDBSyncedWrites(b *testing.B) {
+	for _, writers := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			db, err := simpledb.Open(benchDir(b), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			b.SetBytes(latencyValueSize)
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			runWriters(b, writers, func(_ int, i uint64) {
+				if err := db.Put(latencyKey(i), dbValue(i, latencyValueSize)); err != nil {
+					b.Error(err)
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+			st := db.Stats()
+			b.ReportMetric(float64(st.Writes)/float64(max(st.LogSyncs, 1)), "writes/sync")
+			b.ReportMetric(float64(st.LogSyncTime.Microseconds())/float64(max(st.LogSyncs, 1)), "µs/sync")
+		})
+	}
+}
+
+// BenchmarkSimpleDBReadsDuringCompaction: one reader Gets random existing
+// keys while one writer adds 96 MiB, through 8 MiB memstores, so the reads
+// run across many flushes and compactions. It reports the reads' p50 and
+// p99; the target is p99 at most 10 times p50.
+func BenchmarkSimpleDBReadsDuringCompaction(b *testing.B) {
+	const base = 20000
+	for range b.N {
+		b.StopTimer()
+		db, err := simpledb.Open(benchDir(b), &simpledb.Options{MemstoreSize: 8 << 20, TargetTableSize: 8 << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fillDB(b, db, base, latencyValueSize)
+		b.StartTimer()
+		var done atomic.Bool
+		var lat latencies
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer done.Store(true)
+			batch := db.NewBatch()
+			for i := uint64(base); i < base+96<<10; i++ {
+				batch.Put(latencyKey(i), dbValue(i, latencyValueSize))
+				if batch.Len() == 10 {
+					if err := db.WriteWithOptions(batch, &simpledb.WriteOptions{}); err != nil {
+						b.Error(err)
+						return
+					}
+					batch.Reset()
+				}
+			}
+		})
+		rng := rand.New(rand.NewPCG(5, 5))
+		for !done.Load() {
+			i := rng.Uint64N(base)
+			start := time.Now()
+			v, err := db.Get(latencyKey(i))
+			lat = append(lat, time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			checkValue(b, v, i, latencyValueSize)
+		}
+		wg.Wait()
+		st := db.Stats()
+		b.StopTimer()
+		db.Close()
+		lat.report(b, "read-")
+		b.ReportMetric(float64(len(lat)), "reads")
+		b.ReportMetric(float64(st.Flushes), "flushes")
+		b.ReportMetric(float64(st.Compactions), "compactions")
+		b.ReportMetric(float64(st.Stalls), "stalls")
+		b.StartTimer()
+	}
+}
+
+// The fill benchmarks use LevelDB's db_bench shape: 1M keys of 16 bytes,
+// 100-byte values, unsynced writes. One op fills the whole database.
+const (
+	fillKeys      = 1_000_000
+	fillValueSize = 100
+)
+
+func fillKey(i uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k[8:], i)
+	copy(k, "fillkey.")
+	return k
+}
+
+var (
+	filledOnce sync.Once
+	filledDir  string
+)
+
+func benchFill(b *testing.B, order func(i uint64) uint64) *simpledb.DB {
+	db, err := simpledb.Open(benchDir(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fillKeys * (16 + fillValueSize))
+	start := time.Now()
+	for i := range uint64(fillKeys) {
+		k := order(i)
+		if err := db.WriteWithOptions(batchPut(db, fillKey(k), dbValue(k, fillValueSize)), &simpledb.WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(fillKeys/time.Since(start).Seconds(), "ops/s")
+	return db
+}
+
+func batchPut(db *simpledb.DB, k, v []byte) *simpledb.Batch {
+	batch := db.NewBatch()
+	batch.Put(k, v)
+	return batch
+}
+
+// BenchmarkSimpleDBFillSeq writes 1M keys in ascending order.
+func BenchmarkSimpleDBFillSeq(b *testing.B) {
+	for range b.N {
+		benchFill(b, func(i uint64) uint64 { return i }).Close()
+	}
+}
+
+// BenchmarkSimpleDBFillRandom writes 1M keys in a seeded random order.
+func BenchmarkSimpleDBFillRandom(b *testing.B) {
+	perm := rand.New(rand.NewPCG(6, 6)).Perm(fillKeys)
+	for range b.N {
+		benchFill(b, func(i uint64) uint64 { return uint64(perm[i]) }).Close()
+	}
+}
+
+// filledDB returns a database of the 1M fill keys, built once per process
+// and reopened (so reads come from tables, not the memstore's log).
+func filledDB(b *testing.B) *simpledb.DB {
+	filledOnce.Do(func() {
+		filledDir = filepath.Join(sharedDir, "filled")
+		db, err := simpledb.Open(filledDir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		perm := rand.New(rand.NewPCG(7, 7)).Perm(fillKeys)
+		for _, k := range perm {
+			if err := db.WriteWithOptions(batchPut(db, fillKey(uint64(k)), dbValue(uint64(k), fillValueSize)), &simpledb.WriteOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	db, err := simpledb.Open(filledDir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// BenchmarkSimpleDBReadRandom: one op is a Get of a random one of the 1M
+// keys of the reopened filled database, its value checked.
+func BenchmarkSimpleDBReadRandom(b *testing.B) {
+	db := filledDB(b)
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(8, 8))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		i := rng.Uint64N(fillKeys)
+		v, err := db.Get(fillKey(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		checkValue(b, v, i, fillValueSize)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+}
+
+// BenchmarkSimpleDBScan: one op scans the whole filled database, checking
+// every value.
+func BenchmarkSimpleDBScan(b *testing.B) {
+	db := filledDB(b)
+	defer db.Close()
+	b.SetBytes(fillKeys * (16 + fillValueSize))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		it, err := db.NewIterator(nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := uint64(0)
+		for k, v := range it.All() {
+			i := binary.BigEndian.Uint64(k[8:])
+			if i != n {
+				b.Fatalf("scan: key %d at position %d", i, n)
+			}
+			checkValue(b, v, i, fillValueSize)
+			n++
+		}
+		if err := it.Err(); err != nil {
+			b.Fatal(err)
+		}
+		it.Close()
+		if n != fillKeys {
+			b.Fatalf("scanned %d keys", n)
+		}
+	}
+	b.ReportMetric(float64(b.N)*fillKeys/time.Since(start).Seconds(), "entries/s")
+}
+
+// BenchmarkSimpleDBMixed: 4 goroutines, each op a Get or an unsynced
+// overwrite (half each) of a random key of the filled database.
+func BenchmarkSimpleDBMixed(b *testing.B) {
+	db := filledDB(b)
+	defer db.Close()
+	const workers = 4
+	lats := make([]latencies, workers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	runWriters(b, workers, func(g int, i uint64) {
+		k := (i*0x9E3779B97F4A7C15 + uint64(g)) % fillKeys
+		if i%2 == 0 {
+			t := time.Now()
+			v, err := db.Get(fillKey(k))
+			lats[g] = append(lats[g], time.Since(t))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if binary.BigEndian.Uint64(v) != k {
+				b.Errorf("key %d: wrong value", k)
+			}
+			return
+		}
+		if err := db.WriteWithOptions(batchPut(db, fillKey(k), dbValue(k, fillValueSize)), &simpledb.WriteOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+	slices.Concat(lats...).report(b, "read-")
+}
