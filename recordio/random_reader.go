@@ -99,6 +99,67 @@ func (r *RandomReader) RecordView(off int64, buf []byte) (rec []byte, inPlace bo
 	return r.recordAt(off, buf, r.mapped != nil)
 }
 
+// RecordViewSized is RecordView for a record whose length on disk, header
+// included, the caller knows (from an index, say): when the file is not
+// mapped it reads the whole record with one ReadAt instead of two. A length
+// that does not match the record is corruption.
+func (r *RandomReader) RecordViewSized(off, length int64, buf []byte) ([]byte, bool, error) {
+	if r.mapped != nil || length <= 0 || length > int64(r.max)+maxHeaderSize {
+		return r.RecordView(off, buf)
+	}
+	if r.closed.Load() {
+		return nil, false, ErrClosed
+	}
+	if off < FileHeaderSize {
+		return nil, false, fmt.Errorf("%w: %d", ErrInvalidOffset, off)
+	}
+	if off >= r.size {
+		return nil, false, io.EOF
+	}
+	if length > r.size-off {
+		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "record of %d bytes, %d remain", length, r.size-off))
+	}
+	st := r.pool.Get().(*randomState)
+	defer r.pool.Put(st)
+	if int64(cap(st.payload)) < length {
+		st.payload = make([]byte, length)
+	}
+	frame := st.payload[:length]
+	if err := r.readAt(frame, off); err != nil {
+		return nil, false, err
+	}
+	h, n, err := r.hdr.decodeRecordHeader(frame)
+	if err == errShortHeader {
+		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedHeader, "a %d-byte record ends inside its header", length))
+	}
+	if err != nil {
+		return nil, false, corruptAt(r.name, off, err)
+	}
+	if h.ulen > r.max || uint64(n)+h.plen != uint64(length) {
+		return nil, false, corruptAt(r.name, off, badHeader(ErrBadHeader, "record is %d bytes, not %d", uint64(n)+h.plen, length))
+	}
+	if h.isNil {
+		return nil, false, nil
+	}
+	payload := frame[n:]
+	if h.hasCRC {
+		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
+			return nil, false, corruptAt(r.name, off, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got))
+		}
+	}
+	if !h.compressed {
+		if buf == nil {
+			buf = []byte{} // an empty record must not come back as a nil one
+		}
+		return append(buf[:0], payload...), false, nil
+	}
+	rec, err := st.dec.decompress(r.hdr.Codec, buf, payload, int(h.ulen))
+	if err != nil {
+		return nil, false, corruptAt(r.name, off, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err))
+	}
+	return rec, false, nil
+}
+
 func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool, error) {
 	if r.closed.Load() {
 		return nil, false, ErrClosed

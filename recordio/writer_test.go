@@ -358,3 +358,34 @@ func TestWriteUncompressed(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnsupported)
 	require.NoError(t, v4.Close())
 }
+
+func TestRecordViewSized(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rio")
+	records := [][]byte{bytes.Repeat([]byte("ab"), 500), seededBytes(700, 3), {}, nil}
+	w, err := Create(path, &WriterOptions{Codec: CodecSnappy})
+	require.NoError(t, err)
+	var offsets, lengths []int64
+	for _, rec := range records {
+		off, err := w.Write(rec)
+		require.NoError(t, err)
+		offsets = append(offsets, off)
+		lengths = append(lengths, w.Size()-off)
+	}
+	require.NoError(t, w.Close())
+	for _, noMmap := range []bool{false, true} {
+		rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
+		require.NoError(t, err)
+		for i, rec := range records {
+			got, _, err := rr.RecordViewSized(offsets[i], lengths[i], nil)
+			require.NoError(t, err)
+			requireSameRecord(t, rec, got, "record %d noMmap=%v", i, noMmap)
+		}
+		if noMmap {
+			_, _, err := rr.RecordViewSized(offsets[0], lengths[0]-1, nil)
+			require.ErrorIs(t, err, ErrBadHeader, "wrong length")
+			_, _, err = rr.RecordViewSized(offsets[0], rr.Size(), nil)
+			require.ErrorIs(t, err, ErrCorruption)
+		}
+		require.NoError(t, rr.Close())
+	}
+}

@@ -160,12 +160,27 @@ func (c *compaction) levelOf(t *table) int {
 }
 
 // compact writes the merged, filtered inputs of c to new tables.
+//
+// It reads its inputs through readers of their own that read the files
+// rather than map them: a compaction reads every byte of its inputs, and
+// mapped pages it touched would count towards the process's resident memory
+// until the tables were deleted. Plain reads leave them in the page cache
+// only.
 func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	var iters []sstables.EntryIterator
 	var read int64
+	defer func() {
+		for _, it := range iters {
+			it.(*scanIter).reader.Close()
+		}
+	}()
 	// Newest first: L0 in version order, then the level, then the next.
 	for _, t := range c.inputs {
-		iters = append(iters, t.reader.NewIterator(nil))
+		r, err := sstables.Open(tableName(d.dir, t.num), &sstables.ReaderOptions{FS: d.fs, NoMmap: true})
+		if err != nil {
+			return nil, 0, err
+		}
+		iters = append(iters, &scanIter{Iterator: r.NewIterator(nil), reader: r})
 		read += int64(t.size)
 	}
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
@@ -183,4 +198,10 @@ func (c *compaction) isBottom(key []byte) bool {
 		}
 	}
 	return true
+}
+
+// scanIter is a compaction input: a table iterator with the reader it owns.
+type scanIter struct {
+	*sstables.Iterator
+	reader *sstables.Reader
 }

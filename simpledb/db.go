@@ -266,7 +266,7 @@ func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
 
 // openTable opens a table the manifest names.
 func (d *DB) openTable(info tableInfo) (*table, error) {
-	r, err := sstables.Open(tableName(d.dir, info.num), &sstables.ReaderOptions{FS: d.fs, Cache: d.cache})
+	r, err := sstables.Open(tableName(d.dir, info.num), &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}

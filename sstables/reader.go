@@ -193,7 +193,7 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 	if fill {
 		buf = nil // the cache keeps the block: it must not be a recycled buffer
 	}
-	block, inPlace, err := r.rr.RecordView(int64(h.Offset), buf)
+	block, inPlace, err := r.rr.RecordViewSized(int64(h.Offset), int64(h.Length), buf)
 	if err != nil {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
