@@ -91,7 +91,7 @@ type DB struct {
 // of the same directory fails with ErrLocked until the first is closed.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
-	if err := o.FS.MkdirAll(dir, 0o755); err != nil {
+	if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
 	lock, err := o.FS.Lock(filepath.Join(dir, lockName))
@@ -117,6 +117,19 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	d.startBackground()
 	return d, nil
+}
+
+// createDir creates dir if it is missing, and makes its entry in the parent
+// durable: a database whose directory a power loss could unlink would lose
+// every write acknowledged in it.
+func createDir(fsys vfs.FS, dir string) error {
+	if _, err := fsys.Stat(dir); err == nil {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
 // recover loads the manifest's version, replays the logs it still needs,
