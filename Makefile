@@ -11,9 +11,11 @@ BENCHFLAGS ?=
 
 # Benchmark groups, run one `go test` invocation each so that every group's
 # baseline runs in the same invocation as what it is compared with.
-BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault SSTableRandomReadDefault SSTableMemstoreFlush
+BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault SSTableRandomReadDefault SSTableMemstoreFlush SimpleDB
+# Scale table configurations for `make bench` (see benchmark/scale).
+SCALE_CONFIG ?= default
 
-.PHONY: test vet race examples bench fuzz
+.PHONY: test vet race examples bench bench-full bench-scale stress fuzz
 
 test: vet race examples
 
@@ -35,6 +37,19 @@ bench:
 		$(GO) test -run '^$$' -bench "^Benchmark$$g" -benchmem -benchtime $(BENCHTIME) \
 			-timeout 60m ./benchmark/ $(BENCHFLAGS) || exit 1; \
 	done
+	@$(MAKE) --no-print-directory bench-scale
+
+# Everything at go-sstables' full sizes, and the 10 GB scale configuration.
+bench-full:
+	@$(MAKE) --no-print-directory bench BENCHFLAGS=-large SCALE_CONFIG=all
+
+bench-scale:
+	@echo "=== benchmark scale ($(SCALE_CONFIG))"
+	@$(GO) run ./benchmark/scale -config $(SCALE_CONFIG)
+
+# The randomised tests at stress length.
+stress:
+	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent' -count=1 -timeout 60m ./simpledb/ -long
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
