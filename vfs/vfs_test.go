@@ -9,10 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestOSFileLifecycle(t *testing.T) {
-	dir := t.TempDir()
-	fsys := OrDefault(nil)
+// Both filesystems behave alike for everything but durability.
+func TestFileLifecycle(t *testing.T) {
+	t.Run("os", func(t *testing.T) { testFileLifecycle(t, OrDefault(nil), t.TempDir()) })
+	t.Run("mem", func(t *testing.T) { testFileLifecycle(t, NewMem(), "/tmp/test") })
+}
 
+func testFileLifecycle(t *testing.T, fsys FS, dir string) {
 	require.NoError(t, fsys.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
 	name := filepath.Join(dir, "a", "b", "f")
 	f, err := fsys.Create(name)
@@ -47,17 +50,23 @@ func TestOSFileLifecycle(t *testing.T) {
 }
 
 func TestLockIsExclusiveWithinProcess(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "LOCK")
-	first, err := Default.Lock(name)
-	require.NoError(t, err)
+	mem := NewMem()
+	require.NoError(t, mem.MkdirAll("/d", 0o755))
+	for _, tc := range []struct {
+		fsys FS
+		name string
+	}{{Default, filepath.Join(t.TempDir(), "LOCK")}, {mem, "/d/LOCK"}} {
+		first, err := tc.fsys.Lock(tc.name)
+		require.NoError(t, err)
 
-	_, err = Default.Lock(name)
-	require.ErrorIs(t, err, ErrLocked)
+		_, err = tc.fsys.Lock(tc.name)
+		require.ErrorIs(t, err, ErrLocked)
 
-	require.NoError(t, first.Close())
-	again, err := Default.Lock(name)
-	require.NoError(t, err)
-	require.NoError(t, again.Close())
+		require.NoError(t, first.Close())
+		again, err := tc.fsys.Lock(tc.name)
+		require.NoError(t, err)
+		require.NoError(t, again.Close())
+	}
 }
 
 func TestOpenReadOnly(t *testing.T) {
