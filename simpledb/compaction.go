@@ -133,8 +133,8 @@ func (d *DB) runCompaction(c *compaction) error {
 		written += int64(t.size)
 	}
 	if err := d.writeEdit(edit); err != nil {
+		// As in a flush: the outputs stay for the next Open to sort out.
 		for _, t := range outputs {
-			t.obsolete.Store(true)
 			t.refs.Add(1)
 			t.unref(d)
 		}

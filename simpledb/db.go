@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -279,7 +280,11 @@ func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
 
 // openTable opens a table the manifest names.
 func (d *DB) openTable(info tableInfo) (*table, error) {
-	r, err := sstables.Open(tableName(d.dir, info.num), &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
+	path := tableName(d.dir, info.num)
+	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}
@@ -351,16 +356,12 @@ func (d *DB) writeNewManifest() error {
 // file, sync it, rename it over CURRENT, sync the directory.
 func (d *DB) setCurrent(manifest string) error {
 	tmp := filepath.Join(d.dir, currentName+".tmp")
-	f, err := d.fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("simpledb: write CURRENT: %w", err)
-	}
-	_, err = f.Write([]byte(manifest + "\n"))
+	w, err := recordio.Create(tmp, &recordio.WriterOptions{FS: d.fs})
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		_, err = w.Write([]byte(manifest))
+		if cerr := w.Close(); err == nil { // Close syncs
+			err = cerr
+		}
 	}
 	if err == nil {
 		err = d.fs.Rename(tmp, filepath.Join(d.dir, currentName))

@@ -62,8 +62,10 @@ func (d *DB) flushOldest() error {
 		added = []levelTableRef{{0, t}}
 	}
 	if err := d.writeEdit(edit); err != nil {
+		// The edit may have reached the disk even though writing it failed,
+		// so the table stays: the next Open keeps it if the manifest names
+		// it and removes it as an orphan if not.
 		if t != nil {
-			t.obsolete.Store(true)
 			t.refs.Add(1)
 			t.unref(d)
 		}

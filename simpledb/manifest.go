@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/recordio"
@@ -211,20 +211,27 @@ func (s *manifestState) apply(e *versionEdit) error {
 	return nil
 }
 
+// CURRENT is a recordio file of one record, the live manifest's name, so
+// that it is checksummed like every other file.
+
 // readCurrent returns the manifest file name CURRENT points to.
 func readCurrent(fsys vfs.FS, dir string) (string, error) {
-	f, err := fsys.Open(filepath.Join(dir, currentName))
+	path := filepath.Join(dir, currentName)
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true, MaxRecordSize: 4096})
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 256))
+	defer r.Close()
+	rec, err := r.Next()
+	if err == io.EOF {
+		return "", base.Corruptf(path, recordio.FileHeaderSize, ErrCorruption, "empty")
+	}
 	if err != nil {
 		return "", err
 	}
-	name := strings.TrimSuffix(string(b), "\n")
-	if kind, _ := parseFileName(name); kind != fileManifest || !strings.HasSuffix(string(b), "\n") {
-		return "", base.Corruptf(filepath.Join(dir, currentName), 0, ErrCorruption, "names %q, not a manifest", b)
+	name := string(rec)
+	if kind, _ := parseFileName(name); kind != fileManifest {
+		return "", base.Corruptf(path, r.Offset(), ErrCorruption, "names %q, not a manifest", name)
 	}
 	return name, nil
 }
@@ -234,6 +241,9 @@ func readCurrent(fsys vfs.FS, dir string) (string, error) {
 // tolerated; any other damage is corruption, and the caller deletes nothing.
 func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, base.Corruptf(path, 0, ErrCorruption, "the manifest CURRENT names is missing")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: manifest: %w", err)
 	}

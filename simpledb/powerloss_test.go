@@ -1,0 +1,186 @@
+package simpledb
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// quietLogger discards the database's log: crash tests provoke the errors
+// it would print.
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// workloadOp is one step of a crash workload: a batch of writes (a single
+// Put or Delete is a batch of one), or a flush or compaction.
+type workloadOp struct {
+	puts    map[string]string // key -> value
+	deletes []string
+	sync    bool
+	flush   bool
+	compact bool
+}
+
+// apply applies the op's writes to a model state.
+func (op workloadOp) apply(m model) {
+	for k, v := range op.puts {
+		m[k] = v
+	}
+	for _, k := range op.deletes {
+		delete(m, k)
+	}
+}
+
+// randomOp draws a workload step; step makes every value unique.
+func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
+	key := func() string { return fmt.Sprintf("key-%04d", rng.IntN(keys)) }
+	op := workloadOp{puts: map[string]string{}, sync: rng.IntN(3) > 0}
+	switch r := rng.IntN(100); {
+	case r < 3:
+		return workloadOp{flush: true}
+	case r < 4:
+		return workloadOp{compact: true}
+	case r < 60:
+		op.puts[key()] = fmt.Sprintf("v%d-%s", step, string(make([]byte, rng.IntN(400))))
+	case r < 75:
+		op.deletes = []string{key()}
+	default:
+		for i := range 1 + rng.IntN(8) {
+			k := key()
+			if rng.IntN(4) == 0 {
+				op.deletes = append(op.deletes, k)
+				delete(op.puts, k)
+			} else {
+				op.puts[k] = fmt.Sprintf("v%d.%d", step, i)
+			}
+		}
+	}
+	return op
+}
+
+func runOp(t *testing.T, db *DB, op workloadOp) {
+	t.Helper()
+	switch {
+	case op.flush:
+		require.NoError(t, db.Flush())
+	case op.compact:
+		require.NoError(t, db.Compact())
+	default:
+		b := db.NewBatch()
+		for k, v := range op.puts {
+			require.NoError(t, b.Put([]byte(k), []byte(v)))
+		}
+		for _, k := range op.deletes {
+			require.NoError(t, b.Delete([]byte(k)))
+		}
+		require.NoError(t, db.WriteWithOptions(b, &WriteOptions{Sync: op.sync}))
+	}
+}
+
+// readAll returns everything the database holds.
+func readAll(t *testing.T, db *DB) model {
+	t.Helper()
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	defer it.Close()
+	m := model{}
+	for k, v := range it.All() {
+		m[string(k)] = string(v)
+	}
+	require.NoError(t, it.Err())
+	return m
+}
+
+// matchPrefix returns the k in [from, len(ops)] for which got is the state
+// after ops[:k], or -1. states[from] is the state after ops[:from].
+func matchPrefix(got model, base model, ops []workloadOp, from int) int {
+	state := maps.Clone(base)
+	for k := from; ; k++ {
+		if maps.Equal(got, state) {
+			return k
+		}
+		if k == len(ops) {
+			return -1
+		}
+		ops[k].apply(state)
+	}
+}
+
+// TestPowerLoss runs random workloads of synced and unsynced writes,
+// batches, deletes, flushes and compactions on an in-memory filesystem,
+// crash-clones it at a random point (while flushes and compactions may be
+// running), reopens the clone, and checks that it holds exactly the state
+// after some prefix of the workload that includes everything acknowledged as
+// durable: every synced write present, no batch partly visible, no value
+// that was never written, no deleted key resurrected.
+func TestPowerLoss(t *testing.T) {
+	cycles := 60
+	if *long {
+		cycles = 1000
+	}
+	seed := testseed.Seed(t)
+	for cycle := range cycles {
+		powerLossCycle(t, seed+uint64(cycle), cycle%2 == 1)
+	}
+	t.Logf("%d power-loss cycles", cycles)
+}
+
+func powerLossCycle(t *testing.T, seed uint64, torn bool) {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	fsys := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger = fsys, quietLogger
+	opts.MemstoreSize = 128 << 10
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+
+	var ops []workloadOp
+	durable := 0 // ops[:durable] were acknowledged as durable
+	steps := 50 + rng.IntN(450)
+	for step := range steps {
+		op := randomOp(rng, step, 300)
+		runOp(t, db, op)
+		ops = append(ops, op)
+		// A synced write makes everything before it durable too: the log
+		// is written and synced in order. So do flushes and compactions.
+		if op.sync || op.flush || op.compact {
+			durable = len(ops)
+		}
+		if rng.IntN(400) == 0 {
+			require.NoError(t, db.Close())
+			db, err = Open("/db", opts)
+			require.NoError(t, err)
+			durable = len(ops)
+		}
+	}
+	crash := vfs.CrashOptions{}
+	if torn {
+		crash.Rand = rng
+	}
+	clone := fsys.CrashClone(crash)
+	db.Close()
+
+	opts.FS = clone
+	recovered, err := Open("/db", opts)
+	require.NoError(t, err, "seed %d: open after the power loss", seed)
+	defer recovered.Close()
+	got := readAll(t, recovered)
+	base := model{}
+	for _, op := range ops[:durable] {
+		op.apply(base)
+	}
+	k := matchPrefix(got, base, ops, durable)
+	require.GreaterOrEqual(t, k, 0, "seed %d: the recovered state is no prefix of the workload at or after op %d of %d", seed, durable, len(ops))
+
+	// The recovered database goes on working.
+	require.NoError(t, recovered.Put([]byte("after"), []byte("crash")))
+	v, err := recovered.Get([]byte("after"))
+	require.NoError(t, err)
+	require.Equal(t, "crash", string(v))
+}
