@@ -15,7 +15,7 @@ BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault 
 # Scale table configurations for `make bench` (see benchmark/scale).
 SCALE_CONFIG ?= default
 
-.PHONY: test vet race examples bench bench-full bench-scale stress fuzz
+.PHONY: test vet race examples bench bench-full bench-scale stress crash fuzz
 
 test: vet race examples
 
@@ -47,9 +47,16 @@ bench-scale:
 	@echo "=== benchmark scale ($(SCALE_CONFIG))"
 	@$(GO) run ./benchmark/scale -config $(SCALE_CONFIG)
 
-# The randomised tests at stress length.
+# The randomised and crash tests at stress length: model, power loss,
+# linearizability, corruption. Each prints what it checked.
 stress:
-	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent' -count=1 -timeout 60m ./simpledb/ -long
+	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption' \
+		-count=1 -timeout 90m -v ./simpledb/ -long | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|cycles|histories|damaged|stats'
+
+# Kills a child process writing synced batches 200 times, at random
+# moments, and checks each recovery.
+crash:
+	$(GO) test -run '^TestProcessKill$$' -count=1 -timeout 30m -v ./simpledb/ -kill-cycles 200 | grep -E '^(--- |ok|FAIL)|kill cycles'
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

@@ -2,9 +2,11 @@ package simpledb
 
 import (
 	"bytes"
+	"maps"
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/vfs"
 )
 
 // FuzzBatch fuzzes the decoder of log records: any bytes either fail to
@@ -55,6 +57,117 @@ func FuzzVersionEdit(f *testing.F) {
 		}
 		if !bytes.Equal(again.encode(), e.encode()) {
 			t.Fatal("edit does not round-trip")
+		}
+	})
+}
+
+// FuzzDB decodes a byte string into operations (put, delete, batch, get,
+// scan, snapshot, flush, compact, reopen) on an in-memory database and
+// checks every result against a map model.
+func FuzzDB(f *testing.F) {
+	f.Add([]byte("p1ap2bd1g1s0fcrg2"))
+	f.Add([]byte("b3p1xp2yd1Sg1p1zfcg1Rg1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsys := vfs.NewMem()
+		opts := smallOptions()
+		opts.FS, opts.Logger = fsys, quietLogger
+		opts.MemstoreSize = 64 << 10
+		db, err := Open("/db", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { db.Close() }()
+		m := model{}
+		var snap *Snapshot
+		var snapState model
+		next := func() byte {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return b
+		}
+		key := func() []byte { return []byte{'k', '0' + next()%16} }
+		value := func() []byte { return bytes.Repeat([]byte{next()}, int(next())%200) }
+		for step := 0; len(data) > 0 && step < 300; step++ {
+			switch op := next(); op % 10 {
+			case 0:
+				k, v := key(), value()
+				if err := db.Put(k, v); err != nil {
+					t.Fatal(err)
+				}
+				m[string(k)] = string(v)
+			case 1:
+				k := key()
+				if err := db.Delete(k); err != nil {
+					t.Fatal(err)
+				}
+				delete(m, string(k))
+			case 2:
+				b := db.NewBatch()
+				staged := maps.Clone(m)
+				for range next() % 5 {
+					k := key()
+					if next()%3 == 0 {
+						b.Delete(k)
+						delete(staged, string(k))
+					} else {
+						v := value()
+						b.Put(k, v)
+						staged[string(k)] = string(v)
+					}
+				}
+				if err := db.Write(b); err != nil {
+					t.Fatal(err)
+				}
+				m = staged
+			case 3, 4:
+				k := key()
+				v, err := db.Get(k)
+				want, ok := m[string(k)]
+				if ok != (err == nil) || (ok && string(v) != want) || (!ok && err != ErrNotFound) {
+					t.Fatalf("step %d: get %s = %q, %v; want %q, %v", step, k, v, err, want, ok)
+				}
+			case 5:
+				if got := readAll(t, db); !maps.Equal(got, m) {
+					t.Fatalf("step %d: scan %v, want %v", step, got, m)
+				}
+			case 6:
+				if snap != nil {
+					snap.Release()
+				}
+				snap, snapState = db.NewSnapshot(), maps.Clone(m)
+			case 7:
+				if snap != nil {
+					k := key()
+					v, err := snap.Get(k)
+					want, ok := snapState[string(k)]
+					if ok != (err == nil) || (ok && string(v) != want) {
+						t.Fatalf("step %d: snapshot get %s = %q, %v; want %q", step, k, v, err, want)
+					}
+				}
+			case 8:
+				if next()%2 == 0 {
+					err = db.Flush()
+				} else {
+					err = db.Compact()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			case 9:
+				if snap != nil {
+					snap.Release()
+					snap = nil
+				}
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if db, err = Open("/db", opts); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	})
 }

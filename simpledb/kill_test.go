@@ -1,0 +1,153 @@
+package simpledb
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stretchr/testify/require"
+)
+
+// killCycles sets how many times TestProcessKill kills its child: a few in
+// `make test`, 200 under `make crash`.
+var killCycles = flag.Int("kill-cycles", 4, "kill-and-recover cycles of TestProcessKill")
+
+// killBatch is batch i of the kill workload, the same in parent and child.
+func killBatch(i int) workloadOp {
+	rng := rand.New(rand.NewPCG(uint64(i), 0x6b696c6c))
+	op := workloadOp{puts: map[string]string{}, sync: true}
+	for j := range 1 + rng.IntN(8) {
+		k := fmt.Sprintf("key-%03d", rng.IntN(500))
+		if rng.IntN(5) == 0 {
+			op.deletes = append(op.deletes, k)
+			delete(op.puts, k)
+		} else {
+			op.puts[k] = fmt.Sprintf("b%d.%d-%s", i, j, strings.Repeat("x", rng.IntN(300)))
+			op.deletes = removeString(op.deletes, k)
+		}
+	}
+	return op
+}
+
+func removeString(s []string, v string) []string {
+	out := s[:0]
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func killOptions() *Options {
+	o := smallOptions()
+	o.MemstoreSize = 64 << 10
+	o.Logger = quietLogger
+	return o
+}
+
+// TestKillChild is the child of TestProcessKill: it writes synced batches
+// from STRATA_KILL_START on, printing "ack N" after each one returns, until
+// it is killed.
+func TestKillChild(t *testing.T) {
+	dir := os.Getenv("STRATA_KILL_DIR")
+	if dir == "" {
+		t.Skip("run by TestProcessKill")
+	}
+	start, err := strconv.Atoi(os.Getenv("STRATA_KILL_START"))
+	require.NoError(t, err)
+	db, err := Open(dir, killOptions())
+	if err != nil {
+		fmt.Printf("open failed: %v\n", err)
+		os.Exit(2)
+	}
+	for i := start; ; i++ {
+		op := killBatch(i)
+		b := db.NewBatch()
+		for k, v := range op.puts {
+			b.Put([]byte(k), []byte(v))
+		}
+		for _, k := range op.deletes {
+			b.Delete([]byte(k))
+		}
+		if err := db.Write(b); err != nil {
+			fmt.Printf("write failed: %v\n", err)
+			os.Exit(2)
+		}
+		fmt.Printf("ack %d\n", i)
+	}
+}
+
+// TestProcessKill starts a child process that writes synced batches and
+// kills it with SIGKILL at a random moment (mid-write, mid-flush,
+// mid-compaction), then reopens the database and checks it holds exactly
+// every acknowledged batch and at most the one in flight, whole or not at
+// all. The next child goes on writing to the same database.
+func TestProcessKill(t *testing.T) {
+	if os.Getenv("STRATA_KILL_DIR") != "" {
+		t.Skip("in the child")
+	}
+	seed := testseed.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	dir := t.TempDir()
+	state := model{} // after batches [0, next)
+	next, acks := 0, 0
+	for cycle := range *killCycles {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "STRATA_KILL_DIR="+dir, "STRATA_KILL_START="+strconv.Itoa(next))
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		var lastAck atomic.Int64
+		lastAck.Store(int64(next) - 1)
+		lines := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if n, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
+					i, _ := strconv.Atoi(n)
+					lastAck.Store(int64(i))
+				} else {
+					lines <- sc.Text()
+					return
+				}
+			}
+			close(lines)
+		}()
+		time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond)
+		require.NoError(t, cmd.Process.Kill())
+		cmd.Wait()
+		if line, ok := <-lines; ok {
+			t.Fatalf("cycle %d: the child said %q", cycle, line)
+		}
+		acked := int(lastAck.Load()) + 1 // batches [0, acked) were acknowledged
+		acks += acked - next
+
+		db, err := Open(dir, killOptions())
+		require.NoError(t, err, "cycle %d: reopen after SIGKILL", cycle)
+		got := readAll(t, db)
+		require.NoError(t, db.Close())
+		for ; next < acked; next++ {
+			killBatch(next).apply(state)
+		}
+		if !maps.Equal(got, state) {
+			// The batch in flight may have landed, whole.
+			inflight := maps.Clone(state)
+			killBatch(next).apply(inflight)
+			require.True(t, maps.Equal(got, inflight), "seed %d cycle %d: the database after SIGKILL is not the state after batch %d or %d", seed, cycle, acked-1, acked)
+			state = inflight
+			next++
+		}
+	}
+	t.Logf("%d kill cycles, %d acknowledged batches, none lost", *killCycles, acks)
+}
