@@ -10,10 +10,10 @@ import (
 // Billion-Record Synthetic Databases"): item i has probability proportional
 // to 1/(i+1)^theta.
 type zipfian struct {
-	rng                     *rand.Rand
-	n                       float64
+	rng                      *rand.Rand
+	n                        float64
 	theta, alpha, zetan, eta float64
-	half                    float64 // 1 + 0.5^theta
+	half                     float64 // 1 + 0.5^theta
 }
 
 func newZipfian(rng *rand.Rand, n uint64, theta, zetan float64) *zipfian {
