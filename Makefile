@@ -15,7 +15,11 @@ BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault 
 # Scale table configurations for `make bench` (see benchmark/scale).
 SCALE_CONFIG ?= default
 
-.PHONY: test vet race examples bench bench-full bench-scale stress crash fuzz
+# YCSB workloads for `make ycsb` (files in benchmark/ycsb/workloads).
+YCSB_WORKLOADS ?= workloada workloadb workloadc workloadd workloade workloadf simpledb
+YCSB_DIR ?= /tmp/strata-ycsb
+
+.PHONY: test vet race examples bench bench-full bench-scale stress crash fuzz ycsb
 
 test: vet race examples
 
@@ -57,6 +61,20 @@ stress:
 # moments, and checks each recovery.
 crash:
 	$(GO) test -run '^TestProcessKill$$' -count=1 -timeout 30m -v ./simpledb/ -kill-cycles 200 | grep -E '^(--- |ok|FAIL)|kill cycles'
+
+# Load then run each YCSB workload through go-ycsb's client, synced and
+# unsynced, with 1 and 16 threads, printing go-ycsb's result lines. The
+# runner is its own module, so the library carries no benchmark
+# dependencies.
+ycsb:
+	@cd benchmark/ycsb && $(GO) build -o $(YCSB_DIR).bin . && \
+	for w in $(YCSB_WORKLOADS); do for sync in true false; do for t in 1 16; do \
+		for phase in load run; do \
+			echo "=== ycsb $$phase $$w sync=$$sync threads=$$t"; \
+			$(YCSB_DIR).bin $$phase strata -P workloads/$$w -p threadcount=$$t \
+				-p strata.sync=$$sync -p strata.path=$(YCSB_DIR) | grep -E '^[A-Z_]+ +- |finished' || exit 1; \
+		done; \
+	done; done; done; rm -rf $(YCSB_DIR) $(YCSB_DIR).bin
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
