@@ -42,12 +42,17 @@ func (l latencies) report(b *testing.B, prefix string) {
 	b.ReportMetric(pct(0.99), prefix+"p99-µs")
 }
 
-// fillDB writes keys 0..n-1 (key i is "key" plus i in decimal, as
-// go-sstables names them) with valueSize-byte values, unsynced, in batches.
-func fillDB(b *testing.B, db *simpledb.DB, n, valueSize int) {
+// openFilled opens a database in a fresh directory and writes keys 0..n-1
+// (key i is "key" plus i in decimal, as go-sstables names them) with
+// 1 KiB values, unsynced, in batches.
+func openFilled(b *testing.B, opts *simpledb.Options, n int) *simpledb.DB {
+	db, err := simpledb.Open(benchDir(b), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
 	batch := db.NewBatch()
 	for i := range n {
-		if err := batch.Put(latencyKey(uint64(i)), dbValue(uint64(i), valueSize)); err != nil {
+		if err := batch.Put(latencyKey(uint64(i)), dbValue(uint64(i), latencyValueSize)); err != nil {
 			b.Fatal(err)
 		}
 		if batch.Len() == 100 || i == n-1 {
@@ -57,6 +62,7 @@ func fillDB(b *testing.B, db *simpledb.DB, n, valueSize int) {
 			batch.Reset()
 		}
 	}
+	return db
 }
 
 func latencyKey(i uint64) []byte { return fmt.Appendf(nil, "key%d", i) }
@@ -69,12 +75,8 @@ const latencyValueSize = 1024
 func BenchmarkSimpleDBReadLatency(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000, 100000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			db, err := simpledb.Open(benchDir(b), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			db := openFilled(b, nil, n)
 			defer db.Close()
-			fillDB(b, db, n, latencyValueSize)
 			rng := rand.New(rand.NewPCG(3, uint64(n)))
 			lat := make(latencies, 0, b.N)
 			b.ReportAllocs()
@@ -99,12 +101,8 @@ func BenchmarkSimpleDBReadLatency(b *testing.B) {
 func BenchmarkSimpleDBWriteLatency(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000, 100000, 1000000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			db, err := simpledb.Open(benchDir(b), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			db := openFilled(b, nil, n)
 			defer db.Close()
-			fillDB(b, db, n, latencyValueSize)
 			rng := rand.New(rand.NewPCG(4, uint64(n)))
 			lat := make(latencies, 0, b.N)
 			b.SetBytes(latencyValueSize)
@@ -148,10 +146,7 @@ func runWriters(b *testing.B, n int, op func(g int, i uint64)) {
 func BenchmarkSimpleDBSyncedWrites(b *testing.B) {
 	for _, writers := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			db, err := simpledb.Open(benchDir(b), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			db := openFilled(b, nil, 0)
 			defer db.Close()
 			b.SetBytes(latencyValueSize)
 			b.ReportAllocs()
@@ -178,11 +173,7 @@ func BenchmarkSimpleDBReadsDuringCompaction(b *testing.B) {
 	const base = 20000
 	for range b.N {
 		b.StopTimer()
-		db, err := simpledb.Open(benchDir(b), &simpledb.Options{MemstoreSize: 4 << 20, TargetTableSize: 2 << 20, BaseLevelSize: 8 << 20})
-		if err != nil {
-			b.Fatal(err)
-		}
-		fillDB(b, db, base, latencyValueSize)
+		db := openFilled(b, &simpledb.Options{MemstoreSize: 4 << 20, TargetTableSize: 2 << 20, BaseLevelSize: 8 << 20}, base)
 		b.StartTimer()
 		var done atomic.Bool
 		var lat latencies

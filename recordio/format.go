@@ -162,6 +162,27 @@ type recordHeader struct {
 	payloadCRC uint32
 }
 
+// checkPayload reports whether payload matches the header's checksum, when
+// the header carries one.
+func (h *recordHeader) checkPayload(payload []byte) error {
+	if h.hasCRC {
+		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
+			return badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got)
+		}
+	}
+	return nil
+}
+
+// inflate decompresses a compressed payload into dst, reporting a payload
+// that does not decompress to the header's length as damage.
+func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte) ([]byte, error) {
+	rec, err := d.decompress(codec, dst, payload, int(h.ulen))
+	if err != nil {
+		return nil, badHeader(ErrBadPayload, "%v: %v", codec, err)
+	}
+	return rec, nil
+}
+
 // errShortHeader is internal: the buffer ended inside the header. The
 // caller decides whether more bytes can come or the file is truncated.
 var errShortHeader = fmt.Errorf("short header")

@@ -2,7 +2,6 @@ package recordio
 
 import (
 	"fmt"
-	"hash/crc32"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -107,14 +106,8 @@ func (r *RandomReader) RecordViewSized(off, length int64, buf []byte) ([]byte, b
 	if r.mapped != nil || length <= 0 || length > int64(r.max)+maxHeaderSize {
 		return r.RecordView(off, buf)
 	}
-	if r.closed.Load() {
-		return nil, false, ErrClosed
-	}
-	if off < FileHeaderSize {
-		return nil, false, fmt.Errorf("%w: %d", ErrInvalidOffset, off)
-	}
-	if off >= r.size {
-		return nil, false, io.EOF
+	if err := r.checkOffset(off); err != nil {
+		return nil, false, err
 	}
 	if length > r.size-off {
 		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "record of %d bytes, %d remain", length, r.size-off))
@@ -142,10 +135,8 @@ func (r *RandomReader) RecordViewSized(off, length int64, buf []byte) ([]byte, b
 		return nil, false, nil
 	}
 	payload := frame[n:]
-	if h.hasCRC {
-		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
-			return nil, false, corruptAt(r.name, off, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got))
-		}
+	if err := h.checkPayload(payload); err != nil {
+		return nil, false, corruptAt(r.name, off, err)
 	}
 	if !h.compressed {
 		if buf == nil {
@@ -153,22 +144,16 @@ func (r *RandomReader) RecordViewSized(off, length int64, buf []byte) ([]byte, b
 		}
 		return append(buf[:0], payload...), false, nil
 	}
-	rec, err := st.dec.decompress(r.hdr.Codec, buf, payload, int(h.ulen))
+	rec, err := h.inflate(&st.dec, r.hdr.Codec, buf, payload)
 	if err != nil {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err))
+		return nil, false, corruptAt(r.name, off, err)
 	}
 	return rec, false, nil
 }
 
 func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool, error) {
-	if r.closed.Load() {
-		return nil, false, ErrClosed
-	}
-	if off < FileHeaderSize {
-		return nil, false, fmt.Errorf("%w: %d", ErrInvalidOffset, off)
-	}
-	if off >= r.size {
-		return nil, false, io.EOF
+	if err := r.checkOffset(off); err != nil {
+		return nil, false, err
 	}
 	st := r.pool.Get().(*randomState)
 	defer r.pool.Put(st)
@@ -217,20 +202,33 @@ func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool,
 			return nil, false, err
 		}
 	}
-	if h.hasCRC {
-		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
-			return nil, false, corruptAt(r.name, off, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got))
-		}
+	if err := h.checkPayload(payload); err != nil {
+		return nil, false, corruptAt(r.name, off, err)
 	}
 	if !h.compressed {
 		return payload, inPlace, nil
 	}
 	st.payload = payload[:0]
-	rec, err := st.dec.decompress(r.hdr.Codec, buf, payload, int(h.ulen))
+	rec, err := h.inflate(&st.dec, r.hdr.Codec, buf, payload)
 	if err != nil {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err))
+		return nil, false, corruptAt(r.name, off, err)
 	}
 	return rec, false, nil
+}
+
+// checkOffset refuses reads on a closed reader and offsets that cannot
+// start a record; io.EOF at or past the end.
+func (r *RandomReader) checkOffset(off int64) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if off < FileHeaderSize {
+		return fmt.Errorf("%w: %d", ErrInvalidOffset, off)
+	}
+	if off >= r.size {
+		return io.EOF
+	}
+	return nil
 }
 
 func (r *RandomReader) readAt(p []byte, off int64) error {

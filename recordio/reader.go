@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 
@@ -200,10 +199,8 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 	if h.isNil {
 		return nil, nil
 	}
-	if h.hasCRC {
-		if got := crc32.Checksum(payload, crcTable); got != h.payloadCRC {
-			return nil, badHeader(ErrPayloadChecksum, "stored %08x, computed %08x", h.payloadCRC, got)
-		}
+	if err := h.checkPayload(payload); err != nil {
+		return nil, err
 	}
 	if !h.compressed {
 		if r.opts.ZeroCopy {
@@ -215,9 +212,9 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 	if r.opts.ZeroCopy {
 		dst = r.out
 	}
-	rec, err := r.dec.decompress(r.hdr.Codec, dst, payload, int(h.ulen))
+	rec, err := h.inflate(&r.dec, r.hdr.Codec, dst, payload)
 	if err != nil {
-		return nil, badHeader(ErrBadPayload, "%v: %v", r.hdr.Codec, err)
+		return nil, err
 	}
 	if r.opts.ZeroCopy {
 		r.out = rec

@@ -116,48 +116,59 @@ func TestTornLogTailIsDropped(t *testing.T) {
 	}
 }
 
-func TestCorruptLogIsReported(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(dir, nil)
-	require.NoError(t, err)
-	fill(t, db, 0, 500)
-	require.NoError(t, db.Close())
-	log := lastLog(t, dir)
-	data, err := os.ReadFile(log)
-	require.NoError(t, err)
-	data[len(data)/2] ^= 0x20
-	require.NoError(t, os.WriteFile(log, data, 0o644))
-	before := listDir(t, dir)
+// TestDamageIsReported flips a bit inside a log and inside the manifest:
+// Open must refuse with ErrCorruption naming the file, and delete nothing.
+func TestDamageIsReported(t *testing.T) {
+	tests := []struct {
+		name   string
+		write  func(t *testing.T, db *DB)
+		file   func(t *testing.T, dir string) string
+		offset func(size int) int
+	}{
+		{
+			name:   "log",
+			write:  func(t *testing.T, db *DB) { fill(t, db, 0, 500) },
+			file:   lastLog,
+			offset: func(size int) int { return size / 2 },
+		},
+		{
+			name: "manifest",
+			write: func(t *testing.T, db *DB) {
+				fill(t, db, 0, 100)
+				require.NoError(t, db.Flush())
+				fill(t, db, 100, 200)
+				require.NoError(t, db.Flush())
+			},
+			file: func(t *testing.T, dir string) string {
+				manifests, err := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+				require.NoError(t, err)
+				require.Len(t, manifests, 1)
+				return manifests[0]
+			},
+			offset: func(int) int { return 20 }, // inside the first edit
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(dir, nil)
+			require.NoError(t, err)
+			tt.write(t, db)
+			require.NoError(t, db.Close())
 
-	_, err = Open(dir, nil)
-	require.ErrorIs(t, err, ErrCorruption)
-	require.Contains(t, err.Error(), filepath.Base(log))
-	require.Equal(t, before, listDir(t, dir), "nothing deleted")
-}
+			path := tt.file(t, dir)
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			data[tt.offset(len(data))] ^= 0x20
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			before := listDir(t, dir)
 
-func TestCorruptManifestIsReported(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(dir, nil)
-	require.NoError(t, err)
-	fill(t, db, 0, 100)
-	require.NoError(t, db.Flush())
-	fill(t, db, 100, 200)
-	require.NoError(t, db.Flush())
-	require.NoError(t, db.Close())
-
-	manifests, err := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
-	require.NoError(t, err)
-	require.Len(t, manifests, 1)
-	data, err := os.ReadFile(manifests[0])
-	require.NoError(t, err)
-	data[20] ^= 0x01 // inside the first edit
-	require.NoError(t, os.WriteFile(manifests[0], data, 0o644))
-	before := listDir(t, dir)
-
-	_, err = Open(dir, nil)
-	require.ErrorIs(t, err, ErrCorruption)
-	require.Contains(t, err.Error(), filepath.Base(manifests[0]))
-	require.Equal(t, before, listDir(t, dir), "nothing deleted")
+			_, err = Open(dir, nil)
+			require.ErrorIs(t, err, ErrCorruption)
+			require.Contains(t, err.Error(), filepath.Base(path))
+			require.Equal(t, before, listDir(t, dir), "nothing deleted")
+		})
+	}
 }
 
 func TestNotADatabase(t *testing.T) {
