@@ -19,15 +19,19 @@ SCALE_CONFIG ?= default
 YCSB_WORKLOADS ?= workloada workloadb workloadc workloadd workloade workloadf simpledb
 YCSB_DIR ?= /tmp/strata-ycsb
 
-.PHONY: test vet race examples bench bench-full bench-scale stress crash fuzz ycsb
+.PHONY: test vet race ycsb-test examples bench bench-full bench-scale stress crash fuzz ycsb
 
-test: vet race examples
+test: vet race ycsb-test examples
 
 vet:
 	$(GO) vet ./...
 
 race:
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# The YCSB binding is its own module (see ycsb below); vet and test it too.
+ycsb-test:
+	cd benchmark/ycsb && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 examples:
 	@for d in examples/*/; do \
