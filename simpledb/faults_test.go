@@ -130,3 +130,50 @@ func requireNoGoroutineLeak(t *testing.T, before int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReadFaults fails table reads: Get and iterators must report the
+// injected error, never ErrNotFound or a wrong value, and read correctly
+// once the fault clears.
+func TestReadFaults(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			rule := &errorfs.Rule{Ops: errorfs.OpRead | errorfs.OpReadAt, Match: errorfs.Suffix(".sst"), Err: errno}
+			opts := smallOptions()
+			opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), rule), quietLogger
+			opts.DisableAutoCompaction = true
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			acked := model{}
+			for i := range 300 {
+				k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d", i)
+				require.NoError(t, db.Put([]byte(k), []byte(v)))
+				acked[k] = v
+			}
+			require.NoError(t, db.Close())
+			db, err = Open("/db", opts) // a cold block cache: reads reach the files
+			require.NoError(t, err)
+			defer db.Close()
+
+			rule.Enable()
+			for k := range acked {
+				_, err := db.Get([]byte(k))
+				require.ErrorIs(t, err, errno, k)
+				require.NotErrorIs(t, err, ErrNotFound)
+			}
+			it, err := db.NewIterator(nil, nil)
+			require.NoError(t, err)
+			require.False(t, it.First())
+			require.ErrorIs(t, it.Err(), errno)
+			require.NoError(t, it.Close())
+			require.Positive(t, rule.Hits())
+
+			rule.Disable()
+			for k, v := range acked {
+				got, err := db.Get([]byte(k))
+				require.NoError(t, err, k)
+				require.Equal(t, v, string(got))
+			}
+			require.NoError(t, db.Put([]byte("after"), []byte("fault")), "a read fault does not stop writes")
+		})
+	}
+}

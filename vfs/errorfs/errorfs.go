@@ -23,20 +23,22 @@ import (
 // Op is a set of filesystem operations.
 type Op uint32
 
+// The operations, one bit each. A file's operations (OpRead, OpReadAt,
+// OpWrite, OpSync) match on the path it was created or opened with.
 const (
-	OpCreate Op = 1 << iota
-	OpOpen
-	OpRead
-	OpReadAt
-	OpWrite
-	OpSync
-	OpRename
-	OpRemove
-	OpList
-	OpMkdir
-	OpStat
-	OpSyncDir
-	OpLock
+	OpCreate  Op = 1 << iota // FS.Create
+	OpOpen                   // FS.Open
+	OpRead                   // File.Read
+	OpReadAt                 // File.ReadAt
+	OpWrite                  // File.Write
+	OpSync                   // File.Sync
+	OpRename                 // FS.Rename, matched on the new name
+	OpRemove                 // FS.Remove
+	OpList                   // FS.List
+	OpMkdir                  // FS.MkdirAll
+	OpStat                   // FS.Stat
+	OpSyncDir                // FS.SyncDir
+	OpLock                   // FS.Lock
 	// OpAll is every operation.
 	OpAll Op = 1<<iota - 1
 )
@@ -66,6 +68,7 @@ type InjectedError struct {
 	Err  error
 }
 
+// Error names the operation, the path and the error injected.
 func (e *InjectedError) Error() string {
 	return fmt.Sprintf("errorfs: injected %v on %s: %v", e.Op, e.Path, e.Err)
 }
@@ -151,6 +154,7 @@ func Wrap(fsys vfs.FS, inj Injector) *FS { return &FS{fs: fsys, inj: inj} }
 
 func (f *FS) check(op Op, path string) error { return f.inj.MaybeError(op, path) }
 
+// Create implements vfs.FS, failing as OpCreate.
 func (f *FS) Create(name string) (vfs.File, error) {
 	if err := f.check(OpCreate, name); err != nil {
 		return nil, err
@@ -162,6 +166,7 @@ func (f *FS) Create(name string) (vfs.File, error) {
 	return &errFile{File: file, fs: f}, nil
 }
 
+// Open implements vfs.FS, failing as OpOpen.
 func (f *FS) Open(name string) (vfs.File, error) {
 	if err := f.check(OpOpen, name); err != nil {
 		return nil, err
@@ -173,6 +178,7 @@ func (f *FS) Open(name string) (vfs.File, error) {
 	return &errFile{File: file, fs: f}, nil
 }
 
+// Remove implements vfs.FS, failing as OpRemove.
 func (f *FS) Remove(name string) error {
 	if err := f.check(OpRemove, name); err != nil {
 		return err
@@ -180,6 +186,7 @@ func (f *FS) Remove(name string) error {
 	return f.fs.Remove(name)
 }
 
+// Rename implements vfs.FS, failing as OpRename on the new name.
 func (f *FS) Rename(oldname, newname string) error {
 	if err := f.check(OpRename, newname); err != nil {
 		return err
@@ -187,6 +194,7 @@ func (f *FS) Rename(oldname, newname string) error {
 	return f.fs.Rename(oldname, newname)
 }
 
+// List implements vfs.FS, failing as OpList.
 func (f *FS) List(dir string) ([]string, error) {
 	if err := f.check(OpList, dir); err != nil {
 		return nil, err
@@ -194,6 +202,7 @@ func (f *FS) List(dir string) ([]string, error) {
 	return f.fs.List(dir)
 }
 
+// MkdirAll implements vfs.FS, failing as OpMkdir.
 func (f *FS) MkdirAll(dir string, perm fs.FileMode) error {
 	if err := f.check(OpMkdir, dir); err != nil {
 		return err
@@ -201,6 +210,7 @@ func (f *FS) MkdirAll(dir string, perm fs.FileMode) error {
 	return f.fs.MkdirAll(dir, perm)
 }
 
+// Stat implements vfs.FS, failing as OpStat.
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	if err := f.check(OpStat, name); err != nil {
 		return nil, err
@@ -208,6 +218,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	return f.fs.Stat(name)
 }
 
+// SyncDir implements vfs.FS, failing as OpSyncDir.
 func (f *FS) SyncDir(dir string) error {
 	if err := f.check(OpSyncDir, dir); err != nil {
 		return err
@@ -215,6 +226,7 @@ func (f *FS) SyncDir(dir string) error {
 	return f.fs.SyncDir(dir)
 }
 
+// Lock implements vfs.FS, failing as OpLock.
 func (f *FS) Lock(name string) (io.Closer, error) {
 	if err := f.check(OpLock, name); err != nil {
 		return nil, err
