@@ -56,14 +56,10 @@ func TestFaultInjection(t *testing.T) {
 				db, err := Open("/db", opts)
 				require.NoError(t, err)
 
-				acked := model{}
-				for i := range 300 {
-					k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d", i)
-					require.NoError(t, db.Put([]byte(k), []byte(v)))
+				acked := putAcked(t, db, 0, 150)
+				require.NoError(t, db.Flush())
+				for k, v := range putAcked(t, db, 150, 300) {
 					acked[k] = v
-					if i == 150 {
-						require.NoError(t, db.Flush())
-					}
 				}
 				if fc.name == "compaction" {
 					require.NoError(t, db.Flush()) // so that Compact only compacts
@@ -76,11 +72,7 @@ func TestFaultInjection(t *testing.T) {
 				injected[fc.name] += rule.Hits()
 
 				// Reads go on.
-				for k, v := range acked {
-					got, err := db.Get([]byte(k))
-					require.NoError(t, err, k)
-					require.Equal(t, v, string(got))
-				}
+				requireAcked(t, db, acked)
 				// Writes are refused with a clear error.
 				err = db.Put([]byte("later"), []byte("x"))
 				require.ErrorIs(t, err, ErrBackground)
@@ -90,11 +82,7 @@ func TestFaultInjection(t *testing.T) {
 				rule.Disable()
 				db, err = Open("/db", opts)
 				require.NoError(t, err, "reopen after the fault clears")
-				for k, v := range acked {
-					got, err := db.Get([]byte(k))
-					require.NoError(t, err, k)
-					require.Equal(t, v, string(got))
-				}
+				requireAcked(t, db, acked)
 				require.NoError(t, db.Put([]byte("after"), []byte("fault")))
 				require.NoError(t, db.Close())
 
@@ -103,17 +91,34 @@ func TestFaultInjection(t *testing.T) {
 				opts.FS = crashed
 				db, err = Open("/db", opts)
 				require.NoError(t, err)
-				for k, v := range acked {
-					got, err := db.Get([]byte(k))
-					require.NoError(t, err, k)
-					require.Equal(t, v, string(got))
-				}
+				requireAcked(t, db, acked)
 				require.NoError(t, db.Close())
 				requireNoGoroutineLeak(t, before)
 			})
 		}
 	}
 	t.Logf("faults injected per kind: %v", injected)
+}
+
+// putAcked puts keys from to to-1 and returns them as acknowledged.
+func putAcked(t *testing.T, db *DB, from, to int) model {
+	acked := model{}
+	for i := from; i < to; i++ {
+		k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d", i)
+		require.NoError(t, db.Put([]byte(k), []byte(v)))
+		acked[k] = v
+	}
+	return acked
+}
+
+// requireAcked checks that db holds every acknowledged write.
+func requireAcked(t *testing.T, db *DB, acked model) {
+	t.Helper()
+	for k, v := range acked {
+		got, err := db.Get([]byte(k))
+		require.NoError(t, err, k)
+		require.Equal(t, v, string(got))
+	}
 }
 
 // requireNoGoroutineLeak waits for the goroutine count to fall back to
@@ -143,12 +148,7 @@ func TestReadFaults(t *testing.T) {
 			opts.DisableAutoCompaction = true
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
-			acked := model{}
-			for i := range 300 {
-				k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d", i)
-				require.NoError(t, db.Put([]byte(k), []byte(v)))
-				acked[k] = v
-			}
+			acked := putAcked(t, db, 0, 300)
 			require.NoError(t, db.Close())
 			db, err = Open("/db", opts) // a cold block cache: reads reach the files
 			require.NoError(t, err)
@@ -168,11 +168,7 @@ func TestReadFaults(t *testing.T) {
 			require.Positive(t, rule.Hits())
 
 			rule.Disable()
-			for k, v := range acked {
-				got, err := db.Get([]byte(k))
-				require.NoError(t, err, k)
-				require.Equal(t, v, string(got))
-			}
+			requireAcked(t, db, acked)
 			require.NoError(t, db.Put([]byte("after"), []byte("fault")), "a read fault does not stop writes")
 		})
 	}
