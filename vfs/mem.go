@@ -89,8 +89,10 @@ func (fsys *MemFS) parent(name string) (*memNode, string, error) {
 	return dir, parts[len(parts)-1], nil
 }
 
-// Create creates or truncates the named file: a new file replaces any old
-// one under the name.
+// Create creates or truncates the named file. Truncating keeps the file, as
+// O_TRUNC keeps the inode: the directory entry, durable or not, still names
+// it, so data written and synced after the truncation is durable without
+// another SyncDir.
 func (fsys *MemFS) Create(name string) (File, error) {
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
@@ -98,11 +100,16 @@ func (fsys *MemFS) Create(name string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if old, ok := dir.children[base]; ok && old.dir {
+	n, ok := dir.children[base]
+	switch {
+	case ok && n.dir:
 		return nil, &fs.PathError{Op: "create", Path: name, Err: fs.ErrExist}
+	case ok:
+		n.data, n.syncedLen, n.modTime = nil, 0, time.Now()
+	default:
+		n = &memNode{modTime: time.Now()}
+		dir.children[base] = n
 	}
-	n := &memNode{modTime: time.Now()}
-	dir.children[base] = n
 	return &memFile{fs: fsys, node: n, name: name, writable: true}, nil
 }
 

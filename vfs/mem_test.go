@@ -77,6 +77,16 @@ func TestCrashCloneKeepsOnlyWhatIsDurable(t *testing.T) {
 			require.NoError(t, fsys.SyncDir("/d"))
 			require.NoError(t, fsys.Remove("/d/f"))
 		}, "/d/f", "data", true},
+		{"create truncates a synced file in place: synced new data survives", func(t *testing.T, fsys *MemFS) {
+			writeFile(t, fsys, "/d/f", "old data", true)
+			require.NoError(t, fsys.SyncDir("/d"))
+			writeFile(t, fsys, "/d/f", "new", true)
+		}, "/d/f", "new", true},
+		{"create truncates a synced file in place: unsynced new data is lost", func(t *testing.T, fsys *MemFS) {
+			writeFile(t, fsys, "/d/f", "old data", true)
+			require.NoError(t, fsys.SyncDir("/d"))
+			writeFile(t, fsys, "/d/f", "new", false)
+		}, "/d/f", "", true},
 		{"unsynced directory is lost", func(t *testing.T, fsys *MemFS) {
 			require.NoError(t, fsys.MkdirAll("/d/sub", 0o755))
 			writeFile(t, fsys, "/d/sub/f", "data", true)
