@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !aix && (!solaris || illumos)
 
 package vfs
 
@@ -9,7 +9,8 @@ import (
 	"syscall"
 )
 
-// lockFile takes a non-blocking exclusive flock. flock locks belong to the
+// lockFile takes a non-blocking exclusive flock. (Solaris and AIX lack
+// flock; they use lock_other.go.) flock locks belong to the
 // open file description, so a second open of the same file in this process
 // conflicts too, which is what a database directory lock needs. Closing the
 // file releases the lock.

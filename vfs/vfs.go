@@ -6,8 +6,12 @@ import (
 	"io/fs"
 )
 
-// ErrLocked is returned by FS.Lock when another holder, in this process or
-// another, already holds the lock.
+// ErrLocked is returned by FS.Lock when the lock is already held. Where
+// the operating system's filesystem has flock (Linux, macOS, the BSDs,
+// illumos), that means held by this process or another. Elsewhere (Windows,
+// Solaris, AIX) the lock is only process-local: ErrLocked means an earlier
+// Lock in this process holds it, and another process is not stopped. A
+// MemFS's locks are its own, and so process-local too.
 var ErrLocked = errors.New("vfs: lock held by another user")
 
 // File is an open file. Reads and writes through io.Reader and io.Writer

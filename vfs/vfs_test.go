@@ -49,17 +49,26 @@ func testFileLifecycle(t *testing.T, fsys FS, dir string) {
 	require.Error(t, err)
 }
 
+// A second Lock of the same file fails, whether or not it spells the name
+// the same way.
 func TestLockIsExclusiveWithinProcess(t *testing.T) {
 	mem := NewMem()
 	require.NoError(t, mem.MkdirAll("/d", 0o755))
+	dir := t.TempDir()
+	sep := string(filepath.Separator)
 	for _, tc := range []struct {
-		fsys FS
-		name string
-	}{{Default, filepath.Join(t.TempDir(), "LOCK")}, {mem, "/d/LOCK"}} {
+		fsys          FS
+		name, aliased string
+	}{
+		{Default, filepath.Join(dir, "LOCK"), dir + sep + "." + sep + "LOCK"},
+		{mem, "/d/LOCK", "/d/./LOCK"},
+	} {
 		first, err := tc.fsys.Lock(tc.name)
 		require.NoError(t, err)
 
 		_, err = tc.fsys.Lock(tc.name)
+		require.ErrorIs(t, err, ErrLocked)
+		_, err = tc.fsys.Lock(tc.aliased)
 		require.ErrorIs(t, err, ErrLocked)
 
 		require.NoError(t, first.Close())
