@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -20,6 +20,8 @@ import (
 // filesystem as a power loss at that instant would leave it.
 //
 // Files are append-only (every Write appends), which is how Strata writes.
+// Errors match what package os returns under errors.Is: fs.ErrNotExist,
+// syscall.ENOTDIR, syscall.ENOTEMPTY, and fs.ErrClosed for a closed file.
 // A MemFS is safe for concurrent use.
 type MemFS struct {
 	mu    sync.Mutex
@@ -47,8 +49,6 @@ func NewMem() *MemFS {
 	return &MemFS{root: newDirNode(), locks: map[string]bool{}}
 }
 
-var errNotDir = errors.New("not a directory")
-
 func splitPath(name string) []string {
 	name = filepath.ToSlash(filepath.Clean("/" + name))
 	if name == "/" {
@@ -62,7 +62,7 @@ func (fsys *MemFS) lookup(name string) (*memNode, error) {
 	n := fsys.root
 	for _, part := range splitPath(name) {
 		if !n.dir {
-			return nil, &fs.PathError{Op: "lookup", Path: name, Err: errNotDir}
+			return nil, &fs.PathError{Op: "lookup", Path: name, Err: syscall.ENOTDIR}
 		}
 		child, ok := n.children[part]
 		if !ok {
@@ -84,7 +84,7 @@ func (fsys *MemFS) parent(name string) (*memNode, string, error) {
 		return nil, "", err
 	}
 	if !dir.dir {
-		return nil, "", &fs.PathError{Op: "open", Path: name, Err: errNotDir}
+		return nil, "", &fs.PathError{Op: "open", Path: name, Err: syscall.ENOTDIR}
 	}
 	return dir, parts[len(parts)-1], nil
 }
@@ -137,7 +137,7 @@ func (fsys *MemFS) Remove(name string) error {
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 	}
 	if n.dir && len(n.children) > 0 {
-		return &fs.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.ENOTEMPTY}
 	}
 	delete(dir.children, base)
 	return nil
@@ -173,7 +173,7 @@ func (fsys *MemFS) List(dir string) ([]string, error) {
 		return nil, err
 	}
 	if !n.dir {
-		return nil, &fs.PathError{Op: "list", Path: dir, Err: errNotDir}
+		return nil, &fs.PathError{Op: "list", Path: dir, Err: syscall.ENOTDIR}
 	}
 	names := make([]string, 0, len(n.children))
 	for name := range n.children {
@@ -195,7 +195,7 @@ func (fsys *MemFS) MkdirAll(dir string, _ fs.FileMode) error {
 			n.children[part] = child
 		}
 		if !child.dir {
-			return &fs.PathError{Op: "mkdir", Path: dir, Err: errNotDir}
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
 		n = child
 	}
@@ -222,7 +222,7 @@ func (fsys *MemFS) SyncDir(dir string) error {
 		return err
 	}
 	if !n.dir {
-		return &fs.PathError{Op: "syncdir", Path: dir, Err: errNotDir}
+		return &fs.PathError{Op: "syncdir", Path: dir, Err: syscall.ENOTDIR}
 	}
 	n.synced = cloneEntries(n.children)
 	return nil
@@ -320,13 +320,18 @@ type memFile struct {
 	closed   bool
 }
 
-var errClosedFile = errors.New("vfs: file already closed")
+// closedError is what an operation on a closed file returns: the error
+// package os returns, so that errors.Is(err, fs.ErrClosed) holds for both
+// filesystems.
+func (f *memFile) closedError(op string) error {
+	return &fs.PathError{Op: op, Path: f.name, Err: fs.ErrClosed}
+}
 
 func (f *memFile) Read(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
-		return 0, errClosedFile
+		return 0, f.closedError("read")
 	}
 	if f.pos >= len(f.node.data) {
 		return 0, io.EOF
@@ -340,7 +345,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
-		return 0, errClosedFile
+		return 0, f.closedError("readat")
 	}
 	if off < 0 {
 		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: fs.ErrInvalid}
@@ -360,7 +365,7 @@ func (f *memFile) Write(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
-		return 0, errClosedFile
+		return 0, f.closedError("write")
 	}
 	if !f.writable {
 		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrPermission}
@@ -374,7 +379,7 @@ func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
-		return errClosedFile
+		return f.closedError("sync")
 	}
 	f.node.syncedLen = len(f.node.data)
 	return nil
@@ -383,6 +388,9 @@ func (f *memFile) Sync() error {
 func (f *memFile) Stat() (fs.FileInfo, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
+	if f.closed {
+		return nil, f.closedError("stat")
+	}
 	return memInfo{name: filepath.Base(f.name), size: int64(len(f.node.data)), mod: f.node.modTime}, nil
 }
 
@@ -392,7 +400,7 @@ func (f *memFile) Close() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
-		return errClosedFile
+		return f.closedError("close")
 	}
 	f.closed = true
 	return nil

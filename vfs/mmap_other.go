@@ -8,4 +8,7 @@ func mapFile(name string) (MappedFile, error) {
 	panic("vfs: mmap is not supported on this platform")
 }
 
-func (m *mapping) Close() error { return nil }
+func (m *mapping) Close() error {
+	_, err := m.markClosed()
+	return err
+}

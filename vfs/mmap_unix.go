@@ -37,10 +37,9 @@ func mapFile(name string) (MappedFile, error) {
 }
 
 func (m *mapping) Close() error {
-	if m.data == nil {
-		return nil
+	data, err := m.markClosed()
+	if err != nil || data == nil {
+		return err
 	}
-	data := m.data
-	m.data = nil
 	return syscall.Munmap(data)
 }

@@ -3,6 +3,7 @@ package vfs
 import (
 	"fmt"
 	"io"
+	"io/fs"
 )
 
 // ReadOnlyFile is an immutable file opened for random reads. ReadAt is safe
@@ -57,10 +58,21 @@ type sizedFile struct {
 
 func (f sizedFile) Size() int64 { return f.size }
 
-// mapping is a read-only memory map of a whole file.
+// ReadAt rejects a negative offset with fs.ErrInvalid, as a mapping does
+// (package os returns an error that matches nothing).
+func (f sizedFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "readat", Path: f.Name(), Err: fs.ErrInvalid}
+	}
+	return f.File.ReadAt(p, off)
+}
+
+// mapping is a read-only memory map of a whole file. After Close, ReadAt
+// and Close return fs.ErrClosed, as an os.File's do.
 type mapping struct {
-	name string
-	data []byte
+	name   string
+	data   []byte
+	closed bool
 }
 
 func (m *mapping) Bytes() []byte { return m.data }
@@ -68,8 +80,11 @@ func (m *mapping) Bytes() []byte { return m.data }
 func (m *mapping) Size() int64 { return int64(len(m.data)) }
 
 func (m *mapping) ReadAt(p []byte, off int64) (int, error) {
+	if m.closed {
+		return 0, &fs.PathError{Op: "readat", Path: m.name, Err: fs.ErrClosed}
+	}
 	if off < 0 {
-		return 0, fmt.Errorf("vfs: %s: negative offset %d", m.name, off)
+		return 0, &fs.PathError{Op: "readat", Path: m.name, Err: fs.ErrInvalid}
 	}
 	if off >= int64(len(m.data)) {
 		return 0, io.EOF
@@ -79,4 +94,16 @@ func (m *mapping) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// markClosed records that m is closed and returns the bytes to unmap, or an
+// error if it was already closed.
+func (m *mapping) markClosed() ([]byte, error) {
+	if m.closed {
+		return nil, &fs.PathError{Op: "close", Path: m.name, Err: fs.ErrClosed}
+	}
+	m.closed = true
+	data := m.data
+	m.data = nil
+	return data, nil
 }

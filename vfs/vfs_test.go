@@ -3,7 +3,10 @@ package vfs
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,6 +54,62 @@ func testFileLifecycle(t *testing.T, fsys FS, dir string) {
 
 // A second Lock of the same file fails, whether or not it spells the name
 // the same way.
+// Both filesystems fail with errors that the same errors.Is checks match.
+func TestErrorsMatchAcrossFilesystems(t *testing.T) {
+	t.Run("os", func(t *testing.T) {
+		if runtime.GOOS == "windows" {
+			t.Skip("Windows reports its own errnos for these, not ENOTDIR and ENOTEMPTY")
+		}
+		testErrorsMatch(t, Default, t.TempDir())
+	})
+	t.Run("mem", func(t *testing.T) { testErrorsMatch(t, NewMem(), "/tmp/test") })
+}
+
+func testErrorsMatch(t *testing.T, fsys FS, dir string) {
+	require.NoError(t, fsys.MkdirAll(filepath.Join(dir, "d"), 0o755))
+	file := filepath.Join(dir, "d", "f")
+	f, err := fsys.Create(file)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	under := filepath.Join(file, "x") // a path through a file
+	_, createErr := fsys.Create(under)
+	_, listErr := fsys.List(file)
+	_, statErr := fsys.Stat(under)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"remove a non-empty directory", fsys.Remove(filepath.Join(dir, "d")), syscall.ENOTEMPTY},
+		{"create under a file", createErr, syscall.ENOTDIR},
+		{"list a file", listErr, syscall.ENOTDIR},
+		{"mkdir under a file", fsys.MkdirAll(under, 0o755), syscall.ENOTDIR},
+		{"stat under a file", statErr, syscall.ENOTDIR},
+	} {
+		require.ErrorIs(t, tc.err, tc.want, tc.name)
+		var pathErr *fs.PathError
+		require.ErrorAs(t, tc.err, &pathErr, tc.name)
+	}
+
+	// Every operation on a closed file fails with fs.ErrClosed.
+	w, err := fsys.Create(file)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	_, err = w.Write([]byte("x"))
+	require.ErrorIs(t, err, fs.ErrClosed, "write")
+	require.ErrorIs(t, w.Sync(), fs.ErrClosed, "sync")
+	r, err := fsys.Open(file)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	_, err = r.Read(make([]byte, 1))
+	require.ErrorIs(t, err, fs.ErrClosed, "read")
+	_, err = r.ReadAt(make([]byte, 1), 0)
+	require.ErrorIs(t, err, fs.ErrClosed, "readat")
+	_, err = r.Stat()
+	require.ErrorIs(t, err, fs.ErrClosed, "stat")
+	require.ErrorIs(t, r.Close(), fs.ErrClosed, "close")
+}
+
 func TestLockIsExclusiveWithinProcess(t *testing.T) {
 	mem := NewMem()
 	require.NoError(t, mem.MkdirAll("/d", 0o755))
@@ -117,5 +176,41 @@ func TestOpenReadOnlyEmptyFile(t *testing.T) {
 		_, err = ro.ReadAt(make([]byte, 1), 0)
 		require.ErrorIs(t, err, io.EOF)
 		require.NoError(t, ro.Close())
+	}
+}
+
+// Every kind of ReadOnlyFile (mapped, read through os, read through a
+// MemFS) rejects a negative offset with fs.ErrInvalid and, once closed,
+// fails with fs.ErrClosed instead of reporting the end of the file.
+func TestReadOnlyFileErrors(t *testing.T) {
+	mem := NewMem()
+	require.NoError(t, mem.MkdirAll("/d", 0o755))
+	for _, tc := range []struct {
+		name    string
+		fsys    FS
+		path    string
+		useMmap bool
+	}{
+		{"mmap", Default, filepath.Join(t.TempDir(), "f"), true},
+		{"os", Default, filepath.Join(t.TempDir(), "f"), false},
+		{"mem", mem, "/d/f", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := tc.fsys.Create(tc.path)
+			require.NoError(t, err)
+			_, err = f.Write([]byte("0123456789"))
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+
+			ro, err := OpenReadOnly(tc.fsys, tc.path, tc.useMmap)
+			require.NoError(t, err)
+			_, err = ro.ReadAt(make([]byte, 1), -1)
+			require.ErrorIs(t, err, fs.ErrInvalid)
+			require.NoError(t, ro.Close())
+			n, err := ro.ReadAt(make([]byte, 1), 0)
+			require.ErrorIs(t, err, fs.ErrClosed)
+			require.Zero(t, n)
+			require.ErrorIs(t, ro.Close(), fs.ErrClosed)
+		})
 	}
 }
