@@ -2,29 +2,21 @@ package benchmark
 
 import (
 	"flag"
-	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 )
 
 // large enables go-sstables' full sizes (files and tables beyond 1 GB).
 var large = flag.Bool("large", false, "also run go-sstables' largest sizes (2 GB and up)")
 
-// seededBytes returns n random bytes from a fixed seed: incompressible, and
-// the same in every run.
-func seededBytes(n int, seed uint64) []byte {
-	rng := rand.New(rand.NewPCG(seed, 0x5354))
-	b := make([]byte, n)
-	for i := 0; i+8 <= n; i += 8 {
-		v := rng.Uint64()
-		for j := range 8 {
-			b[i+j] = byte(v >> (8 * j))
-		}
+// checkValue fails the benchmark unless v is benchdata's value i of n
+// bytes.
+func checkValue(b *testing.B, v []byte, i uint64, n int) {
+	if !benchdata.IsValue(v, i, n) {
+		b.Fatalf("key %d: wrong value", i)
 	}
-	for i := n &^ 7; i < n; i++ {
-		b[i] = byte(rng.Uint32())
-	}
-	return b
 }
 
 // sharedDir holds files that several benchmarks reuse (tables built once

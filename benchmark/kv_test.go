@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 )
 
 // The in-memory benchmarks (skiplist, memstore) share one data set: 1M
@@ -29,27 +31,22 @@ type kvDataset struct {
 
 // kvData returns the shared data set, generating it on first use.
 var kvData = sync.OnceValue(func() *kvDataset {
-	rng := rand.New(rand.NewPCG(kvSeed, 0))
+	src := benchdata.NewSource(kvSeed)
 	d := &kvDataset{
-		keys:   randomSlices(rng, kvCount, kvKeySize),
-		values: randomSlices(rng, kvCount, kvValueSize),
-		misses: randomSlices(rng, kvCount, kvKeySize),
+		keys:   randomSlices(src, kvCount, kvKeySize),
+		values: randomSlices(src, kvCount, kvValueSize),
+		misses: randomSlices(src, kvCount, kvKeySize),
 	}
-	d.order = rng.Perm(kvCount)
+	d.order = rand.New(src).Perm(kvCount)
 	return d
 })
 
 // randomSlices returns n random byte slices of the given size, carved from
 // one allocation. With 128 random bits per key, two equal keys are not a
 // concern.
-func randomSlices(rng *rand.Rand, n, size int) [][]byte {
+func randomSlices(src *rand.ChaCha8, n, size int) [][]byte {
 	buf := make([]byte, n*size)
-	for i := 0; i+8 <= len(buf); i += 8 {
-		v := rng.Uint64()
-		for j := range 8 {
-			buf[i+j] = byte(v >> (8 * j))
-		}
-	}
+	src.Read(buf) // never fails
 	out := make([][]byte, n)
 	for i := range out {
 		out[i] = buf[i*size : (i+1)*size : (i+1)*size]

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 	"github.com/stratadb/strata/recordio"
 )
 
@@ -155,7 +156,7 @@ func BenchmarkRecordIOWrite(b *testing.B) {
 	for _, row := range rows {
 		for _, rs := range recordSizes {
 			b.Run(row.prefix+rs.name, func(b *testing.B) {
-				record := seededBytes(rs.size, uint64(rs.size))
+				record := benchdata.Bytes(rs.size, uint64(rs.size))
 				sink := newRecordioSink(b, row.codec, row.sync)
 				// One record outside the timer sizes the codec's buffers:
 				// what follows is the steady state.
@@ -190,7 +191,7 @@ func BenchmarkRecordIOWriteVsBufio(b *testing.B) {
 				name, turn = "Sync"+name, 8
 			}
 			b.Run(name, func(b *testing.B) {
-				record := seededBytes(rs.size, uint64(rs.size))
+				record := benchdata.Bytes(rs.size, uint64(rs.size))
 				ours, base := newRecordioSink(b, recordio.CodecNone, sync), newBufioSink(b, sync)
 				ours.write(record)
 				base.write(record)
@@ -232,7 +233,7 @@ func writeReadFile(b *testing.B, size int64) (string, int64, int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	record := seededBytes(readRecordSize, 1)
+	record := benchdata.Bytes(readRecordSize, 1)
 	n := 0
 	for w.Size() < size {
 		if _, err := w.Write(record); err != nil {
@@ -302,7 +303,7 @@ func scanBufio(b *testing.B, path string, length int64, buf []byte) {
 // 1 KiB records and reads every record, returning records the caller owns;
 // ZeroCopy rows return records that alias the reader's buffer instead.
 func BenchmarkRecordIORead(b *testing.B) {
-	want := seededBytes(readRecordSize, 1)
+	want := benchdata.Bytes(readRecordSize, 1)
 	for _, zeroCopy := range []bool{false, true} {
 		for _, fs := range fileSizes() {
 			name := fs.name
@@ -325,7 +326,7 @@ func BenchmarkRecordIORead(b *testing.B) {
 // BenchmarkRecordIOReadVsBufio measures scans against the physical limit,
 // the same file read through bufio, in alternating turns (see pair).
 func BenchmarkRecordIOReadVsBufio(b *testing.B) {
-	want := seededBytes(readRecordSize, 1)
+	want := benchdata.Bytes(readRecordSize, 1)
 	for _, zeroCopy := range []bool{false, true} {
 		for _, fs := range fileSizes()[:3] {
 			b.Run(fmt.Sprintf("ZeroCopy=%v/%s", zeroCopy, fs.name), func(b *testing.B) {

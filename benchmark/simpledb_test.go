@@ -6,26 +6,19 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 	"github.com/stratadb/strata/simpledb"
 )
 
-// dbValue returns an n-byte seeded value that starts with i, so reads can
-// be checked.
+// dbValue returns benchdata's value i, n bytes long.
 func dbValue(i uint64, n int) []byte {
-	off := int(i*7919) % (len(valuePool) - n)
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, n), i)
-	return append(v, valuePool[off:off+n-8]...)
-}
-
-func checkValue(b *testing.B, v []byte, i uint64, n int) {
-	if len(v) != n || binary.BigEndian.Uint64(v) != i {
-		b.Fatalf("key %d: wrong value", i)
-	}
+	return benchdata.AppendValue(make([]byte, 0, n), i, n)
 }
 
 // latencies records per-op times and reports percentiles.
@@ -42,30 +35,78 @@ func (l latencies) report(b *testing.B, prefix string) {
 	b.ReportMetric(pct(0.99), prefix+"p99-µs")
 }
 
-// openFilled opens a database in a fresh directory and writes keys 0..n-1
-// (key i is "key" plus i in decimal, as go-sstables names them) with
-// 1 KiB values, unsynced, in batches.
-func openFilled(b *testing.B, opts *simpledb.Options, n int) *simpledb.DB {
-	db, err := simpledb.Open(benchDir(b), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+// dbFill describes how to fill a database: keys order(0) to order(n-1),
+// key k spelled by appendKey and with benchdata's value k of valueSize
+// bytes, written unsynced in batches of batchSize puts.
+type dbFill struct {
+	n         int
+	appendKey func(dst []byte, k uint64) []byte
+	valueSize int
+	batchSize int
+	order     func(i uint64) uint64 // nil: ascending
+}
+
+// write fills db. With batchSize 1 it is db_bench's fill: one Write of a
+// one-put batch per key. Keys and values are built in reused buffers (the
+// batch copies them), so that a timed fill measures the database, not
+// their allocation.
+func (f dbFill) write(b *testing.B, db *simpledb.DB) {
 	batch := db.NewBatch()
-	for i := range n {
-		if err := batch.Put(latencyKey(uint64(i)), dbValue(uint64(i), latencyValueSize)); err != nil {
+	var key []byte
+	value := make([]byte, 0, f.valueSize)
+	writeOpts := &simpledb.WriteOptions{Sync: false}
+	for i := range uint64(f.n) {
+		k := i
+		if f.order != nil {
+			k = f.order(i)
+		}
+		key = f.appendKey(key[:0], k)
+		if err := batch.Put(key, benchdata.AppendValue(value[:0], k, f.valueSize)); err != nil {
 			b.Fatal(err)
 		}
-		if batch.Len() == 100 || i == n-1 {
-			if err := db.WriteWithOptions(batch, &simpledb.WriteOptions{Sync: false}); err != nil {
+		if batch.Len() == f.batchSize || i == uint64(f.n)-1 {
+			if err := db.WriteWithOptions(batch, writeOpts); err != nil {
 				b.Fatal(err)
 			}
 			batch.Reset()
 		}
 	}
+}
+
+// openDB opens a database in dir.
+func openDB(b *testing.B, dir string, opts *simpledb.Options) *simpledb.DB {
+	db, err := simpledb.Open(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
 	return db
 }
 
-func latencyKey(i uint64) []byte { return fmt.Appendf(nil, "key%d", i) }
+// closeUntimed stops the timer and closes db: closing flushes the memstore
+// and waits for background work, which no benchmark here measures. Defer it
+// after the last metric is reported.
+func closeUntimed(b *testing.B, db *simpledb.DB) {
+	b.StopTimer()
+	if err := db.Close(); err != nil {
+		b.Error(err)
+	}
+}
+
+// openFilled opens a database in a fresh directory and writes latency keys
+// 0..n-1 with 1 KiB values, unsynced, in batches of 100.
+func openFilled(b *testing.B, opts *simpledb.Options, n int) *simpledb.DB {
+	db := openDB(b, benchDir(b), opts)
+	dbFill{n: n, appendKey: appendLatencyKey, valueSize: latencyValueSize, batchSize: 100}.write(b, db)
+	return db
+}
+
+// latencyKey is key i of the latency benchmarks: "key" and i in decimal,
+// as go-sstables names them.
+func latencyKey(i uint64) []byte { return appendLatencyKey(nil, i) }
+
+func appendLatencyKey(dst []byte, i uint64) []byte {
+	return strconv.AppendUint(append(dst, "key"...), i, 10)
+}
 
 const latencyValueSize = 1024
 
@@ -76,7 +117,7 @@ func BenchmarkSimpleDBReadLatency(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000, 100000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			db := openFilled(b, nil, n)
-			defer db.Close()
+			defer closeUntimed(b, db)
 			rng := rand.New(rand.NewPCG(3, uint64(n)))
 			lat := make(latencies, 0, b.N)
 			b.ReportAllocs()
@@ -102,7 +143,7 @@ func BenchmarkSimpleDBWriteLatency(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000, 100000, 1000000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			db := openFilled(b, nil, n)
-			defer db.Close()
+			defer closeUntimed(b, db)
 			rng := rand.New(rand.NewPCG(4, uint64(n)))
 			lat := make(latencies, 0, b.N)
 			b.SetBytes(latencyValueSize)
@@ -147,17 +188,16 @@ func BenchmarkSimpleDBSyncedWrites(b *testing.B) {
 	for _, writers := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			db := openFilled(b, nil, 0)
-			defer db.Close()
+			defer closeUntimed(b, db)
 			b.SetBytes(latencyValueSize)
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := time.Now()
 			runWriters(b, writers, func(_ int, i uint64) {
 				if err := db.Put(latencyKey(i), dbValue(i, latencyValueSize)); err != nil {
 					b.Error(err)
 				}
 			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+			reportOpsPerSecond(b, b.N, "ops/s")
 			st := db.Stats()
 			b.ReportMetric(float64(st.Writes)/float64(max(st.LogSyncs, 1)), "writes/sync")
 			b.ReportMetric(float64(st.LogSyncTime.Microseconds())/float64(max(st.LogSyncs, 1)), "µs/sync")
@@ -223,11 +263,12 @@ const (
 	fillValueSize = 100
 )
 
-func fillKey(i uint64) []byte {
-	k := make([]byte, 16)
-	binary.BigEndian.PutUint64(k[8:], i)
-	copy(k, "fillkey.")
-	return k
+// fillKey is key i of the fill benchmarks: "fillkey." and i as a
+// big-endian uint64, 16 bytes.
+func fillKey(i uint64) []byte { return appendFillKey(make([]byte, 0, 16), i) }
+
+func appendFillKey(dst []byte, i uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, "fillkey."...), i)
 }
 
 var (
@@ -239,36 +280,32 @@ var (
 // system, not the disk, before they return.
 var unsynced = &simpledb.Options{NoSync: true}
 
-func benchFill(b *testing.B, order func(i uint64) uint64) *simpledb.DB {
-	db, err := simpledb.Open(benchDir(b), unsynced)
-	if err != nil {
-		b.Fatal(err)
-	}
+// benchFill times filling a fresh database with the 1M fill keys in the
+// given order; opening and closing it are outside the timer.
+func benchFill(b *testing.B, order func(i uint64) uint64) {
 	b.SetBytes(fillKeys * (16 + fillValueSize))
-	start := time.Now()
-	for i := range uint64(fillKeys) {
-		k := order(i)
-		if err := db.Put(fillKey(k), dbValue(k, fillValueSize)); err != nil {
-			b.Fatal(err)
-		}
+	fill := dbFill{n: fillKeys, appendKey: appendFillKey, valueSize: fillValueSize, batchSize: 1, order: order}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		db := openDB(b, benchDir(b), unsynced)
+		b.StartTimer()
+		fill.write(b, db)
+		closeUntimed(b, db)
+		b.StartTimer()
 	}
-	b.ReportMetric(fillKeys/time.Since(start).Seconds(), "ops/s")
-	return db
+	reportOpsPerSecond(b, b.N*fillKeys, "ops/s")
 }
 
 // BenchmarkSimpleDBFillSeq writes 1M keys in ascending order.
 func BenchmarkSimpleDBFillSeq(b *testing.B) {
-	for range b.N {
-		benchFill(b, func(i uint64) uint64 { return i }).Close()
-	}
+	benchFill(b, nil)
 }
 
 // BenchmarkSimpleDBFillRandom writes 1M keys in a seeded random order.
 func BenchmarkSimpleDBFillRandom(b *testing.B) {
 	perm := rand.New(rand.NewPCG(6, 6)).Perm(fillKeys)
-	for range b.N {
-		benchFill(b, func(i uint64) uint64 { return uint64(perm[i]) }).Close()
-	}
+	benchFill(b, func(i uint64) uint64 { return uint64(perm[i]) })
 }
 
 // filledDB returns a database of the 1M fill keys, built once per process
@@ -276,36 +313,25 @@ func BenchmarkSimpleDBFillRandom(b *testing.B) {
 func filledDB(b *testing.B) *simpledb.DB {
 	filledOnce.Do(func() {
 		filledDir = filepath.Join(sharedDir, "filled")
-		db, err := simpledb.Open(filledDir, unsynced)
-		if err != nil {
-			b.Fatal(err)
-		}
+		db := openDB(b, filledDir, unsynced)
 		perm := rand.New(rand.NewPCG(7, 7)).Perm(fillKeys)
-		for _, k := range perm {
-			if err := db.Put(fillKey(uint64(k)), dbValue(uint64(k), fillValueSize)); err != nil {
-				b.Fatal(err)
-			}
-		}
+		order := func(i uint64) uint64 { return uint64(perm[i]) }
+		dbFill{n: fillKeys, appendKey: appendFillKey, valueSize: fillValueSize, batchSize: 100, order: order}.write(b, db)
 		if err := db.Close(); err != nil {
 			b.Fatal(err)
 		}
 	})
-	db, err := simpledb.Open(filledDir, unsynced)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return db
+	return openDB(b, filledDir, unsynced)
 }
 
 // BenchmarkSimpleDBReadRandom: one op is a Get of a random one of the 1M
 // keys of the reopened filled database, its value checked.
 func BenchmarkSimpleDBReadRandom(b *testing.B) {
 	db := filledDB(b)
-	defer db.Close()
+	defer closeUntimed(b, db)
 	rng := rand.New(rand.NewPCG(8, 8))
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
 	for range b.N {
 		i := rng.Uint64N(fillKeys)
 		v, err := db.Get(fillKey(i))
@@ -314,18 +340,17 @@ func BenchmarkSimpleDBReadRandom(b *testing.B) {
 		}
 		checkValue(b, v, i, fillValueSize)
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+	reportOpsPerSecond(b, b.N, "ops/s")
 }
 
 // BenchmarkSimpleDBScan: one op scans the whole filled database, checking
 // every value.
 func BenchmarkSimpleDBScan(b *testing.B) {
 	db := filledDB(b)
-	defer db.Close()
+	defer closeUntimed(b, db)
 	b.SetBytes(fillKeys * (16 + fillValueSize))
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
 	for range b.N {
 		it, err := db.NewIterator(nil, nil)
 		if err != nil {
@@ -348,19 +373,18 @@ func BenchmarkSimpleDBScan(b *testing.B) {
 			b.Fatalf("scanned %d keys", n)
 		}
 	}
-	b.ReportMetric(float64(b.N)*fillKeys/time.Since(start).Seconds(), "entries/s")
+	reportOpsPerSecond(b, b.N*fillKeys, "entries/s")
 }
 
 // BenchmarkSimpleDBMixed: 4 goroutines, each op a Get or an unsynced
 // overwrite (half each) of a random key of the filled database.
 func BenchmarkSimpleDBMixed(b *testing.B) {
 	db := filledDB(b)
-	defer db.Close()
+	defer closeUntimed(b, db)
 	const workers = 4
 	lats := make([]latencies, workers)
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
 	runWriters(b, workers, func(g int, i uint64) {
 		k := (i*0x9E3779B97F4A7C15 + uint64(g)) % fillKeys
 		if i%2 == 0 {
@@ -371,7 +395,7 @@ func BenchmarkSimpleDBMixed(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			if binary.BigEndian.Uint64(v) != k {
+			if !benchdata.IsValue(v, k, fillValueSize) {
 				b.Errorf("key %d: wrong value", k)
 			}
 			return
@@ -380,6 +404,6 @@ func BenchmarkSimpleDBMixed(b *testing.B) {
 			b.Error(err)
 		}
 	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+	reportOpsPerSecond(b, b.N, "ops/s")
 	slices.Concat(lats...).report(b, "read-")
 }

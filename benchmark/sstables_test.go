@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -24,23 +25,12 @@ func sstableKey(i uint32) []byte {
 	return sum[:]
 }
 
-// valuePool is a seeded random pool that values are cut from.
-var valuePool = seededBytes(1<<20, 42)
-
-// sstableValue is value i: 1024 bytes that start with i (so every read can
-// be checked), then bytes cut from valuePool at an offset that depends on
-// i. Every value differs, and none compresses: go-sstables repeats one
-// value, which a compressing table shrinks sevenfold and a per-file-byte
-// figure then undercounts.
+// sstableValue is benchdata's value i, 1024 bytes: it starts with i, so
+// every read can be checked. Every value differs, and none compresses:
+// go-sstables repeats one value, which a compressing table shrinks
+// sevenfold and a per-file-byte figure then undercounts.
 func sstableValue(i uint32) []byte {
-	return appendSSTableValue(make([]byte, 0, sstableValueSize), i)
-}
-
-// appendSSTableValue appends value i to dst.
-func appendSSTableValue(dst []byte, i uint32) []byte {
-	off := int(i*7919) % (len(valuePool) - sstableValueSize)
-	dst = binary.BigEndian.AppendUint32(dst, i)
-	return append(dst, valuePool[off:off+sstableValueSize-4]...)
+	return benchdata.AppendValue(make([]byte, 0, sstableValueSize), uint64(i), sstableValueSize)
 }
 
 // benchTable is a table built once per process and shared by benchmarks.
@@ -127,9 +117,10 @@ func BenchmarkSSTableScanDefault(b *testing.B) {
 					it := r.NewIterator(nil)
 					n := 0
 					for k, v := range it.All() {
-						if len(k) != 20 || len(v) != sstableValueSize {
+						if len(k) != 20 || n >= len(t.ids) {
 							b.Fatalf("bad entry %d", n)
 						}
+						checkValue(b, v, uint64(t.ids[n]), sstableValueSize)
 						n++
 					}
 					if err := it.Err(); err != nil {
@@ -170,9 +161,7 @@ func BenchmarkSSTableRandomReadDefault(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if binary.BigEndian.Uint32(v) != t.ids[j] || len(v) != sstableValueSize {
-						b.Fatalf("wrong value for key %d", t.ids[j])
-					}
+					checkValue(b, v, uint64(t.ids[j]), sstableValueSize)
 				}
 			})
 		}
