@@ -13,8 +13,11 @@
 // Writes are unsynced Puts in key order; sequential_write includes the final
 // flush. Reads are the first N keys, uniformly random keys, and a scrambled
 // Zipfian (constant 0.99, as YCSB defines it). Every read is checked against
-// the value written. Each configuration reports the process's peak resident
-// memory.
+// the value written. Each configuration reports its peak resident memory:
+// before each one, freed memory goes back to the operating system and the
+// peak is reset to the current size (Linux's /proc/self/clear_refs; where
+// that is missing the figure is the whole run's peak so far, and says so).
+// Values are benchdata's, the same as the benchmark tables write.
 //
 //	go run ./benchmark/scale                  # tiny to large
 //	go run ./benchmark/scale -config huge     # 10M keys, 10 GB
@@ -23,15 +26,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"flag"
 	"fmt"
 	"log"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 	"github.com/stratadb/strata/simpledb"
 )
 
@@ -77,32 +83,22 @@ func main() {
 		}
 	}
 	for _, c := range run {
-		if err := bench(c, *dirFlag); err != nil {
+		debug.FreeOSMemory()
+		peakReset := resetPeakRSS()
+		if err := bench(c, *dirFlag, peakReset); err != nil {
 			log.Fatalf("%s: %v", c.name, err)
 		}
 	}
 }
 
-// valuePool is seeded random bytes that values are cut from.
-var valuePool = func() []byte {
-	rng := rand.New(rand.NewPCG(42, 42))
-	b := make([]byte, 1<<20)
-	for i := 0; i < len(b); i += 8 {
-		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
-	}
-	return b
-}()
-
 func key(i uint64) []byte { return binary.BigEndian.AppendUint64(nil, i) }
 
-// value is key i's value: i, then pool bytes at an offset that depends on i.
+// value is key i's value, benchdata's value i, built in dst's space.
 func value(dst []byte, i uint64, n int) []byte {
-	dst = binary.BigEndian.AppendUint64(dst[:0], i)
-	off := int(i*7919) % (len(valuePool) - n)
-	return append(dst, valuePool[off:off+n-8]...)
+	return benchdata.AppendValue(dst[:0], i, n)
 }
 
-func bench(c config, parent string) error {
+func bench(c config, parent string, peakReset bool) error {
 	dir, err := os.MkdirTemp(parent, "strata-scale-"+c.name)
 	if err != nil {
 		return err
@@ -141,7 +137,7 @@ func bench(c config, parent string) error {
 		if err != nil {
 			return fmt.Errorf("get key %d: %w", i, err)
 		}
-		if len(v) != c.valueSize || binary.BigEndian.Uint64(v) != i || string(v) != string(value(buf, i, c.valueSize)) {
+		if !bytes.Equal(v, value(buf, i, c.valueSize)) {
 			return fmt.Errorf("key %d: wrong value", i)
 		}
 		return nil
@@ -170,8 +166,12 @@ func bench(c config, parent string) error {
 			fmt.Printf("L%d SSTables: %d\n", level, l.Tables)
 		}
 	}
-	fmt.Printf("Peak RSS: %.1f MB (write amplification %.1f, %d flushes, %d compactions, %d stalls)\n\n",
-		peakRSS()/1e6, st.WriteAmplification, st.Flushes, st.Compactions, st.Stalls)
+	scope := ""
+	if !peakReset {
+		scope = " (of the whole run so far: the peak could not be reset)"
+	}
+	fmt.Printf("Peak RSS: %.1f MB%s (write amplification %.1f, %d flushes, %d compactions, %d stalls)\n\n",
+		peakRSS()/1e6, scope, st.WriteAmplification, st.Flushes, st.Compactions, st.Stalls)
 	return nil
 }
 
@@ -189,6 +189,18 @@ func report(name string, ops uint64, d time.Duration, rowBytes int) {
 	s := d.Seconds()
 	fmt.Printf("%-18s %8d ops in %.2fs (%.0f ops/sec, %.2f µs/op, %.1f MB/s)\n",
 		name, ops, s, float64(ops)/s, s*1e6/float64(ops), float64(ops)*float64(rowBytes)/s/1e6)
+}
+
+// resetPeakRSS resets the process's peak resident set size (VmHWM) to its
+// current size, by writing 5 to /proc/self/clear_refs (Linux 4.0 and
+// later). It reports whether it could.
+func resetPeakRSS() bool {
+	f, err := os.OpenFile("/proc/self/clear_refs", os.O_WRONLY, 0)
+	if err != nil {
+		return false
+	}
+	_, err = f.WriteString("5")
+	return f.Close() == nil && err == nil
 }
 
 // peakRSS returns the process's peak resident set size in bytes (VmHWM),
