@@ -9,29 +9,23 @@ import (
 // ZipfianGenerator does (the algorithm of Gray et al., "Quickly Generating
 // Billion-Record Synthetic Databases"): item i has probability proportional
 // to 1/(i+1)^theta.
+//
+// zetan is zeta(n, theta), the sum over i = 1..n of 1/i^theta, which the
+// caller supplies: summing it over YCSB's 10^10 items would take minutes.
 type zipfian struct {
-	rng                      *rand.Rand
-	n                        float64
-	theta, alpha, zetan, eta float64
-	half                     float64 // 1 + 0.5^theta
+	rng               *rand.Rand
+	n                 float64
+	alpha, zetan, eta float64
+	half              float64 // 1 + 0.5^theta
 }
 
 func newZipfian(rng *rand.Rand, n uint64, theta, zetan float64) *zipfian {
-	z := &zipfian{rng: rng, n: float64(n), theta: theta, zetan: zetan}
+	z := &zipfian{rng: rng, n: float64(n), zetan: zetan}
 	z.alpha = 1 / (1 - theta)
 	zeta2 := 1 + math.Pow(0.5, theta)
 	z.eta = (1 - math.Pow(2/z.n, 1-theta)) / (1 - zeta2/zetan)
 	z.half = zeta2
 	return z
-}
-
-// zeta computes sum_{i=1..n} 1/i^theta.
-func zeta(n uint64, theta float64) float64 {
-	var sum float64
-	for i := uint64(1); i <= n; i++ {
-		sum += 1 / math.Pow(float64(i), theta)
-	}
-	return sum
 }
 
 func (z *zipfian) next() uint64 {

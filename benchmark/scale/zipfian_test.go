@@ -10,6 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// zeta computes sum_{i=1..n} 1/i^theta, the zetan of a Zipfian over n
+// items.
+func zeta(n uint64, theta float64) float64 {
+	var sum float64
+	for i := uint64(1); i <= n; i++ {
+		sum += 1 / math.Pow(float64(i), theta)
+	}
+	return sum
+}
+
 // Item i of a Zipfian over n items has probability 1/((i+1)^theta zeta(n)):
 // with theta 0.99 over 1000 items, item 0 draws about 13% of the samples.
 // Gray's algorithm draws items 0 and 1 exactly and the rest from a closed-

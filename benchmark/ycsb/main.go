@@ -72,7 +72,7 @@ func main() {
 	}
 	start := time.Now()
 	client.NewClient(p, workload, client.DbWrapper{DB: db}).Run(context.Background())
-	fmt.Printf("%s %s: finished in %s\n", command, p.GetString("strata.label", ""), time.Since(start).Round(time.Millisecond))
+	fmt.Printf("%s: finished in %s\n", command, time.Since(start).Round(time.Millisecond))
 	measurement.Output()
 	if err := db.Close(); err != nil {
 		log.Fatalf("close: %v", err)
