@@ -39,7 +39,7 @@ func Example() {
 	defer r.Close()
 	for {
 		rec, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -131,12 +131,12 @@ func ExampleReader_Resync() {
 	defer r.Close()
 	for {
 		rec, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if errors.Is(err, recordio.ErrCorruption) {
 			fmt.Println("damaged:", errors.Is(err, recordio.ErrPayloadChecksum))
-			if _, err := r.Resync(); err == io.EOF {
+			if _, err := r.Resync(); errors.Is(err, io.EOF) {
 				break
 			}
 			continue

@@ -1,6 +1,7 @@
 package simpledb_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -32,7 +33,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	if _, err := db.Get([]byte("user:1")); err == simpledb.ErrNotFound {
+	if _, err := db.Get([]byte("user:1")); errors.Is(err, simpledb.ErrNotFound) {
 		fmt.Println("user:1 deleted")
 	}
 	it, err := db.NewIterator([]byte("user:"), []byte("user;"))

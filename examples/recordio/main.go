@@ -52,7 +52,7 @@ func main() {
 	n := 0
 	for {
 		_, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

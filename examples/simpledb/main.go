@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -41,7 +42,7 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("get order:04242 = %s\n", v)
-	if _, err := db.Get([]byte("order:00042")); err != simpledb.ErrNotFound {
+	if _, err := db.Get([]byte("order:00042")); !errors.Is(err, simpledb.ErrNotFound) {
 		log.Fatalf("deleted key: %v", err)
 	}
 	fmt.Println("get order:00042: deleted")

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -48,7 +49,7 @@ func main() {
 	for _, key := range []string{"city-004242", "city-099999", "city-100000"} {
 		v, err := r.Get([]byte(key))
 		switch {
-		case err == sstables.ErrNotFound:
+		case errors.Is(err, sstables.ErrNotFound):
 			fmt.Printf("get %s: not found\n", key)
 		case err != nil:
 			log.Fatal(err)
