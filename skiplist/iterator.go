@@ -26,7 +26,7 @@ func (m *Map[K, V]) NewIterator(lower, upper *K) *Iterator[K, V] {
 // there is one.
 func (it *Iterator[K, V]) First() bool {
 	if it.lower != nil {
-		it.n, _ = it.m.find(*it.lower, nil)
+		it.n, _ = it.m.find(*it.lower, it.m.abbreviationOf(*it.lower), nil)
 	} else {
 		it.n = it.m.head.link(0).Load()
 	}
@@ -40,7 +40,7 @@ func (it *Iterator[K, V]) SeekGE(key K) bool {
 	if it.lower != nil && it.m.cmp(key, *it.lower) < 0 {
 		key = *it.lower
 	}
-	it.n, _ = it.m.find(key, nil)
+	it.n, _ = it.m.find(key, it.m.abbreviationOf(key), nil)
 	return it.checkUpper()
 }
 
