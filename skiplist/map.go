@@ -172,10 +172,7 @@ func (m *Map[K, V]) find(key K, abbrev uint64, preds *[maxHeight]*node[K, V]) (n
 					touched ^= below.abbrev
 				}
 			}
-			c := cmp.Compare(next.abbrev, abbrev)
-			if c == 0 {
-				c = m.cmp(next.key, key)
-			}
+			c := m.compareNode(next, key, abbrev)
 			if c == 0 {
 				return next, true
 			}
@@ -192,6 +189,22 @@ func (m *Map[K, V]) find(key K, abbrev uint64, preds *[maxHeight]*node[K, V]) (n
 	// Without a use of touched, the compiler would drop its loads.
 	runtime.KeepAlive(touched)
 	return stop, false
+}
+
+// compareNode compares n's key with key, whose abbreviation is abbrev, with
+// the sign of cmp(n.key, key): by abbreviations first, which are in n and
+// need no fetch of key's memory, then with cmp when they are equal. In a map
+// without abbreviations every abbreviation is 0, so cmp always decides. It
+// is written to stay within the compiler's inlining budget: find calls it at
+// every step.
+func (m *Map[K, V]) compareNode(n *node[K, V], key K, abbrev uint64) int {
+	switch {
+	case n.abbrev < abbrev:
+		return -1
+	case n.abbrev > abbrev:
+		return 1
+	}
+	return m.cmp(n.key, key)
 }
 
 // link inserts a new node for key, whose abbreviation is abbrev, after the
