@@ -77,7 +77,9 @@ func (m *Map[K, V]) Len() int {
 }
 
 // AllocatedBytes returns the memory the map has allocated for its nodes and
-// their towers: whole slabs, used or not, with their size-class rounding.
+// their towers: whole slabs, used or not, with the part of their size-class
+// rounding that holds whole nodes; the rest, less than one node per slab, is
+// not counted.
 // Memory that keys and values refer to (a slice's backing array, say) belongs
 // to the caller and is not counted, but the key and value fields themselves
 // are part of the nodes and are. The copies of values that Upsert allocates
