@@ -66,8 +66,9 @@
 // data points into the arena, trailer is seq<<8 | kind, abbrev holds the
 // key's first 8 bytes so that most comparisons need not fetch the key
 // (repl is the skiplist's, unused here). SizeBytes counts whole chunks and
-// slabs, used or not, including the Go allocator's rounding: it is the
-// memory the memstore really holds, about 57 bytes per entry beyond its key
-// and value bytes, which is what a database weighs against its flush
-// threshold. Memory is released all at once, when the memstore is dropped.
+// slabs, used or not, including the Go allocator's rounding but for a tail
+// shorter than one node at the end of a slab: it is, within a fraction of a
+// percent, the memory the memstore really holds, about 57 bytes per entry
+// beyond its key and value bytes, which is what a database weighs against
+// its flush threshold. Memory is released all at once, when the memstore is dropped.
 package memstore

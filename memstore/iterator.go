@@ -36,8 +36,6 @@ type Iterator struct {
 	// versions: every version of every key (NewEntryIterator), or only the
 	// newest version of each key, without tombstones (NewIterator).
 	versions bool
-	cur      entry
-	valid    bool
 	// lower and upper are the skiplist bounds, which list points at.
 	lower, upper entry
 }
@@ -100,19 +98,20 @@ func (it *Iterator) SeekGE(key []byte) bool {
 // Next moves to the next entry and reports whether there is one. On an
 // iterator that is not valid it returns false.
 func (it *Iterator) Next() bool {
-	if !it.valid {
+	if !it.list.Valid() {
 		return false
 	}
 	if it.versions {
 		it.list.Next()
 	} else {
-		it.skipVersions(it.cur.key())
+		it.skipVersions(it.list.Key().key())
 	}
 	return it.settle()
 }
 
 // settle moves the skiplist iterator forward, from where it is, to the
-// first entry the view shows, and makes it current.
+// first entry the view shows; the skiplist iterator's position is the
+// iterator's.
 func (it *Iterator) settle() bool {
 	for it.list.Valid() {
 		e := it.list.Key()
@@ -124,11 +123,9 @@ func (it *Iterator) settle() bool {
 			// The newest visible version deletes the key.
 			it.skipVersions(e.key())
 		default:
-			it.cur, it.valid = e, true
 			return true
 		}
 	}
-	it.cur, it.valid = entry{}, false
 	return false
 }
 
@@ -140,29 +137,29 @@ func (it *Iterator) skipVersions(key []byte) {
 
 // Valid reports whether the iterator is positioned at an entry.
 func (it *Iterator) Valid() bool {
-	return it.valid
+	return it.list.Valid()
 }
 
 // Key returns the current entry's key. The iterator must be valid.
 func (it *Iterator) Key() []byte {
-	return it.cur.key()
+	return it.list.Key().key()
 }
 
 // Value returns the current entry's value: nil for a tombstone, a non-nil
 // slice otherwise, empty for an empty value. The iterator must be valid.
 func (it *Iterator) Value() []byte {
-	return it.cur.value()
+	return it.list.Key().value()
 }
 
 // Seq returns the current entry's sequence number. The iterator must be
 // valid.
 func (it *Iterator) Seq() uint64 {
-	return it.cur.seq()
+	return it.list.Key().seq()
 }
 
 // Kind returns the current entry's kind. The iterator must be valid.
 func (it *Iterator) Kind() Kind {
-	return it.cur.kind()
+	return it.list.Key().kind()
 }
 
 // Err returns nil: an iterator over memory meets no errors. It exists so
@@ -174,7 +171,11 @@ func (it *Iterator) Err() error {
 // Close releases the iterator, which must not be used afterwards. It always
 // returns nil.
 func (it *Iterator) Close() error {
-	*it = Iterator{}
+	// Drop every reference into the memstore, but keep an empty skiplist
+	// iterator, so that Valid and Next on a closed iterator report false
+	// rather than panic.
+	*it.list = skiplist.Iterator[entry, struct{}]{}
+	*it = Iterator{list: it.list}
 	return nil
 }
 

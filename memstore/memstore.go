@@ -42,9 +42,12 @@ var (
 	// MaxValueSize.
 	ErrValueTooLarge = errors.New("memstore: value too large")
 	// ErrSeqNotIncreasing is returned by Apply for a sequence number that
-	// is 0, not above LastSeq, or above MaxSeq, and by Put and Delete once
-	// LastSeq is MaxSeq.
+	// is not above LastSeq, 0 included.
 	ErrSeqNotIncreasing = errors.New("memstore: sequence number not increasing")
+	// ErrSeqTooLarge is returned by Apply for a sequence number above
+	// MaxSeq, and by Put and Delete once LastSeq is MaxSeq: the sequence
+	// numbers are exhausted.
+	ErrSeqTooLarge = errors.New("memstore: sequence number above MaxSeq")
 	// ErrInvalidKind is returned by Apply for a kind other than KindSet and
 	// KindDelete.
 	ErrInvalidKind = errors.New("memstore: invalid kind")
@@ -77,12 +80,16 @@ func New(opts *Options) *Memstore {
 // value. A nil or empty value is stored as an empty value, distinct from a
 // deletion.
 func (m *Memstore) Put(key, value []byte) error {
-	return m.write(0, KindSet, key, value)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writeLocked(m.lastSeq.Load()+1, KindSet, key, value)
 }
 
 // Delete writes a tombstone for key at sequence number LastSeq()+1.
 func (m *Memstore) Delete(key []byte) error {
-	return m.write(0, KindDelete, key, nil)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writeLocked(m.lastSeq.Load()+1, KindDelete, key, nil)
 }
 
 // Apply writes an entry of the given kind at the caller's sequence number
@@ -90,33 +97,28 @@ func (m *Memstore) Delete(key []byte) error {
 // database replays and applies batches whose sequence numbers it assigned.
 // It copies key and value; for KindDelete, value is ignored.
 func (m *Memstore) Apply(seq uint64, kind Kind, key, value []byte) error {
-	if seq == 0 {
-		return fmt.Errorf("%w: sequence number 0", ErrSeqNotIncreasing)
-	}
-	if seq > MaxSeq {
-		return fmt.Errorf("%w: sequence number %d above MaxSeq", ErrSeqNotIncreasing, seq)
-	}
-	return m.write(seq, kind, key, value)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writeLocked(seq, kind, key, value)
 }
 
-// write adds an entry at seq, or at LastSeq()+1 when seq is 0.
-func (m *Memstore) write(seq uint64, kind Kind, key, value []byte) error {
+// writeLocked checks a write and adds its entry at seq. Every write goes
+// through it, so there is one place that checks sequence numbers. The
+// caller holds mu, so that LastSeq() cannot change between the caller's
+// choice of seq and the check.
+func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 	if err := validate(kind, key, value); err != nil {
 		return err
 	}
 	if kind == KindDelete {
 		value = nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	last := m.lastSeq.Load()
 	switch {
-	case seq == 0 && last == MaxSeq:
-		return fmt.Errorf("%w: sequence numbers exhausted", ErrSeqNotIncreasing)
-	case seq == 0:
-		seq = last + 1
 	case seq <= last:
 		return fmt.Errorf("%w: sequence number %d, last %d", ErrSeqNotIncreasing, seq, last)
+	case seq > MaxSeq:
+		return fmt.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, seq, MaxSeq)
 	}
 	buf := m.arena.alloc(len(key) + len(value))
 	copy(buf, key)

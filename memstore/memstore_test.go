@@ -119,7 +119,8 @@ func TestWriteErrors(t *testing.T) {
 		{name: "seq 0", seq: 0, kind: KindSet, key: []byte("k"), want: ErrSeqNotIncreasing},
 		{name: "seq equal to LastSeq", seq: 5, kind: KindSet, key: []byte("k"), want: ErrSeqNotIncreasing},
 		{name: "seq below LastSeq", seq: 4, kind: KindSet, key: []byte("k"), want: ErrSeqNotIncreasing},
-		{name: "seq above MaxSeq", seq: MaxSeq + 1, kind: KindSet, key: []byte("k"), want: ErrSeqNotIncreasing},
+		{name: "seq above MaxSeq", seq: MaxSeq + 1, kind: KindSet, key: []byte("k"), want: ErrSeqTooLarge},
+		{name: "seq far above MaxSeq", seq: 1<<64 - 1, kind: KindSet, key: []byte("k"), want: ErrSeqTooLarge},
 		{name: "seq of MaxSeq", seq: MaxSeq, kind: KindSet, key: []byte("k")},
 		{name: "seq with a gap", seq: 1000, kind: KindSet, key: []byte("k")},
 		{name: "unknown kind", seq: 10, kind: Kind(7), key: []byte("k"), want: ErrInvalidKind},
@@ -157,14 +158,22 @@ func TestErrorsCarryDetail(t *testing.T) {
 	m := New(nil)
 	require.NoError(t, m.Apply(7, KindSet, []byte("k"), nil))
 	require.EqualError(t, m.Apply(7, KindSet, []byte("k"), nil), "memstore: sequence number not increasing: sequence number 7, last 7")
+	require.EqualError(t, m.Apply(MaxSeq+1, KindSet, []byte("k"), nil), "memstore: sequence number above MaxSeq: sequence number 72057594037927936, MaxSeq 72057594037927935")
 	require.EqualError(t, m.Put(make([]byte, MaxKeySize+1), nil), "memstore: key too large: 65537 bytes, the limit is 65536")
+}
+
+func TestApplySeqZeroOnEmptyMemstore(t *testing.T) {
+	m := New(nil)
+	require.ErrorIs(t, m.Apply(0, KindSet, []byte("k"), nil), ErrSeqNotIncreasing)
+	require.Zero(t, m.Len())
 }
 
 func TestSequenceNumbersExhausted(t *testing.T) {
 	m := New(nil)
 	require.NoError(t, m.Apply(MaxSeq, KindSet, []byte("k"), []byte("v")))
-	require.ErrorIs(t, m.Put([]byte("k"), []byte("w")), ErrSeqNotIncreasing)
-	require.ErrorIs(t, m.Delete([]byte("k")), ErrSeqNotIncreasing)
+	require.ErrorIs(t, m.Put([]byte("k"), []byte("w")), ErrSeqTooLarge)
+	require.ErrorIs(t, m.Delete([]byte("k")), ErrSeqTooLarge)
+	require.Equal(t, uint64(MaxSeq), m.LastSeq())
 	v, found := m.Get([]byte("k"))
 	require.Equal(t, Found, found)
 	require.Equal(t, "v", string(v))

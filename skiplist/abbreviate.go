@@ -20,16 +20,10 @@ func AbbreviateBytes(key []byte) uint64 {
 	return v
 }
 
-// abbreviateString is AbbreviateBytes for strings.
+// abbreviateString is AbbreviateBytes for strings. It views the string's
+// bytes as a slice, without copying them; AbbreviateBytes only reads them.
 func abbreviateString(key string) uint64 {
-	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(unsafe.Slice(unsafe.StringData(key), 8))
-	}
-	var v uint64
-	for i := range len(key) {
-		v |= uint64(key[i]) << (56 - 8*i)
-	}
-	return v
+	return AbbreviateBytes(unsafe.Slice(unsafe.StringData(key), len(key)))
 }
 
 // orderedAbbreviation returns an abbreviation for the cmp.Ordered type K

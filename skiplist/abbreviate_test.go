@@ -89,3 +89,15 @@ func TestNewAbbreviated(t *testing.T) {
 		require.Equal(t, i, v)
 	}
 }
+
+// A write abbreviates its key once, whether it adds the key or not.
+func TestWritesAbbreviateOnce(t *testing.T) {
+	calls := 0
+	counting := func(k []byte) uint64 { calls++; return AbbreviateBytes(k) }
+	m := NewAbbreviated[[]byte, int](bytes.Compare, counting, nil)
+	for i, write := range []func([]byte, int) bool{m.Insert, m.Upsert, m.Insert, m.Upsert} {
+		calls = 0
+		write([]byte{byte(i % 2)}, i) // the second Insert and Upsert find the key
+		require.Equal(t, 1, calls, "write %d", i)
+	}
+}

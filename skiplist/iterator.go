@@ -13,20 +13,31 @@ type Iterator[K, V any] struct {
 	n *node[K, V]
 	// lower and upper are the bounds, nil when unbounded.
 	lower, upper *K
+	// lowerAbbrev and upperAbbrev are the bounds' abbreviations, computed
+	// once: upper is compared at every step.
+	lowerAbbrev, upperAbbrev uint64
 }
 
 // NewIterator returns an unpositioned iterator over the keys in [*lower,
 // *upper). A nil bound leaves that side unbounded. The iterator keeps the
-// pointers, not copies of the bounds. Call First or SeekGE to position it.
+// pointers, not copies of the bounds: the keys they point at must not change
+// while it is in use. Call First or SeekGE to position it.
 func (m *Map[K, V]) NewIterator(lower, upper *K) *Iterator[K, V] {
-	return &Iterator[K, V]{m: m, lower: lower, upper: upper}
+	it := &Iterator[K, V]{m: m, lower: lower, upper: upper}
+	if lower != nil {
+		it.lowerAbbrev = m.abbreviationOf(*lower)
+	}
+	if upper != nil {
+		it.upperAbbrev = m.abbreviationOf(*upper)
+	}
+	return it
 }
 
 // First moves to the smallest key within the bounds and reports whether
 // there is one.
 func (it *Iterator[K, V]) First() bool {
 	if it.lower != nil {
-		it.n, _ = it.m.find(*it.lower, nil)
+		it.n, _ = it.m.find(*it.lower, it.lowerAbbrev, nil)
 	} else {
 		it.n = it.m.head.link(0).Load()
 	}
@@ -38,9 +49,10 @@ func (it *Iterator[K, V]) First() bool {
 // seeks to the lower bound.
 func (it *Iterator[K, V]) SeekGE(key K) bool {
 	if it.lower != nil && it.m.cmp(key, *it.lower) < 0 {
-		key = *it.lower
+		it.n, _ = it.m.find(*it.lower, it.lowerAbbrev, nil)
+	} else {
+		it.n, _ = it.m.find(key, it.m.abbreviationOf(key), nil)
 	}
-	it.n, _ = it.m.find(key, nil)
 	return it.checkUpper()
 }
 
@@ -71,9 +83,10 @@ func (it *Iterator[K, V]) Value() V {
 }
 
 // checkUpper invalidates the iterator when it has passed the upper bound and
-// reports whether it is still valid.
+// reports whether it is still valid. It compares abbreviations first, as a
+// search does, so most steps do not fetch the key's memory.
 func (it *Iterator[K, V]) checkUpper() bool {
-	if it.n != nil && it.upper != nil && it.m.cmp(it.n.key, *it.upper) >= 0 {
+	if it.n != nil && it.upper != nil && it.m.compareNode(it.n, *it.upper, it.upperAbbrev) >= 0 {
 		it.n = nil
 	}
 	return it.n != nil

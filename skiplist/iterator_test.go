@@ -109,3 +109,39 @@ func TestRangeAndAllStopEarly(t *testing.T) {
 	}
 	require.Equal(t, []int{5, 6}, got)
 }
+
+// With abbreviated keys, the upper bound is compared by abbreviation first:
+// keys that share the bound's first 8 bytes leave the decision to the
+// comparator.
+func TestIteratorUpperBoundAbbreviated(t *testing.T) {
+	m := NewBytes[int](nil)
+	keys := []string{"", "a", "prefix0", "prefix00", "prefix00-a", "prefix00-b", "prefix01", "q"}
+	for i, k := range keys {
+		m.Insert([]byte(k), i)
+	}
+	tests := []struct {
+		lower, upper string
+		want         []string
+	}{
+		{lower: "", upper: "prefix00-b", want: keys[:5]},
+		{lower: "prefix00", upper: "prefix00-a0", want: []string{"prefix00", "prefix00-a"}},
+		{lower: "prefix0", upper: "prefix00", want: []string{"prefix0"}},
+		{lower: "a", upper: "prefix", want: []string{"a"}},
+		{lower: "prefix00-b", upper: "z", want: []string{"prefix00-b", "prefix01", "q"}},
+		{lower: "b", upper: "\x00", want: nil},
+	}
+	for _, tt := range tests {
+		lower, upper := []byte(tt.lower), []byte(tt.upper)
+		var got []string
+		it := m.NewIterator(&lower, &upper)
+		for ok := it.First(); ok; ok = it.Next() {
+			got = append(got, string(it.Key()))
+		}
+		require.Equal(t, tt.want, got, "[%q, %q)", tt.lower, tt.upper)
+		var ranged []string
+		for k := range m.Range(lower, upper) {
+			ranged = append(ranged, string(k))
+		}
+		require.Equal(t, tt.want, ranged, "Range(%q, %q)", tt.lower, tt.upper)
+	}
+}

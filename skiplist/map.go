@@ -77,7 +77,9 @@ func (m *Map[K, V]) Len() int {
 }
 
 // AllocatedBytes returns the memory the map has allocated for its nodes and
-// their towers: whole slabs, used or not, with their size-class rounding.
+// their towers: whole slabs, used or not, with the part of their size-class
+// rounding that holds whole nodes; the rest, less than one node per slab, is
+// not counted.
 // Memory that keys and values refer to (a slice's backing array, say) belongs
 // to the caller and is not counted, but the key and value fields themselves
 // are part of the nodes and are. The copies of values that Upsert allocates
@@ -88,7 +90,7 @@ func (m *Map[K, V]) AllocatedBytes() int64 {
 
 // Get returns the value of key and whether the map holds key.
 func (m *Map[K, V]) Get(key K) (V, bool) {
-	if n, exact := m.find(key, nil); exact {
+	if n, exact := m.find(key, m.abbreviationOf(key), nil); exact {
 		return n.load(), true
 	}
 	var zero V
@@ -98,7 +100,7 @@ func (m *Map[K, V]) Get(key K) (V, bool) {
 // Ceiling returns the smallest key in the map that is greater than or equal
 // to key, and its value; ok is false when there is none.
 func (m *Map[K, V]) Ceiling(key K) (k K, v V, ok bool) {
-	if n, _ := m.find(key, nil); n != nil {
+	if n, _ := m.find(key, m.abbreviationOf(key), nil); n != nil {
 		return n.key, n.load(), true
 	}
 	return k, v, false
@@ -108,11 +110,12 @@ func (m *Map[K, V]) Ceiling(key K) (k K, v V, ok bool) {
 // the map is unchanged. It reports whether it added key. Insert must not run
 // concurrently with another Insert or Upsert.
 func (m *Map[K, V]) Insert(key K, value V) bool {
+	abbrev := m.abbreviationOf(key)
 	var preds [maxHeight]*node[K, V]
-	if _, exact := m.find(key, &preds); exact {
+	if _, exact := m.find(key, abbrev, &preds); exact {
 		return false
 	}
-	m.link(key, value, &preds)
+	m.link(key, abbrev, value, &preds)
 	return true
 }
 
@@ -121,26 +124,33 @@ func (m *Map[K, V]) Insert(key K, value V) bool {
 // never a mixture. Replacing a value costs one allocation for the new value.
 // Upsert must not run concurrently with another Insert or Upsert.
 func (m *Map[K, V]) Upsert(key K, value V) bool {
+	abbrev := m.abbreviationOf(key)
 	var preds [maxHeight]*node[K, V]
-	if n, exact := m.find(key, &preds); exact {
+	if n, exact := m.find(key, abbrev, &preds); exact {
 		p := new(V)
 		*p = value
 		n.replaced.Store(p)
 		return false
 	}
-	m.link(key, value, &preds)
+	m.link(key, abbrev, value, &preds)
 	return true
 }
 
-// find returns the first node whose key is greater than or equal to key (nil
-// if there is none) and whether its key equals key. When preds is not nil,
-// it records at each level the last node whose key is less than key, stopping
-// early, with preds incomplete, when it finds key.
-func (m *Map[K, V]) find(key K, preds *[maxHeight]*node[K, V]) (n *node[K, V], exact bool) {
-	var abbrev uint64
-	if m.abbreviate != nil {
-		abbrev = m.abbreviate(key)
+// abbreviationOf returns key's abbreviation: what a node for key keeps in
+// abbrev, 0 in a map without abbreviations.
+func (m *Map[K, V]) abbreviationOf(key K) uint64 {
+	if m.abbreviate == nil {
+		return 0
 	}
+	return m.abbreviate(key)
+}
+
+// find returns the first node whose key is greater than or equal to key (nil
+// if there is none) and whether its key equals key; abbrev is
+// abbreviationOf(key). When preds is not nil, it records at each level the
+// last node whose key is less than key, stopping early, with preds
+// incomplete, when it finds key.
+func (m *Map[K, V]) find(key K, abbrev uint64, preds *[maxHeight]*node[K, V]) (n *node[K, V], exact bool) {
 	x := m.head
 	// stop is a node known to be greater than key: when the walk at a
 	// lower level reaches it again, it need not be compared again.
@@ -164,10 +174,7 @@ func (m *Map[K, V]) find(key K, preds *[maxHeight]*node[K, V]) (n *node[K, V], e
 					touched ^= below.abbrev
 				}
 			}
-			c := cmp.Compare(next.abbrev, abbrev)
-			if c == 0 {
-				c = m.cmp(next.key, key)
-			}
+			c := m.compareNode(next, key, abbrev)
 			if c == 0 {
 				return next, true
 			}
@@ -186,9 +193,25 @@ func (m *Map[K, V]) find(key K, preds *[maxHeight]*node[K, V]) (n *node[K, V], e
 	return stop, false
 }
 
-// link inserts a new node for key after the nodes in preds, which find
-// filled in for key.
-func (m *Map[K, V]) link(key K, value V, preds *[maxHeight]*node[K, V]) {
+// compareNode compares n's key with key, whose abbreviation is abbrev, with
+// the sign of cmp(n.key, key): by abbreviations first, which are in n and
+// need no fetch of key's memory, then with cmp when they are equal. In a map
+// without abbreviations every abbreviation is 0, so cmp always decides. It
+// is written to stay within the compiler's inlining budget: find calls it at
+// every step.
+func (m *Map[K, V]) compareNode(n *node[K, V], key K, abbrev uint64) int {
+	switch {
+	case n.abbrev < abbrev:
+		return -1
+	case n.abbrev > abbrev:
+		return 1
+	}
+	return m.cmp(n.key, key)
+}
+
+// link inserts a new node for key, whose abbreviation is abbrev, after the
+// nodes in preds, which find filled in for key.
+func (m *Map[K, V]) link(key K, abbrev uint64, value V, preds *[maxHeight]*node[K, V]) {
 	height := m.randomHeight()
 	if cur := int(m.height.Load()); height > cur {
 		for level := cur; level < height; level++ {
@@ -200,9 +223,7 @@ func (m *Map[K, V]) link(key K, value V, preds *[maxHeight]*node[K, V]) {
 	}
 	n := m.alloc.newNode(height)
 	n.key = key
-	if m.abbreviate != nil {
-		n.abbrev = m.abbreviate(key)
-	}
+	n.abbrev = abbrev
 	n.value = value
 	for level := range height {
 		n.link(level).Store(preds[level].link(level).Load())
