@@ -126,6 +126,12 @@ func (w *Writer) write(record []byte, compress bool) (int64, error) {
 		w.buf = w.buf[:start]
 		return 0, fmt.Errorf("recordio: %s: compress: %w", w.name, err)
 	}
+	// v4 compresses every payload, and compression can grow one past the
+	// limit, which readers would then reject.
+	if len(payload) > w.max {
+		w.buf = w.buf[:start]
+		return 0, fmt.Errorf("%w: %d bytes compress to %d, limit %d", ErrRecordTooLarge, len(record), len(payload), w.max)
+	}
 	off := w.offset
 	w.offset += int64(len(w.buf) - start + len(payload))
 	if err := w.appendPayload(payload); err != nil {

@@ -160,17 +160,37 @@ func TestWriterRejects(t *testing.T) {
 	}
 }
 
+// A record is refused when it, or in v4 its compressed payload, exceeds
+// MaxRecordSize: nothing is written, the writer goes on, and its readers
+// accept everything it did write.
 func TestWriterRecordTooLarge(t *testing.T) {
-	w, err := Create(filepath.Join(t.TempDir(), "f.rio"), &WriterOptions{MaxRecordSize: 10})
-	require.NoError(t, err)
-	_, err = w.Write(make([]byte, 11))
-	require.ErrorIs(t, err, ErrRecordTooLarge)
-	require.NotErrorIs(t, err, ErrCorruption)
-	require.Equal(t, int64(FileHeaderSize), w.Size(), "nothing written")
-	// The writer still works.
-	_, err = w.Write(make([]byte, 10))
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	for _, tc := range []struct {
+		name   string
+		opts   WriterOptions
+		record []byte
+	}{
+		{"record", WriterOptions{MaxRecordSize: 10}, make([]byte, 11)},
+		{"v4 snappy grows it", WriterOptions{Version: VersionV4, Codec: CodecSnappy, MaxRecordSize: 4096}, seededBytes(4096, 1)},
+		{"v4 gzip grows it", WriterOptions{Version: VersionV4, Codec: CodecGzip, MaxRecordSize: 4096}, seededBytes(4096, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &failingFile{failAfter: 1 << 62}
+			w, err := NewWriter(f, &tc.opts)
+			require.NoError(t, err)
+			_, err = w.Write(tc.record)
+			require.ErrorIs(t, err, ErrRecordTooLarge)
+			require.NotErrorIs(t, err, ErrCorruption)
+			require.Equal(t, int64(FileHeaderSize), w.Size(), "nothing written")
+			// The writer still works.
+			_, err = w.Write([]byte("small"))
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+
+			got, err := readAll(t, f.Bytes(), &ReaderOptions{MaxRecordSize: tc.opts.MaxRecordSize})
+			require.Equal(t, io.EOF, err)
+			require.Equal(t, [][]byte{[]byte("small")}, got)
+		})
+	}
 }
 
 func TestClosedWriterAndReaders(t *testing.T) {
