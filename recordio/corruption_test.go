@@ -251,3 +251,46 @@ func TestRandomReaderBadOffsets(t *testing.T) {
 	_, err = rr.RecordAt(offsets[0]+1, nil)
 	require.ErrorIs(t, err, ErrBadMagic)
 }
+
+func TestFirstNonZero(t *testing.T) {
+	for _, tc := range []struct {
+		b    []byte
+		want int
+	}{
+		{nil, -1},
+		{make([]byte, 7), -1},
+		{make([]byte, 64), -1},
+		{[]byte{1}, 0},
+		{append(make([]byte, 7), 1), 7},
+		{append(make([]byte, 8), 0, 0, 3), 10},
+		{append(make([]byte, 61), 0x80, 1, 1), 61},
+	} {
+		require.Equal(t, tc.want, firstNonZero(tc.b), "%x", tc.b)
+	}
+}
+
+// readAtCounter counts the ReadAt calls made on a file.
+type readAtCounter struct {
+	*bytes.Reader
+	calls int
+}
+
+func (c *readAtCounter) ReadAt(p []byte, off int64) (int, error) {
+	c.calls++
+	return c.Reader.ReadAt(p, off)
+}
+
+// A random read at zero padding scans it in large chunks, not a header's
+// worth at a time.
+func TestRandomReaderScansPaddingInChunks(t *testing.T) {
+	data, _ := encodeFile(t, nil, [][]byte{[]byte("record")})
+	end := int64(len(data))
+	data = append(data, make([]byte, 1<<20)...)
+	ra := &readAtCounter{Reader: bytes.NewReader(data)}
+	rr, err := NewRandomReader(ra, int64(len(data)), nil)
+	require.NoError(t, err)
+	ra.calls = 0
+	_, err = rr.RecordAt(end, nil)
+	require.Equal(t, io.EOF, err)
+	require.LessOrEqual(t, ra.calls, 1+(1<<20)/zeroScanChunk+1)
+}

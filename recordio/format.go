@@ -311,6 +311,27 @@ func (h FileHeader) settleLegacyLengths(rh *recordHeader, isNil bool) error {
 	return nil
 }
 
+// firstNonZero returns the index of b's first non-zero byte, or -1. Zero
+// padding can run to megabytes, so it compares eight bytes at a time.
+func firstNonZero(b []byte) int {
+	i := 0
+	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0 {
+		i += 8
+	}
+	for ; i < len(b); i++ {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// badZeroRun reports zero bytes where a record should start, followed by a
+// non-zero byte at offset at: not padding, since padding ends the file.
+func badZeroRun(at int64) error {
+	return badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", at)
+}
+
 func checkMagic(b, magic []byte) error {
 	n := min(len(b), len(magic))
 	for i := range n {

@@ -29,6 +29,14 @@ type randomState struct {
 	payload []byte
 }
 
+// scratch returns n bytes of the state's reusable buffer.
+func (st *randomState) scratch(n int) []byte {
+	if cap(st.payload) < n {
+		st.payload = make([]byte, n)
+	}
+	return st.payload[:n]
+}
+
 // OpenRandom opens the named file on opts.FS for random reads. Unless
 // opts.NoMmap is set, a file on the operating system's filesystem is
 // memory-mapped, so a read costs a copy rather than a system call.
@@ -163,7 +171,7 @@ func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool,
 		return nil, false, err
 	}
 	if hb[0] == 0 {
-		return nil, false, r.zeroTail(off, hb)
+		return nil, false, r.zeroTail(st, off)
 	}
 	h, n, err := r.hdr.decodeRecordHeader(hb)
 	if err == errShortHeader {
@@ -242,18 +250,26 @@ func (r *RandomReader) readAt(p []byte, off int64) error {
 	return fmt.Errorf("recordio: %s: read at offset %d: %w", r.name, off, err)
 }
 
+// zeroScanChunk is how much of the file zeroTail reads at a time when the
+// file is not mapped.
+const zeroScanChunk = 64 << 10
+
 // zeroTail reports io.EOF if only zero bytes remain from off on, damage
-// otherwise. scratch holds the first bytes from off.
-func (r *RandomReader) zeroTail(off int64, scratch []byte) error {
+// otherwise.
+func (r *RandomReader) zeroTail(st *randomState, off int64) error {
+	if r.mapped != nil {
+		if i := firstNonZero(r.mapped[off:r.size]); i >= 0 {
+			return corruptAt(r.name, off, badZeroRun(off+int64(i)))
+		}
+		return io.EOF
+	}
 	for pos := off; pos < r.size; {
-		chunk := scratch[:min(int64(len(scratch)), r.size-pos)]
+		chunk := st.scratch(int(min(zeroScanChunk, r.size-pos)))
 		if err := r.readAt(chunk, pos); err != nil {
 			return err
 		}
-		for i, c := range chunk {
-			if c != 0 {
-				return corruptAt(r.name, off, badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", pos+int64(i)))
-			}
+		if i := firstNonZero(chunk); i >= 0 {
+			return corruptAt(r.name, off, badZeroRun(pos+int64(i)))
 		}
 		pos += int64(len(chunk))
 	}

@@ -227,9 +227,9 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 func (r *Reader) zeroTail() error {
 	start := r.pos
 	for {
-		if i := bytes.IndexFunc(r.buf[r.r:r.w], func(c rune) bool { return c != 0 }); i >= 0 {
+		if i := firstNonZero(r.buf[r.r:r.w]); i >= 0 {
 			// Leave the position at the damaged record for Resync.
-			return corruptAt(r.name, start, badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", r.pos+int64(i)))
+			return corruptAt(r.name, start, badZeroRun(r.pos+int64(i)))
 		}
 		if r.srcEOF {
 			r.consume(r.w - r.r)
