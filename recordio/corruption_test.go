@@ -294,3 +294,81 @@ func TestRandomReaderScansPaddingInChunks(t *testing.T) {
 	require.Equal(t, io.EOF, err)
 	require.LessOrEqual(t, ra.calls, 1+(1<<20)/zeroScanChunk+1)
 }
+
+// Zero bytes where a record should start are padding if only zeros follow
+// and damage otherwise. Every reader, whatever its buffer size, reports
+// the damage at the start of the run; the sequential reader stays there
+// until Resync, which finds a record after the run.
+func TestZeroRun(t *testing.T) {
+	data, _ := encodeFile(t, nil, [][]byte{[]byte("before")})
+	runStart := int64(len(data))
+	data = append(data, make([]byte, 300)...)
+	after := int64(len(data))
+	valid, _ := encodeFile(t, nil, [][]byte{[]byte("after")})
+	for _, tc := range []struct {
+		name     string
+		tail     []byte
+		wantErr  error // nil: a clean end
+		resyncTo int64 // -1: io.EOF
+	}{
+		{"padding", nil, nil, -1},
+		{"then garbage", []byte{0x01}, ErrBadMagic, -1},
+		{"then a record", valid[FileHeaderSize:], ErrBadMagic, after},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := append(bytes.Clone(data), tc.tail...)
+			sequential := map[string]func() (*Reader, error){
+				"buffer 64": func() (*Reader, error) {
+					return NewReader(bytes.NewReader(file), &ReaderOptions{BufferSize: 64})
+				},
+				"default buffer": func() (*Reader, error) { return NewReader(bytes.NewReader(file), nil) },
+				"mapped":         func() (*Reader, error) { return newMappedReader(file, "", (&ReaderOptions{}).withDefaults()) },
+			}
+			var errs []string
+			for name, open := range sequential {
+				r, err := open()
+				require.NoError(t, err, name)
+				_, err = r.Next()
+				require.NoError(t, err, name)
+				_, err = r.Next()
+				if tc.wantErr == nil {
+					require.Equal(t, io.EOF, err, name)
+					continue
+				}
+				requireCorruption(t, err, tc.wantErr, runStart)
+				_, again := r.Next()
+				require.Equal(t, err.Error(), again.Error(), "%s: Next stays at the damage", name)
+				errs = append(errs, err.Error())
+
+				off, err := r.Resync()
+				if tc.resyncTo < 0 {
+					require.Equal(t, io.EOF, err, name)
+					continue
+				}
+				require.NoError(t, err, name)
+				require.Equal(t, tc.resyncTo, off, name)
+				rec, err := r.Next()
+				require.NoError(t, err, name)
+				require.Equal(t, "after", string(rec), name)
+			}
+
+			for _, mapped := range []bool{false, true} {
+				rr, err := NewRandomReader(bytes.NewReader(file), int64(len(file)), nil)
+				require.NoError(t, err)
+				if mapped {
+					rr.mapped = file
+				}
+				_, err = rr.RecordAt(runStart, nil)
+				if tc.wantErr == nil {
+					require.Equal(t, io.EOF, err)
+					continue
+				}
+				requireCorruption(t, err, tc.wantErr, runStart)
+				errs = append(errs, err.Error())
+			}
+			for _, e := range errs {
+				require.Equal(t, errs[0], e, "readers agree on the damage")
+			}
+		})
+	}
+}

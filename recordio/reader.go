@@ -28,6 +28,7 @@ type Reader struct {
 	buf    []byte // buf[r:w] is read but not consumed
 	r, w   int
 	pos    int64 // file offset of buf[r]
+	zeros  int64 // zero bytes consumed before buf[r] while the reader stays at their start
 	size   int64 // file length, or -1 when unknown
 	stat   func() (fs.FileInfo, error)
 	srcEOF bool // src returned io.EOF
@@ -138,7 +139,7 @@ func (r *Reader) decodeAt() ([]byte, int, error) {
 	if err := r.fill(1); err != nil {
 		return nil, 0, r.readError(err, io.EOF)
 	}
-	if r.buf[r.r] == 0 {
+	if r.zeros > 0 || r.buf[r.r] == 0 {
 		return nil, 0, r.zeroTail()
 	}
 	if err := r.fill(maxHeaderSize); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -223,20 +224,25 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 }
 
 // zeroTail handles a record position holding a zero byte: the end of the
-// file if only zeros follow, damage otherwise.
+// file if only zeros follow, damage otherwise. A run longer than the buffer
+// is consumed as it is scanned but counted in r.zeros, so the reader stays
+// at the run's start: Next reports the same damage until Resync.
 func (r *Reader) zeroTail() error {
-	start := r.pos
+	start := r.pos - r.zeros
 	for {
-		if i := firstNonZero(r.buf[r.r:r.w]); i >= 0 {
-			// Leave the position at the damaged record for Resync.
-			return corruptAt(r.name, start, badZeroRun(r.pos+int64(i)))
+		i := firstNonZero(r.buf[r.r:r.w])
+		if i < 0 {
+			i = r.w - r.r
 		}
-		if r.srcEOF {
-			r.consume(r.w - r.r)
-			return io.EOF
+		r.consume(i)
+		r.zeros += int64(i)
+		if r.r < r.w {
+			return corruptAt(r.name, start, badZeroRun(r.pos))
 		}
-		r.consume(r.w - r.r)
 		if err := r.fill(1); err != nil {
+			if err == io.EOF {
+				r.zeros = 0
+			}
 			return r.readError(err, io.EOF)
 		}
 	}
@@ -255,7 +261,13 @@ func (r *Reader) Resync() (int64, error) {
 		return 0, ErrClosed
 	}
 	magic := r.hdr.magic()
-	r.consume(min(1, r.w-r.r))
+	if r.zeros > 0 {
+		// Skip the damaged zero run, already consumed: none of it can
+		// start a record.
+		r.zeros = 0
+	} else {
+		r.consume(min(1, r.w-r.r))
+	}
 	for {
 		if i := bytes.Index(r.buf[r.r:r.w], magic); i >= 0 {
 			r.consume(i)
