@@ -260,7 +260,8 @@ func (w *Writer) Sync() error {
 // the next record will get.
 func (w *Writer) Size() int64 { return w.offset }
 
-// Close flushes, syncs and closes the file. Further calls return ErrClosed.
+// Close flushes, syncs and closes the file, and returns the writer's codec
+// state to a pool. Further calls return ErrClosed.
 func (w *Writer) Close() error {
 	if w.err == ErrClosed {
 		return ErrClosed
@@ -269,6 +270,7 @@ func (w *Writer) Close() error {
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("recordio: %s: close: %w", w.name, cerr)
 	}
+	w.comp.release()
 	w.err = ErrClosed
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stratadb/strata/internal/race"
@@ -407,5 +408,46 @@ func TestRecordViewSized(t *testing.T) {
 			require.ErrorIs(t, err, ErrCorruption)
 		}
 		require.NoError(t, rr.Close())
+	}
+}
+
+// Concurrent zstd writers compress in parallel, each with an encoder of its
+// own (run with -race).
+func TestConcurrentZstdWriters(t *testing.T) {
+	const writers = 4
+	ws := make([]*Writer, writers)
+	files := make([]*failingFile, writers)
+	for i := range ws {
+		files[i] = &failingFile{failAfter: 1 << 62}
+		w, err := NewWriter(files[i], &WriterOptions{Codec: CodecZstd})
+		require.NoError(t, err)
+		for _, other := range ws[:i] {
+			require.NotSame(t, other.comp.zstd, w.comp.zstd)
+		}
+		ws[i] = w
+	}
+	records := roundTripRecords()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() {
+			for _, rec := range records {
+				if _, err := w.Write(rec); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range files {
+		got, err := readAll(t, f.Bytes(), nil)
+		require.Equal(t, io.EOF, err)
+		require.Len(t, got, len(records))
+		for i := range records {
+			requireSameRecord(t, records[i], got[i], "record %d", i)
+		}
 	}
 }
