@@ -269,9 +269,10 @@ func TestFirstNonZero(t *testing.T) {
 	}
 }
 
-// readAtCounter counts the ReadAt calls made on a file.
+// readAtCounter counts the ReadAt calls a RandomReader makes on a file.
 type readAtCounter struct {
 	*bytes.Reader
+	rr    *RandomReader
 	calls int
 }
 

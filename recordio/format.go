@@ -173,6 +173,19 @@ func (h *recordHeader) checkPayload(payload []byte) error {
 	return nil
 }
 
+// checkLengths refuses a header whose lengths exceed limit, or whose payload
+// is longer than the remaining bytes of the file (when remaining >= 0), so
+// that a damaged length is caught before anything is allocated for it.
+func (h *recordHeader) checkLengths(limit uint64, remaining int64) error {
+	if h.ulen > limit || h.plen > limit {
+		return badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), limit)
+	}
+	if remaining >= 0 && h.plen > uint64(remaining) {
+		return badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining)
+	}
+	return nil
+}
+
 // inflate decompresses a compressed payload into dst, reporting a payload
 // that does not decompress to the header's length as damage.
 func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte) ([]byte, error) {
@@ -195,6 +208,7 @@ type headerError struct {
 }
 
 func (e *headerError) Error() string { return e.kind.Error() + ": " + e.detail }
+func (e *headerError) Unwrap() error { return e.kind }
 
 func badHeader(kind error, format string, args ...any) error {
 	return &headerError{kind: kind, detail: fmt.Sprintf(format, args...)}

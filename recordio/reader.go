@@ -171,20 +171,25 @@ func (r *Reader) decodeAt() ([]byte, int, error) {
 
 func (r *Reader) checkLengths(h recordHeader, start int64, n int) error {
 	limit := uint64(r.opts.MaxRecordSize)
-	if h.ulen > limit || h.plen > limit {
-		return corruptAt(r.name, start, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), limit))
-	}
-	remaining := func() int64 { return r.size - start - int64(n) }
-	if r.size >= 0 && h.plen > uint64(remaining()) {
+	err := h.checkLengths(limit, r.remaining(start, n))
+	if errors.Is(err, ErrTruncatedPayload) && r.stat != nil {
 		// The file may have grown since it was opened.
-		if r.stat != nil {
-			r.refreshSize()
-		}
-		if h.plen > uint64(remaining()) {
-			return corruptAt(r.name, start, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining()))
-		}
+		r.refreshSize()
+		err = h.checkLengths(limit, r.remaining(start, n))
+	}
+	if err != nil {
+		return corruptAt(r.name, start, err)
 	}
 	return nil
+}
+
+// remaining returns how many bytes of the file follow a header of n bytes
+// at start, or -1 when the file's length is unknown.
+func (r *Reader) remaining(start int64, n int) int64 {
+	if r.size < 0 {
+		return -1
+	}
+	return max(r.size-start-int64(n), 0) // a stale size can be below what was read
 }
 
 // refreshSize learns the file's length, when the source can tell it.

@@ -380,34 +380,110 @@ func TestWriteUncompressed(t *testing.T) {
 	require.NoError(t, v4.Close())
 }
 
-func TestRecordViewSized(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f.rio")
-	records := [][]byte{bytes.Repeat([]byte("ab"), 500), seededBytes(700, 3), {}, nil}
-	w, err := Create(path, &WriterOptions{Codec: CodecSnappy})
-	require.NoError(t, err)
-	var offsets, lengths []int64
-	for _, rec := range records {
-		off, err := w.Write(rec)
+// randomReaders returns a RandomReader over file read through ReadAt, and
+// one over file as if mapped, each with the counter of its ReadAt calls.
+func randomReaders(t *testing.T, file []byte, opts *ReaderOptions) map[string]*readAtCounter {
+	out := map[string]*readAtCounter{}
+	for _, mapped := range []bool{false, true} {
+		ra := &readAtCounter{Reader: bytes.NewReader(file)}
+		rr, err := NewRandomReader(ra, int64(len(file)), opts)
 		require.NoError(t, err)
-		offsets = append(offsets, off)
-		lengths = append(lengths, w.Size()-off)
+		if mapped {
+			rr.mapped = file
+		}
+		ra.rr = rr
+		out[fmt.Sprintf("mapped=%v", mapped)] = ra
 	}
-	require.NoError(t, w.Close())
-	for _, noMmap := range []bool{false, true} {
-		rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
-		require.NoError(t, err)
-		for i, rec := range records {
-			got, _, err := rr.RecordViewSized(offsets[i], lengths[i], nil)
+	return out
+}
+
+// RecordViewSized reads a record in one ReadAt (none when mapped) and
+// otherwise behaves as RecordView, except that the length must match.
+func TestRecordViewSized(t *testing.T) {
+	records := [][]byte{bytes.Repeat([]byte("ab"), 500), seededBytes(700, 3), {}, nil}
+	data, offsets := encodeFile(t, &WriterOptions{Codec: CodecSnappy}, records)
+	end := int64(len(data))
+	length := func(i int) int64 {
+		if i+1 < len(offsets) {
+			return offsets[i+1] - offsets[i]
+		}
+		return end - offsets[i]
+	}
+	file := append(bytes.Clone(data), make([]byte, 100)...)
+
+	type tc struct {
+		name    string
+		off     int64
+		length  int64
+		want    []byte
+		inPlace bool  // when mapped
+		err     error // io.EOF or a kind of corruption
+	}
+	var cases []tc
+	for i, rec := range records {
+		cases = append(cases, tc{name: fmt.Sprintf("record %d", i), off: offsets[i], length: length(i), want: rec, inPlace: i == 1 || i == 2})
+	}
+	cases = append(cases,
+		tc{name: "unknown length", off: offsets[1], length: 0, want: records[1], inPlace: true},
+		tc{name: "short length", off: offsets[0], length: length(0) - 1, err: ErrBadHeader},
+		tc{name: "long length", off: offsets[1], length: length(1) + 1, err: ErrBadHeader},
+		tc{name: "whole file", off: offsets[0], length: int64(len(file)), err: ErrBadHeader},
+		tc{name: "zero padding", off: end, length: 100, err: io.EOF},
+	)
+	for name, ra := range randomReaders(t, file, nil) {
+		mapped := ra.rr.mapped != nil
+		for _, c := range cases {
+			ra.calls = 0
+			got, inPlace, err := ra.rr.RecordViewSized(c.off, c.length, nil)
+			msg := fmt.Sprintf("%s %s", name, c.name)
+			switch c.err {
+			case nil:
+				require.NoError(t, err, msg)
+				requireSameRecord(t, c.want, got, msg)
+				require.Equal(t, mapped && c.inPlace, inPlace, msg)
+				reads := 1 // header and payload at once
+				if c.length == 0 {
+					reads = 2
+				}
+				if mapped {
+					reads = 0
+				}
+				require.Equal(t, reads, ra.calls, "%s: ReadAt calls", msg)
+			case io.EOF:
+				require.Equal(t, io.EOF, err, msg)
+			default:
+				require.ErrorIs(t, err, c.err, msg)
+				requireCorruption(t, err, c.err, c.off)
+			}
+		}
+	}
+
+	// A length beyond the limit is refused as RecordAt refuses it.
+	for name, ra := range randomReaders(t, file, &ReaderOptions{MaxRecordSize: 900}) {
+		_, err := ra.rr.RecordAt(offsets[0], nil)
+		requireCorruption(t, err, ErrRecordTooLarge, offsets[0])
+		_, _, sizedErr := ra.rr.RecordViewSized(offsets[0], length(0), nil)
+		require.Equal(t, err.Error(), sizedErr.Error(), name)
+	}
+}
+
+// A mapped file is read in place: headers and payloads, compressed or not,
+// are never copied out with ReadAt.
+func TestMappedRandomReadsInPlace(t *testing.T) {
+	for _, codec := range []Codec{CodecNone, CodecSnappy, CodecGzip, CodecZstd} {
+		records := roundTripRecords()
+		file, offsets := encodeFile(t, &WriterOptions{Codec: codec}, records)
+		ra := randomReaders(t, file, nil)["mapped=true"]
+		ra.calls = 0
+		for i, off := range offsets {
+			got, err := ra.rr.RecordAt(off, nil)
 			require.NoError(t, err)
-			requireSameRecord(t, rec, got, "record %d noMmap=%v", i, noMmap)
+			requireSameRecord(t, records[i], got, "%v record %d", codec, i)
+			got, _, err = ra.rr.RecordView(off, nil)
+			require.NoError(t, err)
+			requireSameRecord(t, records[i], got, "%v record %d", codec, i)
 		}
-		if noMmap {
-			_, _, err := rr.RecordViewSized(offsets[0], lengths[0]-1, nil)
-			require.ErrorIs(t, err, ErrBadHeader, "wrong length")
-			_, _, err = rr.RecordViewSized(offsets[0], rr.Size(), nil)
-			require.ErrorIs(t, err, ErrCorruption)
-		}
-		require.NoError(t, rr.Close())
+		require.Zero(t, ra.calls, "%v: ReadAt calls", codec)
 	}
 }
 
