@@ -373,3 +373,27 @@ func TestZeroRun(t *testing.T) {
 		})
 	}
 }
+
+func TestNewRandomReaderSizes(t *testing.T) {
+	file, _ := encodeFile(t, nil, [][]byte{[]byte("abc")})
+	for _, tc := range []struct {
+		name string
+		size int64
+		want error // nil: any error that is not corruption
+	}{
+		{"negative", -1, nil},
+		{"empty", 0, ErrTruncatedHeader},
+		{"inside the file header", 5, ErrTruncatedHeader},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr, err := NewRandomReader(bytes.NewReader(file), tc.size, nil)
+			require.Error(t, err)
+			require.Nil(t, rr)
+			if tc.want == nil {
+				require.NotErrorIs(t, err, ErrCorruption)
+			} else {
+				require.ErrorIs(t, err, tc.want)
+			}
+		})
+	}
+}

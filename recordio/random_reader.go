@@ -59,7 +59,8 @@ func OpenRandom(name string, opts *ReaderOptions) (*RandomReader, error) {
 }
 
 // NewRandomReader reads records from the first size bytes of ra. Close does
-// not close ra. If ra has a Name method, errors name the file.
+// not close ra. If ra has a Name method, errors name the file. A negative
+// size is an error.
 func NewRandomReader(ra io.ReaderAt, size int64, opts *ReaderOptions) (*RandomReader, error) {
 	name := ""
 	if n, ok := ra.(interface{ Name() string }); ok {
@@ -69,6 +70,9 @@ func NewRandomReader(ra io.ReaderAt, size int64, opts *ReaderOptions) (*RandomRe
 }
 
 func newRandomReader(ra io.ReaderAt, size int64, name string, o ReaderOptions) (*RandomReader, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("recordio: %s: negative file size %d", name, size)
+	}
 	r := &RandomReader{ra: ra, name: name, size: size, max: uint64(o.MaxRecordSize)}
 	r.pool.New = func() any { return new(randomState) }
 	var b [FileHeaderSize]byte
