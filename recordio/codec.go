@@ -58,7 +58,7 @@ func newCompressor(codec Codec, level int) (*compressor, error) {
 	case CodecLZW:
 		return nil, fmt.Errorf("%w: lzw is read for go-sstables compatibility only", ErrUnsupported)
 	default:
-		return nil, fmt.Errorf("%w: %v", ErrUnknownCodec, codec)
+		return nil, fmt.Errorf("%w: unknown codec %v", ErrUnsupported, codec)
 	}
 	return c, nil
 }

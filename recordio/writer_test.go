@@ -147,13 +147,15 @@ func TestWriterRejects(t *testing.T) {
 		{"lzw", WriterOptions{Codec: CodecLZW}, ErrUnsupported},
 		{"v4 zstd", WriterOptions{Version: VersionV4, Codec: CodecZstd}, ErrUnsupported},
 		{"v3", WriterOptions{Version: VersionV3}, ErrUnsupported},
-		{"unknown codec", WriterOptions{Codec: 9}, ErrUnknownCodec},
+		{"unknown codec", WriterOptions{Codec: 9}, ErrUnsupported},
 		{"bad gzip level", WriterOptions{Codec: CodecGzip, Level: 42}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := Create(filepath.Join(dir, tc.name), &tc.opts)
 			require.Error(t, err)
 			require.Nil(t, w)
+			require.NotErrorIs(t, err, ErrCorruption, "a usage error, not damage")
+			require.NotErrorIs(t, err, ErrUnknownCodec, "a kind of damage")
 			if tc.want != nil {
 				require.ErrorIs(t, err, tc.want)
 			}
