@@ -34,20 +34,6 @@ func readAll(t *testing.T, data []byte, opts *ReaderOptions) ([][]byte, error) {
 	}
 }
 
-func encodeFile(t testing.TB, opts *WriterOptions, records [][]byte) ([]byte, []int64) {
-	f := &failingFile{failAfter: 1 << 62}
-	w, err := NewWriter(f, opts)
-	require.NoError(t, err)
-	var offsets []int64
-	for _, rec := range records {
-		off, err := w.Write(rec)
-		require.NoError(t, err)
-		offsets = append(offsets, off)
-	}
-	require.NoError(t, w.Close())
-	return f.Bytes(), offsets
-}
-
 // Flipping any bit of a Strata file is detected: the reader returns every
 // record before the damaged one intact, then a corruption error at the
 // damaged record's offset. It never panics and never returns a wrong record.

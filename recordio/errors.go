@@ -45,6 +45,14 @@ var (
 	ErrRecordTooLarge = errors.New("recordio: record too large")
 )
 
+// nameOf returns the name errors give a file: its Name, when it has one.
+func nameOf(f any) string {
+	if n, ok := f.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
+
 // Usage errors. They do not match ErrCorruption.
 var (
 	// ErrClosed: the writer or reader was closed.

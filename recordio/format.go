@@ -2,6 +2,7 @@ package recordio
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -113,8 +114,11 @@ var (
 
 // FileHeader is what the first FileHeaderSize bytes of a file say.
 type FileHeader struct {
+	// Version is the format of every record in the file.
 	Version Version
-	Codec   Codec
+	// Codec compresses the file's payloads: all of them in go-sstables'
+	// formats, those it shrinks enough in VersionStrata.
+	Codec Codec
 }
 
 func (h FileHeader) encode() [FileHeaderSize]byte {
@@ -198,7 +202,7 @@ func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte
 
 // errShortHeader is internal: the buffer ended inside the header. The
 // caller decides whether more bytes can come or the file is truncated.
-var errShortHeader = fmt.Errorf("short header")
+var errShortHeader = errors.New("short header")
 
 // headerError carries the kind of damage and a detail, for the caller to
 // turn into a *CorruptionError with the file and offset.

@@ -62,11 +62,7 @@ func OpenRandom(name string, opts *ReaderOptions) (*RandomReader, error) {
 // not close ra. If ra has a Name method, errors name the file. A negative
 // size is an error.
 func NewRandomReader(ra io.ReaderAt, size int64, opts *ReaderOptions) (*RandomReader, error) {
-	name := ""
-	if n, ok := ra.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
-	return newRandomReader(ra, size, name, opts.withDefaults())
+	return newRandomReader(ra, size, nameOf(ra), opts.withDefaults())
 }
 
 func newRandomReader(ra io.ReaderAt, size int64, name string, o ReaderOptions) (*RandomReader, error) {

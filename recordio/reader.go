@@ -73,11 +73,7 @@ func newMappedReader(data []byte, name string, o ReaderOptions) (*Reader, error)
 // when it has a Stat method (files do) lengths are checked against the
 // bytes that remain before anything is allocated.
 func NewReader(src io.Reader, opts *ReaderOptions) (*Reader, error) {
-	name := ""
-	if n, ok := src.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
-	return newReader(src, name, opts.withDefaults())
+	return newReader(src, nameOf(src), opts.withDefaults())
 }
 
 func newReader(src io.Reader, name string, o ReaderOptions) (*Reader, error) {

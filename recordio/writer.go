@@ -50,11 +50,7 @@ func Create(name string, opts *WriterOptions) (*Writer, error) {
 // NewWriter returns a Writer that appends to f, which must be empty, and
 // owns it: Close closes f. If f has a Name method, errors name the file.
 func NewWriter(f SyncWriter, opts *WriterOptions) (*Writer, error) {
-	name := ""
-	if n, ok := f.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
-	return newWriter(f, name, opts.withDefaults())
+	return newWriter(f, nameOf(f), opts.withDefaults())
 }
 
 func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {

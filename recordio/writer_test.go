@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -58,9 +59,12 @@ func writableFormats() []formatCase {
 	return out
 }
 
-func writeFile(t *testing.T, path string, opts *WriterOptions, records [][]byte) []int64 {
+// encodeFile writes records into memory and returns the file and the
+// offset of each record.
+func encodeFile(t testing.TB, opts *WriterOptions, records [][]byte) ([]byte, []int64) {
 	t.Helper()
-	w, err := Create(path, opts)
+	f := &failingFile{failAfter: 1 << 62}
+	w, err := NewWriter(f, opts)
 	require.NoError(t, err)
 	var offsets []int64
 	for _, rec := range records {
@@ -71,6 +75,14 @@ func writeFile(t *testing.T, path string, opts *WriterOptions, records [][]byte)
 		offsets = append(offsets, off)
 	}
 	require.NoError(t, w.Close())
+	return f.Bytes(), offsets
+}
+
+// writeFile writes records to a new file at path and returns their offsets.
+func writeFile(t testing.TB, path string, opts *WriterOptions, records [][]byte) []int64 {
+	t.Helper()
+	file, offsets := encodeFile(t, opts, records)
+	require.NoError(t, os.WriteFile(path, file, 0o644))
 	return offsets
 }
 
