@@ -25,14 +25,15 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // compressor holds one writer's codec state. It is reused for every record:
 // after the first few records it allocates nothing.
 type compressor struct {
-	codec Codec
-	level int
-	gz    *gzip.Writer
-	out   appendWriter
+	codec     Codec
+	gz        *gzip.Writer
+	zstd      *zstd.Encoder // borrowed from zstdEncoders until release
+	zstdLevel zstd.EncoderLevel
+	out       appendWriter
 }
 
 func newCompressor(codec Codec, level int) (*compressor, error) {
-	c := &compressor{codec: codec, level: level}
+	c := &compressor{codec: codec}
 	switch codec {
 	case CodecNone, CodecSnappy:
 	case CodecGzip:
@@ -45,13 +46,19 @@ func newCompressor(codec Codec, level int) (*compressor, error) {
 		}
 		c.gz = gz
 	case CodecZstd:
-		if _, err := zstdEncoder(level); err != nil {
+		c.zstdLevel = zstd.SpeedDefault
+		if level != 0 {
+			c.zstdLevel = zstd.EncoderLevelFromZstd(level)
+		}
+		enc, err := borrowZstdEncoder(c.zstdLevel)
+		if err != nil {
 			return nil, err
 		}
+		c.zstd = enc
 	case CodecLZW:
 		return nil, fmt.Errorf("%w: lzw is read for go-sstables compatibility only", ErrUnsupported)
 	default:
-		return nil, fmt.Errorf("%w: %v", ErrUnknownCodec, codec)
+		return nil, fmt.Errorf("%w: unknown codec %v", ErrUnsupported, codec)
 	}
 	return c, nil
 }
@@ -72,40 +79,42 @@ func (c *compressor) compress(dst, src []byte) ([]byte, error) {
 		}
 		return c.out.b, nil
 	case CodecZstd:
-		enc, err := zstdEncoder(c.level)
-		if err != nil {
-			return nil, err
-		}
-		return enc.EncodeAll(src, dst[:0]), nil
+		return c.zstd.EncodeAll(src, dst[:0]), nil
 	}
 	return src, nil
 }
 
-// zstd encoders and the decoder are safe for concurrent use (EncodeAll and
-// DecodeAll), and large, so the package shares them: one encoder per level,
-// one decoder.
-var (
-	zstdEncoders sync.Map // zstd.EncoderLevel -> *zstd.Encoder
-	zstdDecoder  = sync.OnceValues(func() (*zstd.Decoder, error) {
-		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
-	})
-)
+// release returns borrowed codec state. The compressor is unusable after.
+func (c *compressor) release() {
+	if c.zstd != nil {
+		zstdEncoders[c.zstdLevel].Put(c.zstd)
+		c.zstd = nil
+	}
+}
 
-func zstdEncoder(level int) (*zstd.Encoder, error) {
-	l := zstd.SpeedDefault
-	if level != 0 {
-		l = zstd.EncoderLevelFromZstd(level)
+// A zstd encoder holds about 1.6 MB of tables once used, so a writer
+// borrows one from a pool per level and returns it on Close. Sharing one
+// encoder would serialise concurrent writers, and a shared encoder with more
+// concurrency hands its internal encoders out in turn, so that even a
+// single writer would warm (and allocate) all of them.
+var zstdEncoders [zstd.SpeedBestCompression + 1]sync.Pool // by level: *zstd.Encoder
+
+func borrowZstdEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+	if enc, ok := zstdEncoders[level].Get().(*zstd.Encoder); ok {
+		return enc, nil
 	}
-	if enc, ok := zstdEncoders.Load(l); ok {
-		return enc.(*zstd.Encoder), nil
-	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("recordio: zstd encoder: %w", err)
 	}
-	actual, _ := zstdEncoders.LoadOrStore(l, enc)
-	return actual.(*zstd.Encoder), nil
+	return enc, nil
 }
+
+// The decoder is safe for concurrent use (DecodeAll) and large, so every
+// reader shares one.
+var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
+})
 
 // decompressor holds the codec state of one reader, or of one call of a
 // RandomReader (they are pooled there). It checks that a payload

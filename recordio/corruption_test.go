@@ -34,20 +34,6 @@ func readAll(t *testing.T, data []byte, opts *ReaderOptions) ([][]byte, error) {
 	}
 }
 
-func encodeFile(t testing.TB, opts *WriterOptions, records [][]byte) ([]byte, []int64) {
-	f := &failingFile{failAfter: 1 << 62}
-	w, err := NewWriter(f, opts)
-	require.NoError(t, err)
-	var offsets []int64
-	for _, rec := range records {
-		off, err := w.Write(rec)
-		require.NoError(t, err)
-		offsets = append(offsets, off)
-	}
-	require.NoError(t, w.Close())
-	return f.Bytes(), offsets
-}
-
 // Flipping any bit of a Strata file is detected: the reader returns every
 // record before the damaged one intact, then a corruption error at the
 // damaged record's offset. It never panics and never returns a wrong record.
@@ -250,4 +236,150 @@ func TestRandomReaderBadOffsets(t *testing.T) {
 	// An offset in the middle of a record is not a record.
 	_, err = rr.RecordAt(offsets[0]+1, nil)
 	require.ErrorIs(t, err, ErrBadMagic)
+}
+
+func TestFirstNonZero(t *testing.T) {
+	for _, tc := range []struct {
+		b    []byte
+		want int
+	}{
+		{nil, -1},
+		{make([]byte, 7), -1},
+		{make([]byte, 64), -1},
+		{[]byte{1}, 0},
+		{append(make([]byte, 7), 1), 7},
+		{append(make([]byte, 8), 0, 0, 3), 10},
+		{append(make([]byte, 61), 0x80, 1, 1), 61},
+	} {
+		require.Equal(t, tc.want, firstNonZero(tc.b), "%x", tc.b)
+	}
+}
+
+// readAtCounter counts the ReadAt calls a RandomReader makes on a file.
+type readAtCounter struct {
+	*bytes.Reader
+	rr    *RandomReader
+	calls int
+}
+
+func (c *readAtCounter) ReadAt(p []byte, off int64) (int, error) {
+	c.calls++
+	return c.Reader.ReadAt(p, off)
+}
+
+// A random read at zero padding scans it in large chunks, not a header's
+// worth at a time.
+func TestRandomReaderScansPaddingInChunks(t *testing.T) {
+	data, _ := encodeFile(t, nil, [][]byte{[]byte("record")})
+	end := int64(len(data))
+	data = append(data, make([]byte, 1<<20)...)
+	ra := &readAtCounter{Reader: bytes.NewReader(data)}
+	rr, err := NewRandomReader(ra, int64(len(data)), nil)
+	require.NoError(t, err)
+	ra.calls = 0
+	_, err = rr.RecordAt(end, nil)
+	require.Equal(t, io.EOF, err)
+	require.LessOrEqual(t, ra.calls, 1+(1<<20)/zeroScanChunk+1)
+}
+
+// Zero bytes where a record should start are padding if only zeros follow
+// and damage otherwise. Every reader, whatever its buffer size, reports
+// the damage at the start of the run; the sequential reader stays there
+// until Resync, which finds a record after the run.
+func TestZeroRun(t *testing.T) {
+	data, _ := encodeFile(t, nil, [][]byte{[]byte("before")})
+	runStart := int64(len(data))
+	data = append(data, make([]byte, 300)...)
+	after := int64(len(data))
+	valid, _ := encodeFile(t, nil, [][]byte{[]byte("after")})
+	for _, tc := range []struct {
+		name     string
+		tail     []byte
+		wantErr  error // nil: a clean end
+		resyncTo int64 // -1: io.EOF
+	}{
+		{"padding", nil, nil, -1},
+		{"then garbage", []byte{0x01}, ErrBadMagic, -1},
+		{"then a record", valid[FileHeaderSize:], ErrBadMagic, after},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := append(bytes.Clone(data), tc.tail...)
+			sequential := map[string]func() (*Reader, error){
+				"buffer 64": func() (*Reader, error) {
+					return NewReader(bytes.NewReader(file), &ReaderOptions{BufferSize: 64})
+				},
+				"default buffer": func() (*Reader, error) { return NewReader(bytes.NewReader(file), nil) },
+				"mapped":         func() (*Reader, error) { return newMappedReader(file, "", (&ReaderOptions{}).withDefaults()) },
+			}
+			var errs []string
+			for name, open := range sequential {
+				r, err := open()
+				require.NoError(t, err, name)
+				_, err = r.Next()
+				require.NoError(t, err, name)
+				_, err = r.Next()
+				if tc.wantErr == nil {
+					require.Equal(t, io.EOF, err, name)
+					continue
+				}
+				requireCorruption(t, err, tc.wantErr, runStart)
+				_, again := r.Next()
+				require.Equal(t, err.Error(), again.Error(), "%s: Next stays at the damage", name)
+				errs = append(errs, err.Error())
+
+				off, err := r.Resync()
+				if tc.resyncTo < 0 {
+					require.Equal(t, io.EOF, err, name)
+					continue
+				}
+				require.NoError(t, err, name)
+				require.Equal(t, tc.resyncTo, off, name)
+				rec, err := r.Next()
+				require.NoError(t, err, name)
+				require.Equal(t, "after", string(rec), name)
+			}
+
+			for _, mapped := range []bool{false, true} {
+				rr, err := NewRandomReader(bytes.NewReader(file), int64(len(file)), nil)
+				require.NoError(t, err)
+				if mapped {
+					rr.mapped = file
+				}
+				_, err = rr.RecordAt(runStart, nil)
+				if tc.wantErr == nil {
+					require.Equal(t, io.EOF, err)
+					continue
+				}
+				requireCorruption(t, err, tc.wantErr, runStart)
+				errs = append(errs, err.Error())
+			}
+			for _, e := range errs {
+				require.Equal(t, errs[0], e, "readers agree on the damage")
+			}
+		})
+	}
+}
+
+func TestNewRandomReaderSizes(t *testing.T) {
+	file, _ := encodeFile(t, nil, [][]byte{[]byte("abc")})
+	for _, tc := range []struct {
+		name string
+		size int64
+		want error // nil: any error that is not corruption
+	}{
+		{"negative", -1, nil},
+		{"empty", 0, ErrTruncatedHeader},
+		{"inside the file header", 5, ErrTruncatedHeader},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr, err := NewRandomReader(bytes.NewReader(file), tc.size, nil)
+			require.Error(t, err)
+			require.Nil(t, rr)
+			if tc.want == nil {
+				require.NotErrorIs(t, err, ErrCorruption)
+			} else {
+				require.ErrorIs(t, err, tc.want)
+			}
+		})
+	}
 }

@@ -45,12 +45,21 @@ var (
 	ErrRecordTooLarge = errors.New("recordio: record too large")
 )
 
+// nameOf returns the name errors give a file: its Name, when it has one.
+func nameOf(f any) string {
+	if n, ok := f.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
+
 // Usage errors. They do not match ErrCorruption.
 var (
 	// ErrClosed: the writer or reader was closed.
 	ErrClosed = errors.New("recordio: closed")
 	// ErrUnsupported: the writer was asked for a format or codec it does
-	// not write (lzw, the go-sstables versions before v4, or zstd in v4).
+	// not write (an unknown codec, lzw, the go-sstables versions before v4,
+	// or zstd in v4).
 	ErrUnsupported = errors.New("recordio: unsupported format or codec for writing")
 	// ErrInvalidOffset: a random read was asked for an offset inside the
 	// file header.

@@ -2,6 +2,7 @@ package recordio
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -113,8 +114,11 @@ var (
 
 // FileHeader is what the first FileHeaderSize bytes of a file say.
 type FileHeader struct {
+	// Version is the format of every record in the file.
 	Version Version
-	Codec   Codec
+	// Codec compresses the file's payloads: all of them in go-sstables'
+	// formats, those it shrinks enough in VersionStrata.
+	Codec Codec
 }
 
 func (h FileHeader) encode() [FileHeaderSize]byte {
@@ -173,6 +177,19 @@ func (h *recordHeader) checkPayload(payload []byte) error {
 	return nil
 }
 
+// checkLengths refuses a header whose lengths exceed limit, or whose payload
+// is longer than the remaining bytes of the file (when remaining >= 0), so
+// that a damaged length is caught before anything is allocated for it.
+func (h *recordHeader) checkLengths(limit uint64, remaining int64) error {
+	if h.ulen > limit || h.plen > limit {
+		return badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), limit)
+	}
+	if remaining >= 0 && h.plen > uint64(remaining) {
+		return badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining)
+	}
+	return nil
+}
+
 // inflate decompresses a compressed payload into dst, reporting a payload
 // that does not decompress to the header's length as damage.
 func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte) ([]byte, error) {
@@ -185,7 +202,7 @@ func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte
 
 // errShortHeader is internal: the buffer ended inside the header. The
 // caller decides whether more bytes can come or the file is truncated.
-var errShortHeader = fmt.Errorf("short header")
+var errShortHeader = errors.New("short header")
 
 // headerError carries the kind of damage and a detail, for the caller to
 // turn into a *CorruptionError with the file and offset.
@@ -195,6 +212,7 @@ type headerError struct {
 }
 
 func (e *headerError) Error() string { return e.kind.Error() + ": " + e.detail }
+func (e *headerError) Unwrap() error { return e.kind }
 
 func badHeader(kind error, format string, args ...any) error {
 	return &headerError{kind: kind, detail: fmt.Sprintf(format, args...)}
@@ -309,6 +327,27 @@ func (h FileHeader) settleLegacyLengths(rh *recordHeader, isNil bool) error {
 		rh.plen = rh.ulen
 	}
 	return nil
+}
+
+// firstNonZero returns the index of b's first non-zero byte, or -1. Zero
+// padding can run to megabytes, so it compares eight bytes at a time.
+func firstNonZero(b []byte) int {
+	i := 0
+	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0 {
+		i += 8
+	}
+	for ; i < len(b); i++ {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// badZeroRun reports zero bytes where a record should start, followed by a
+// non-zero byte at offset at: not padding, since padding ends the file.
+func badZeroRun(at int64) error {
+	return badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", at)
 }
 
 func checkMagic(b, magic []byte) error {

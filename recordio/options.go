@@ -25,8 +25,9 @@ type WriterOptions struct {
 	Level int
 	// BufferSize is the size of the write buffer. Default: DefaultBufferSize.
 	BufferSize int
-	// MaxRecordSize is the longest record Write accepts. Default:
-	// DefaultMaxRecordSize.
+	// MaxRecordSize is the longest record Write accepts; in VersionV4 with a
+	// codec, also the longest compressed payload, as readers check both.
+	// Default: DefaultMaxRecordSize.
 	MaxRecordSize int
 }
 

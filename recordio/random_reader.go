@@ -29,6 +29,14 @@ type randomState struct {
 	payload []byte
 }
 
+// scratch returns n bytes of the state's reusable buffer.
+func (st *randomState) scratch(n int) []byte {
+	if cap(st.payload) < n {
+		st.payload = make([]byte, n)
+	}
+	return st.payload[:n]
+}
+
 // OpenRandom opens the named file on opts.FS for random reads. Unless
 // opts.NoMmap is set, a file on the operating system's filesystem is
 // memory-mapped, so a read costs a copy rather than a system call.
@@ -51,16 +59,16 @@ func OpenRandom(name string, opts *ReaderOptions) (*RandomReader, error) {
 }
 
 // NewRandomReader reads records from the first size bytes of ra. Close does
-// not close ra. If ra has a Name method, errors name the file.
+// not close ra. If ra has a Name method, errors name the file. A negative
+// size is an error.
 func NewRandomReader(ra io.ReaderAt, size int64, opts *ReaderOptions) (*RandomReader, error) {
-	name := ""
-	if n, ok := ra.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
-	return newRandomReader(ra, size, name, opts.withDefaults())
+	return newRandomReader(ra, size, nameOf(ra), opts.withDefaults())
 }
 
 func newRandomReader(ra io.ReaderAt, size int64, name string, o ReaderOptions) (*RandomReader, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("recordio: %s: negative file size %d", name, size)
+	}
 	r := &RandomReader{ra: ra, name: name, size: size, max: uint64(o.MaxRecordSize)}
 	r.pool.New = func() any { return new(randomState) }
 	var b [FileHeaderSize]byte
@@ -85,7 +93,7 @@ func (r *RandomReader) Size() int64 { return r.size }
 // one as a non-nil empty slice. At the end of the file, or where only zero
 // padding follows, it returns io.EOF; damage gives a *CorruptionError.
 func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
-	rec, _, err := r.recordAt(off, buf, false)
+	rec, _, err := r.recordAt(off, 0, buf, false)
 	return rec, err
 }
 
@@ -95,100 +103,59 @@ func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
 // must not be modified. Otherwise it behaves as RecordAt, so a caller that
 // recycles buf knows whether the result is its own.
 func (r *RandomReader) RecordView(off int64, buf []byte) (rec []byte, inPlace bool, err error) {
-	return r.recordAt(off, buf, r.mapped != nil)
+	return r.recordAt(off, 0, buf, true)
 }
 
 // RecordViewSized is RecordView for a record whose length on disk, header
 // included, the caller knows (from an index, say): when the file is not
 // mapped it reads the whole record with one ReadAt instead of two. A length
-// that does not match the record is corruption.
+// that does not match the record is corruption; a length of 0 or less
+// counts as unknown.
 func (r *RandomReader) RecordViewSized(off, length int64, buf []byte) ([]byte, bool, error) {
-	if r.mapped != nil || length <= 0 || length > int64(r.max)+maxHeaderSize {
-		return r.RecordView(off, buf)
-	}
+	return r.recordAt(off, max(length, 0), buf, true)
+}
+
+// recordAt reads the record at off. A positive length is the record's
+// length on disk, which the record must match; it sizes the first read to
+// take the whole record. view allows an uncompressed record in place.
+func (r *RandomReader) recordAt(off, length int64, buf []byte, view bool) ([]byte, bool, error) {
 	if err := r.checkOffset(off); err != nil {
 		return nil, false, err
 	}
-	if length > r.size-off {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "record of %d bytes, %d remain", length, r.size-off))
-	}
 	st := r.pool.Get().(*randomState)
 	defer r.pool.Put(st)
-	if int64(cap(st.payload)) < length {
-		st.payload = make([]byte, length)
-	}
-	frame := st.payload[:length]
-	if err := r.readAt(frame, off); err != nil {
+
+	frame, err := r.frame(st, off, length)
+	if err != nil {
 		return nil, false, err
+	}
+	if frame[0] == 0 {
+		return nil, false, r.zeroTail(st, off)
 	}
 	h, n, err := r.hdr.decodeRecordHeader(frame)
 	if err == errShortHeader {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedHeader, "a %d-byte record ends inside its header", length))
+		err = badHeader(ErrTruncatedHeader, "file ends %d bytes into a record header", len(frame))
+	}
+	if err == nil {
+		err = h.checkLengths(r.max, r.size-off-int64(n))
+	}
+	if size := int64(n) + int64(h.plen); err == nil && length > 0 && size != length {
+		err = badHeader(ErrBadHeader, "record is %d bytes, not %d", size, length)
 	}
 	if err != nil {
 		return nil, false, corruptAt(r.name, off, err)
-	}
-	if h.ulen > r.max || uint64(n)+h.plen != uint64(length) {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrBadHeader, "record is %d bytes, not %d", uint64(n)+h.plen, length))
-	}
-	if h.isNil {
-		return nil, false, nil
-	}
-	payload := frame[n:]
-	if err := h.checkPayload(payload); err != nil {
-		return nil, false, corruptAt(r.name, off, err)
-	}
-	if !h.compressed {
-		if buf == nil {
-			buf = []byte{} // an empty record must not come back as a nil one
-		}
-		return append(buf[:0], payload...), false, nil
-	}
-	rec, err := h.inflate(&st.dec, r.hdr.Codec, buf, payload)
-	if err != nil {
-		return nil, false, corruptAt(r.name, off, err)
-	}
-	return rec, false, nil
-}
-
-func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool, error) {
-	if err := r.checkOffset(off); err != nil {
-		return nil, false, err
-	}
-	st := r.pool.Get().(*randomState)
-	defer r.pool.Put(st)
-
-	hb := st.header[:min(int64(maxHeaderSize), r.size-off)]
-	if err := r.readAt(hb, off); err != nil {
-		return nil, false, err
-	}
-	if hb[0] == 0 {
-		return nil, false, r.zeroTail(off, hb)
-	}
-	h, n, err := r.hdr.decodeRecordHeader(hb)
-	if err == errShortHeader {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedHeader, "file ends %d bytes into a record header", len(hb)))
-	}
-	if err != nil {
-		return nil, false, corruptAt(r.name, off, err)
-	}
-	if h.ulen > r.max || h.plen > r.max {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), r.max))
-	}
-	remaining := r.size - off - int64(n)
-	if h.plen > uint64(remaining) {
-		return nil, false, corruptAt(r.name, off, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining))
 	}
 	if h.isNil {
 		return nil, false, nil
 	}
 
-	// An uncompressed payload is read straight into buf (or used in place);
-	// a compressed one into pooled scratch space, then decompressed into buf.
+	// The payload is in the frame (the file is mapped, or the record's
+	// length was known), or read now: if it is uncompressed, straight into
+	// buf; if not, into scratch space to be decompressed into buf.
 	var payload []byte
-	inPlace := view && !h.compressed
-	if start := off + int64(n); inPlace {
-		payload = r.mapped[start : start+int64(h.plen) : start+int64(h.plen)]
+	inBuf := false
+	if end := n + int(h.plen); end <= len(frame) {
+		payload = frame[n:end:end]
 	} else {
 		payload = buf
 		if h.compressed {
@@ -198,22 +165,49 @@ func (r *RandomReader) recordAt(off int64, buf []byte, view bool) ([]byte, bool,
 			payload = make([]byte, h.plen)
 		}
 		payload = payload[:h.plen]
-		if err := r.readAt(payload, start); err != nil {
+		if err := r.readAt(payload, off+int64(n)); err != nil {
 			return nil, false, err
 		}
+		if h.compressed {
+			st.payload = payload[:0]
+		}
+		inBuf = !h.compressed
 	}
 	if err := h.checkPayload(payload); err != nil {
 		return nil, false, corruptAt(r.name, off, err)
 	}
-	if !h.compressed {
-		return payload, inPlace, nil
+	switch {
+	case h.compressed:
+		rec, err := h.inflate(&st.dec, r.hdr.Codec, buf, payload)
+		if err != nil {
+			return nil, false, corruptAt(r.name, off, err)
+		}
+		return rec, false, nil
+	case inBuf:
+		return payload, false, nil
+	case view && r.mapped != nil:
+		return payload, true, nil
 	}
-	st.payload = payload[:0]
-	rec, err := h.inflate(&st.dec, r.hdr.Codec, buf, payload)
-	if err != nil {
-		return nil, false, corruptAt(r.name, off, err)
+	if buf == nil {
+		buf = []byte{} // an empty record must not come back as a nil one
 	}
-	return rec, false, nil
+	return append(buf[:0], payload...), false, nil
+}
+
+// frame returns the file's bytes from off on: in place when the file is
+// mapped, else read into st, the whole record when its length is known
+// and otherwise enough for any record header.
+func (r *RandomReader) frame(st *randomState, off, length int64) ([]byte, error) {
+	if r.mapped != nil {
+		return r.mapped[off:r.size], nil
+	}
+	n := min(max(length, maxHeaderSize), int64(r.max)+maxHeaderSize, r.size-off)
+	b := st.header[:]
+	if n > maxHeaderSize {
+		b = st.scratch(int(n))
+	}
+	b = b[:n]
+	return b, r.readAt(b, off)
 }
 
 // checkOffset refuses reads on a closed reader and offsets that cannot
@@ -242,18 +236,26 @@ func (r *RandomReader) readAt(p []byte, off int64) error {
 	return fmt.Errorf("recordio: %s: read at offset %d: %w", r.name, off, err)
 }
 
+// zeroScanChunk is how much of the file zeroTail reads at a time when the
+// file is not mapped.
+const zeroScanChunk = 64 << 10
+
 // zeroTail reports io.EOF if only zero bytes remain from off on, damage
-// otherwise. scratch holds the first bytes from off.
-func (r *RandomReader) zeroTail(off int64, scratch []byte) error {
+// otherwise.
+func (r *RandomReader) zeroTail(st *randomState, off int64) error {
+	if r.mapped != nil {
+		if i := firstNonZero(r.mapped[off:r.size]); i >= 0 {
+			return corruptAt(r.name, off, badZeroRun(off+int64(i)))
+		}
+		return io.EOF
+	}
 	for pos := off; pos < r.size; {
-		chunk := scratch[:min(int64(len(scratch)), r.size-pos)]
+		chunk := st.scratch(int(min(zeroScanChunk, r.size-pos)))
 		if err := r.readAt(chunk, pos); err != nil {
 			return err
 		}
-		for i, c := range chunk {
-			if c != 0 {
-				return corruptAt(r.name, off, badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", pos+int64(i)))
-			}
+		if i := firstNonZero(chunk); i >= 0 {
+			return corruptAt(r.name, off, badZeroRun(pos+int64(i)))
 		}
 		pos += int64(len(chunk))
 	}

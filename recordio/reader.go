@@ -28,6 +28,7 @@ type Reader struct {
 	buf    []byte // buf[r:w] is read but not consumed
 	r, w   int
 	pos    int64 // file offset of buf[r]
+	zeros  int64 // zero bytes consumed before buf[r] while the reader stays at their start
 	size   int64 // file length, or -1 when unknown
 	stat   func() (fs.FileInfo, error)
 	srcEOF bool // src returned io.EOF
@@ -72,11 +73,7 @@ func newMappedReader(data []byte, name string, o ReaderOptions) (*Reader, error)
 // when it has a Stat method (files do) lengths are checked against the
 // bytes that remain before anything is allocated.
 func NewReader(src io.Reader, opts *ReaderOptions) (*Reader, error) {
-	name := ""
-	if n, ok := src.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
-	return newReader(src, name, opts.withDefaults())
+	return newReader(src, nameOf(src), opts.withDefaults())
 }
 
 func newReader(src io.Reader, name string, o ReaderOptions) (*Reader, error) {
@@ -138,7 +135,7 @@ func (r *Reader) decodeAt() ([]byte, int, error) {
 	if err := r.fill(1); err != nil {
 		return nil, 0, r.readError(err, io.EOF)
 	}
-	if r.buf[r.r] == 0 {
+	if r.zeros > 0 || r.buf[r.r] == 0 {
 		return nil, 0, r.zeroTail()
 	}
 	if err := r.fill(maxHeaderSize); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -170,20 +167,25 @@ func (r *Reader) decodeAt() ([]byte, int, error) {
 
 func (r *Reader) checkLengths(h recordHeader, start int64, n int) error {
 	limit := uint64(r.opts.MaxRecordSize)
-	if h.ulen > limit || h.plen > limit {
-		return corruptAt(r.name, start, badHeader(ErrRecordTooLarge, "header claims %d bytes, limit %d", max(h.ulen, h.plen), limit))
-	}
-	remaining := func() int64 { return r.size - start - int64(n) }
-	if r.size >= 0 && h.plen > uint64(remaining()) {
+	err := h.checkLengths(limit, r.remaining(start, n))
+	if errors.Is(err, ErrTruncatedPayload) && r.stat != nil {
 		// The file may have grown since it was opened.
-		if r.stat != nil {
-			r.refreshSize()
-		}
-		if h.plen > uint64(remaining()) {
-			return corruptAt(r.name, start, badHeader(ErrTruncatedPayload, "header claims a %d-byte payload, %d bytes remain", h.plen, remaining()))
-		}
+		r.refreshSize()
+		err = h.checkLengths(limit, r.remaining(start, n))
+	}
+	if err != nil {
+		return corruptAt(r.name, start, err)
 	}
 	return nil
+}
+
+// remaining returns how many bytes of the file follow a header of n bytes
+// at start, or -1 when the file's length is unknown.
+func (r *Reader) remaining(start int64, n int) int64 {
+	if r.size < 0 {
+		return -1
+	}
+	return max(r.size-start-int64(n), 0) // a stale size can be below what was read
 }
 
 // refreshSize learns the file's length, when the source can tell it.
@@ -223,20 +225,25 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 }
 
 // zeroTail handles a record position holding a zero byte: the end of the
-// file if only zeros follow, damage otherwise.
+// file if only zeros follow, damage otherwise. A run longer than the buffer
+// is consumed as it is scanned but counted in r.zeros, so the reader stays
+// at the run's start: Next reports the same damage until Resync.
 func (r *Reader) zeroTail() error {
-	start := r.pos
+	start := r.pos - r.zeros
 	for {
-		if i := bytes.IndexFunc(r.buf[r.r:r.w], func(c rune) bool { return c != 0 }); i >= 0 {
-			// Leave the position at the damaged record for Resync.
-			return corruptAt(r.name, start, badHeader(ErrBadMagic, "zero bytes, then a non-zero byte at offset %d", r.pos+int64(i)))
+		i := firstNonZero(r.buf[r.r:r.w])
+		if i < 0 {
+			i = r.w - r.r
 		}
-		if r.srcEOF {
-			r.consume(r.w - r.r)
-			return io.EOF
+		r.consume(i)
+		r.zeros += int64(i)
+		if r.r < r.w {
+			return corruptAt(r.name, start, badZeroRun(r.pos))
 		}
-		r.consume(r.w - r.r)
 		if err := r.fill(1); err != nil {
+			if err == io.EOF {
+				r.zeros = 0
+			}
 			return r.readError(err, io.EOF)
 		}
 	}
@@ -255,7 +262,13 @@ func (r *Reader) Resync() (int64, error) {
 		return 0, ErrClosed
 	}
 	magic := r.hdr.magic()
-	r.consume(min(1, r.w-r.r))
+	if r.zeros > 0 {
+		// Skip the damaged zero run, already consumed: none of it can
+		// start a record.
+		r.zeros = 0
+	} else {
+		r.consume(min(1, r.w-r.r))
+	}
 	for {
 		if i := bytes.Index(r.buf[r.r:r.w], magic); i >= 0 {
 			r.consume(i)

@@ -50,11 +50,7 @@ func Create(name string, opts *WriterOptions) (*Writer, error) {
 // NewWriter returns a Writer that appends to f, which must be empty, and
 // owns it: Close closes f. If f has a Name method, errors name the file.
 func NewWriter(f SyncWriter, opts *WriterOptions) (*Writer, error) {
-	name := ""
-	if n, ok := f.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
-	return newWriter(f, name, opts.withDefaults())
+	return newWriter(f, nameOf(f), opts.withDefaults())
 }
 
 func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {
@@ -125,6 +121,12 @@ func (w *Writer) write(record []byte, compress bool) (int64, error) {
 	if err != nil {
 		w.buf = w.buf[:start]
 		return 0, fmt.Errorf("recordio: %s: compress: %w", w.name, err)
+	}
+	// v4 compresses every payload, and compression can grow one past the
+	// limit, which readers would then reject.
+	if len(payload) > w.max {
+		w.buf = w.buf[:start]
+		return 0, fmt.Errorf("%w: %d bytes compress to %d, limit %d", ErrRecordTooLarge, len(record), len(payload), w.max)
 	}
 	off := w.offset
 	w.offset += int64(len(w.buf) - start + len(payload))
@@ -254,7 +256,8 @@ func (w *Writer) Sync() error {
 // the next record will get.
 func (w *Writer) Size() int64 { return w.offset }
 
-// Close flushes, syncs and closes the file. Further calls return ErrClosed.
+// Close flushes, syncs and closes the file, and returns the writer's codec
+// state to a pool. Further calls return ErrClosed.
 func (w *Writer) Close() error {
 	if w.err == ErrClosed {
 		return ErrClosed
@@ -263,6 +266,7 @@ func (w *Writer) Close() error {
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("recordio: %s: close: %w", w.name, cerr)
 	}
+	w.comp.release()
 	w.err = ErrClosed
 	return err
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stratadb/strata/internal/race"
@@ -57,9 +59,12 @@ func writableFormats() []formatCase {
 	return out
 }
 
-func writeFile(t *testing.T, path string, opts *WriterOptions, records [][]byte) []int64 {
+// encodeFile writes records into memory and returns the file and the
+// offset of each record.
+func encodeFile(t testing.TB, opts *WriterOptions, records [][]byte) ([]byte, []int64) {
 	t.Helper()
-	w, err := Create(path, opts)
+	f := &failingFile{failAfter: 1 << 62}
+	w, err := NewWriter(f, opts)
 	require.NoError(t, err)
 	var offsets []int64
 	for _, rec := range records {
@@ -70,6 +75,14 @@ func writeFile(t *testing.T, path string, opts *WriterOptions, records [][]byte)
 		offsets = append(offsets, off)
 	}
 	require.NoError(t, w.Close())
+	return f.Bytes(), offsets
+}
+
+// writeFile writes records to a new file at path and returns their offsets.
+func writeFile(t testing.TB, path string, opts *WriterOptions, records [][]byte) []int64 {
+	t.Helper()
+	file, offsets := encodeFile(t, opts, records)
+	require.NoError(t, os.WriteFile(path, file, 0o644))
 	return offsets
 }
 
@@ -146,13 +159,15 @@ func TestWriterRejects(t *testing.T) {
 		{"lzw", WriterOptions{Codec: CodecLZW}, ErrUnsupported},
 		{"v4 zstd", WriterOptions{Version: VersionV4, Codec: CodecZstd}, ErrUnsupported},
 		{"v3", WriterOptions{Version: VersionV3}, ErrUnsupported},
-		{"unknown codec", WriterOptions{Codec: 9}, ErrUnknownCodec},
+		{"unknown codec", WriterOptions{Codec: 9}, ErrUnsupported},
 		{"bad gzip level", WriterOptions{Codec: CodecGzip, Level: 42}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := Create(filepath.Join(dir, tc.name), &tc.opts)
 			require.Error(t, err)
 			require.Nil(t, w)
+			require.NotErrorIs(t, err, ErrCorruption, "a usage error, not damage")
+			require.NotErrorIs(t, err, ErrUnknownCodec, "a kind of damage")
 			if tc.want != nil {
 				require.ErrorIs(t, err, tc.want)
 			}
@@ -160,17 +175,37 @@ func TestWriterRejects(t *testing.T) {
 	}
 }
 
+// A record is refused when it, or in v4 its compressed payload, exceeds
+// MaxRecordSize: nothing is written, the writer goes on, and its readers
+// accept everything it did write.
 func TestWriterRecordTooLarge(t *testing.T) {
-	w, err := Create(filepath.Join(t.TempDir(), "f.rio"), &WriterOptions{MaxRecordSize: 10})
-	require.NoError(t, err)
-	_, err = w.Write(make([]byte, 11))
-	require.ErrorIs(t, err, ErrRecordTooLarge)
-	require.NotErrorIs(t, err, ErrCorruption)
-	require.Equal(t, int64(FileHeaderSize), w.Size(), "nothing written")
-	// The writer still works.
-	_, err = w.Write(make([]byte, 10))
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	for _, tc := range []struct {
+		name   string
+		opts   WriterOptions
+		record []byte
+	}{
+		{"record", WriterOptions{MaxRecordSize: 10}, make([]byte, 11)},
+		{"v4 snappy grows it", WriterOptions{Version: VersionV4, Codec: CodecSnappy, MaxRecordSize: 4096}, seededBytes(4096, 1)},
+		{"v4 gzip grows it", WriterOptions{Version: VersionV4, Codec: CodecGzip, MaxRecordSize: 4096}, seededBytes(4096, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &failingFile{failAfter: 1 << 62}
+			w, err := NewWriter(f, &tc.opts)
+			require.NoError(t, err)
+			_, err = w.Write(tc.record)
+			require.ErrorIs(t, err, ErrRecordTooLarge)
+			require.NotErrorIs(t, err, ErrCorruption)
+			require.Equal(t, int64(FileHeaderSize), w.Size(), "nothing written")
+			// The writer still works.
+			_, err = w.Write([]byte("small"))
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+
+			got, err := readAll(t, f.Bytes(), &ReaderOptions{MaxRecordSize: tc.opts.MaxRecordSize})
+			require.Equal(t, io.EOF, err)
+			require.Equal(t, [][]byte{[]byte("small")}, got)
+		})
+	}
 }
 
 func TestClosedWriterAndReaders(t *testing.T) {
@@ -359,33 +394,150 @@ func TestWriteUncompressed(t *testing.T) {
 	require.NoError(t, v4.Close())
 }
 
-func TestRecordViewSized(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f.rio")
-	records := [][]byte{bytes.Repeat([]byte("ab"), 500), seededBytes(700, 3), {}, nil}
-	w, err := Create(path, &WriterOptions{Codec: CodecSnappy})
-	require.NoError(t, err)
-	var offsets, lengths []int64
-	for _, rec := range records {
-		off, err := w.Write(rec)
+// randomReaders returns a RandomReader over file read through ReadAt, and
+// one over file as if mapped, each with the counter of its ReadAt calls.
+func randomReaders(t *testing.T, file []byte, opts *ReaderOptions) map[string]*readAtCounter {
+	out := map[string]*readAtCounter{}
+	for _, mapped := range []bool{false, true} {
+		ra := &readAtCounter{Reader: bytes.NewReader(file)}
+		rr, err := NewRandomReader(ra, int64(len(file)), opts)
 		require.NoError(t, err)
-		offsets = append(offsets, off)
-		lengths = append(lengths, w.Size()-off)
+		if mapped {
+			rr.mapped = file
+		}
+		ra.rr = rr
+		out[fmt.Sprintf("mapped=%v", mapped)] = ra
 	}
-	require.NoError(t, w.Close())
-	for _, noMmap := range []bool{false, true} {
-		rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
-		require.NoError(t, err)
-		for i, rec := range records {
-			got, _, err := rr.RecordViewSized(offsets[i], lengths[i], nil)
+	return out
+}
+
+// RecordViewSized reads a record in one ReadAt (none when mapped) and
+// otherwise behaves as RecordView, except that the length must match.
+func TestRecordViewSized(t *testing.T) {
+	records := [][]byte{bytes.Repeat([]byte("ab"), 500), seededBytes(700, 3), {}, nil}
+	data, offsets := encodeFile(t, &WriterOptions{Codec: CodecSnappy}, records)
+	end := int64(len(data))
+	length := func(i int) int64 {
+		if i+1 < len(offsets) {
+			return offsets[i+1] - offsets[i]
+		}
+		return end - offsets[i]
+	}
+	file := append(bytes.Clone(data), make([]byte, 100)...)
+
+	type tc struct {
+		name    string
+		off     int64
+		length  int64
+		want    []byte
+		inPlace bool  // when mapped
+		err     error // io.EOF or a kind of corruption
+	}
+	var cases []tc
+	for i, rec := range records {
+		cases = append(cases, tc{name: fmt.Sprintf("record %d", i), off: offsets[i], length: length(i), want: rec, inPlace: i == 1 || i == 2})
+	}
+	cases = append(cases,
+		tc{name: "unknown length", off: offsets[1], length: 0, want: records[1], inPlace: true},
+		tc{name: "short length", off: offsets[0], length: length(0) - 1, err: ErrBadHeader},
+		tc{name: "long length", off: offsets[1], length: length(1) + 1, err: ErrBadHeader},
+		tc{name: "whole file", off: offsets[0], length: int64(len(file)), err: ErrBadHeader},
+		tc{name: "zero padding", off: end, length: 100, err: io.EOF},
+	)
+	for name, ra := range randomReaders(t, file, nil) {
+		mapped := ra.rr.mapped != nil
+		for _, c := range cases {
+			ra.calls = 0
+			got, inPlace, err := ra.rr.RecordViewSized(c.off, c.length, nil)
+			msg := fmt.Sprintf("%s %s", name, c.name)
+			switch c.err {
+			case nil:
+				require.NoError(t, err, msg)
+				requireSameRecord(t, c.want, got, msg)
+				require.Equal(t, mapped && c.inPlace, inPlace, msg)
+				reads := 1 // header and payload at once
+				if c.length == 0 {
+					reads = 2
+				}
+				if mapped {
+					reads = 0
+				}
+				require.Equal(t, reads, ra.calls, "%s: ReadAt calls", msg)
+			case io.EOF:
+				require.Equal(t, io.EOF, err, msg)
+			default:
+				require.ErrorIs(t, err, c.err, msg)
+				requireCorruption(t, err, c.err, c.off)
+			}
+		}
+	}
+
+	// A length beyond the limit is refused as RecordAt refuses it.
+	for name, ra := range randomReaders(t, file, &ReaderOptions{MaxRecordSize: 900}) {
+		_, err := ra.rr.RecordAt(offsets[0], nil)
+		requireCorruption(t, err, ErrRecordTooLarge, offsets[0])
+		_, _, sizedErr := ra.rr.RecordViewSized(offsets[0], length(0), nil)
+		require.Equal(t, err.Error(), sizedErr.Error(), name)
+	}
+}
+
+// A mapped file is read in place: headers and payloads, compressed or not,
+// are never copied out with ReadAt.
+func TestMappedRandomReadsInPlace(t *testing.T) {
+	for _, codec := range []Codec{CodecNone, CodecSnappy, CodecGzip, CodecZstd} {
+		records := roundTripRecords()
+		file, offsets := encodeFile(t, &WriterOptions{Codec: codec}, records)
+		ra := randomReaders(t, file, nil)["mapped=true"]
+		ra.calls = 0
+		for i, off := range offsets {
+			got, err := ra.rr.RecordAt(off, nil)
 			require.NoError(t, err)
-			requireSameRecord(t, rec, got, "record %d noMmap=%v", i, noMmap)
+			requireSameRecord(t, records[i], got, "%v record %d", codec, i)
+			got, _, err = ra.rr.RecordView(off, nil)
+			require.NoError(t, err)
+			requireSameRecord(t, records[i], got, "%v record %d", codec, i)
 		}
-		if noMmap {
-			_, _, err := rr.RecordViewSized(offsets[0], lengths[0]-1, nil)
-			require.ErrorIs(t, err, ErrBadHeader, "wrong length")
-			_, _, err = rr.RecordViewSized(offsets[0], rr.Size(), nil)
-			require.ErrorIs(t, err, ErrCorruption)
+		require.Zero(t, ra.calls, "%v: ReadAt calls", codec)
+	}
+}
+
+// Concurrent zstd writers compress in parallel, each with an encoder of its
+// own (run with -race).
+func TestConcurrentZstdWriters(t *testing.T) {
+	const writers = 4
+	ws := make([]*Writer, writers)
+	files := make([]*failingFile, writers)
+	for i := range ws {
+		files[i] = &failingFile{failAfter: 1 << 62}
+		w, err := NewWriter(files[i], &WriterOptions{Codec: CodecZstd})
+		require.NoError(t, err)
+		for _, other := range ws[:i] {
+			require.NotSame(t, other.comp.zstd, w.comp.zstd)
 		}
-		require.NoError(t, rr.Close())
+		ws[i] = w
+	}
+	records := roundTripRecords()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() {
+			for _, rec := range records {
+				if _, err := w.Write(rec); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range files {
+		got, err := readAll(t, f.Bytes(), nil)
+		require.Equal(t, io.EOF, err)
+		require.Len(t, got, len(records))
+		for i := range records {
+			requireSameRecord(t, records[i], got[i], "record %d", i)
+		}
 	}
 }
