@@ -201,6 +201,9 @@ func (it *blockIter) seq() uint64 {
 	return it.trailer - 1
 }
 
+// kind returns the current data entry's kind.
+func (it *blockIter) kind() Kind { return Kind(it.trailer & 0xff) }
+
 // indexTrailer encodes a separator's sequence number for an index block.
 func indexTrailer(seq uint64) uint64 {
 	if seq == base.MaxSeq {

@@ -22,7 +22,7 @@ type Reader struct {
 	cache  *Cache
 	rr     *recordio.RandomReader
 	cmp    func(a, b []byte) int
-	index  []byte // the index block, validated at open
+	index  blockIter // over the index block, checked at open: lookups and iterators copy it
 	filter *bloom.Filter
 	meta   Metadata
 	pool   sync.Pool // *lookup
@@ -46,11 +46,11 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
 	r := &Reader{name: name, id: nextReaderID.Add(1), cache: o.Cache, rr: rr, cmp: o.Comparator.Compare}
-	r.pool.New = func() any { return new(lookup) }
 	if err := r.load(o.Comparator); err != nil {
 		rr.Close()
 		return nil, err
 	}
+	r.pool.New = func() any { return &lookup{index: r.index} }
 	return r, nil
 }
 
@@ -81,11 +81,11 @@ func (r *Reader) load(cmp *Comparator) error {
 		return fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
 	}
 
-	if r.index, _, err = r.rr.RecordView(int64(f.index.Offset), nil); err != nil {
+	index, _, err := r.rr.RecordView(int64(f.index.Offset), nil)
+	if err != nil {
 		return fmt.Errorf("sstables: index: %w", err)
 	}
-	var it blockIter
-	if err := it.init(r.cmp, r.index, true); err != nil {
+	if err := r.index.init(r.cmp, index, true); err != nil {
 		return base.Corruptf(r.name, int64(f.index.Offset), ErrBadBlock, "index: %v", err)
 	}
 	if f.filter.Length > 0 {
@@ -104,7 +104,7 @@ func (r *Reader) load(cmp *Comparator) error {
 func (r *Reader) Metadata() Metadata { return r.meta }
 
 // IndexSize returns the bytes the index takes in memory.
-func (r *Reader) IndexSize() int { return len(r.index) }
+func (r *Reader) IndexSize() int { return len(r.index.entries) + len(r.index.restarts) + 4 }
 
 // Get returns the value of key's newest entry, as a copy the caller owns.
 // It returns ErrNotFound when the table holds no entry for key or the
@@ -147,18 +147,14 @@ func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, err
 	lk := r.pool.Get().(*lookup)
 	defer r.pool.Put(lk)
 
-	h, ok, err := r.seekIndex(&lk.index, key, seq)
-	if !ok {
-		return 0, false, err
+	if !lk.index.seekGE(key, seq) {
+		return 0, false, r.indexError(lk.index.err)
 	}
-	block, err := r.blockAt(h, &lk.buf, true)
+	h, err := r.loadBlock(&lk.index, &lk.data, &lk.buf, true)
 	if err != nil {
 		return 0, false, err
 	}
 	it := &lk.data
-	if err := it.init(r.cmp, block, false); err != nil {
-		return 0, false, r.blockError(h, err)
-	}
 	if !it.seekGE(key, seq) {
 		if it.err != nil {
 			return 0, false, r.blockError(h, it.err)
@@ -176,6 +172,23 @@ func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, err
 		use(it.value)
 	}
 	return kind, true, nil
+}
+
+// loadBlock points data at the block the index iterator is at and returns
+// its handle. scratch and fill are as for blockAt.
+func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (BlockHandle, error) {
+	h, ok := decodeHandle(index.value)
+	if !ok {
+		return h, r.indexError(errBlock("bad block handle"))
+	}
+	block, err := r.blockAt(h, scratch, fill)
+	if err != nil {
+		return h, err
+	}
+	if err := data.init(r.cmp, block, false); err != nil {
+		return h, r.blockError(h, err)
+	}
+	return h, nil
 }
 
 // blockAt returns the block at h: from the cache if it holds it, else read
@@ -206,23 +219,8 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 	return block, nil
 }
 
-// seekIndex finds the handle of the block that would hold (key, seq).
-func (r *Reader) seekIndex(it *blockIter, key []byte, seq uint64) (BlockHandle, bool, error) {
-	if err := it.init(r.cmp, r.index, true); err != nil {
-		return BlockHandle{}, false, r.indexError(err)
-	}
-	if !it.seekGE(key, seq) {
-		return BlockHandle{}, false, r.indexError(it.err)
-	}
-	h, ok := decodeHandle(it.value)
-	if !ok {
-		return BlockHandle{}, false, r.indexError(errBlock("bad block handle"))
-	}
-	return h, true, nil
-}
-
 func (r *Reader) entryKind(it *blockIter, h BlockHandle) (Kind, error) {
-	kind := Kind(it.trailer & 0xff)
+	kind := it.kind()
 	if kind != KindSet && kind != KindDelete {
 		return 0, r.blockError(h, errBlock(fmt.Sprintf("entry of unknown kind %d", kind)))
 	}
