@@ -35,7 +35,7 @@ func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 			t.Fatal("more entries than bytes")
 		}
 		if index {
-			decodeHandle(it.value)
+			decodeHandle(it.value, 1<<20)
 		}
 	}
 	it.seekGE(target, base.MaxSeq)

@@ -2,7 +2,9 @@ package sstables
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -17,16 +19,18 @@ import (
 // its cost grows with the number of blocks, not of keys. A point read then
 // checks the filter, searches the index and reads one block.
 type Reader struct {
-	name   string
-	id     uint64 // unique per Open: the cache's key for this table
-	cache  *Cache
-	rr     *recordio.RandomReader
-	cmp    func(a, b []byte) int
-	index  blockIter // over the index block, checked at open: lookups and iterators copy it
-	filter *bloom.Filter
-	meta   Metadata
-	pool   sync.Pool // *lookup
-	closed atomic.Bool
+	name     string
+	id       uint64 // unique per Open: the cache's key for this table
+	cache    *Cache
+	rr       *recordio.RandomReader
+	cmp      func(a, b []byte) int
+	index    blockIter // over the index block, checked at open: lookups and iterators copy it
+	indexOff int64     // the index block's offset, for errors
+	dataEnd  uint64    // where the data blocks end: at the filter, or the index
+	filter   *bloom.Filter
+	meta     Metadata
+	pool     sync.Pool // *lookup
+	closed   atomic.Bool
 }
 
 var nextReaderID atomic.Uint64
@@ -60,18 +64,26 @@ func (r *Reader) load(cmp *Comparator) error {
 	if footOff < recordio.FileHeaderSize {
 		return base.Corruptf(r.name, 0, ErrBadFooter, "%d bytes is too short for a table", size)
 	}
-	raw, err := r.rr.RecordAt(footOff, nil)
-	if err != nil {
+	raw, _, err := r.rr.RecordViewSized(footOff, footerRecordSize, nil)
+	switch {
+	case errors.Is(err, ErrCorruption), errors.Is(err, io.EOF): // io.EOF: the file ends in zeros
 		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+	case err != nil:
+		return fmt.Errorf("sstables: %w", err)
 	}
 	f, err := decodeFooter(raw, uint64(footOff))
 	if err != nil {
 		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
 	}
+	r.indexOff = int64(f.index.Offset)
+	r.dataEnd = f.index.Offset
+	if f.filter.Length > 0 {
+		r.dataEnd = f.filter.Offset
+	}
 
-	props, err := r.rr.RecordAt(int64(f.props.Offset), nil)
+	props, _, err := r.readBlock(f.props, nil)
 	if err != nil {
-		return fmt.Errorf("sstables: properties: %w", err)
+		return err
 	}
 	if r.meta, err = decodeMetadata(props); err != nil {
 		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "%v", err)
@@ -81,17 +93,17 @@ func (r *Reader) load(cmp *Comparator) error {
 		return fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
 	}
 
-	index, _, err := r.rr.RecordView(int64(f.index.Offset), nil)
+	index, _, err := r.readBlock(f.index, nil)
 	if err != nil {
-		return fmt.Errorf("sstables: index: %w", err)
+		return err
 	}
 	if err := r.index.init(r.cmp, index, true); err != nil {
-		return base.Corruptf(r.name, int64(f.index.Offset), ErrBadBlock, "index: %v", err)
+		return r.indexError(err)
 	}
 	if f.filter.Length > 0 {
-		raw, _, err := r.rr.RecordView(int64(f.filter.Offset), nil)
+		raw, _, err := r.readBlock(f.filter, nil)
 		if err != nil {
-			return fmt.Errorf("sstables: filter: %w", err)
+			return err
 		}
 		if r.filter, err = bloom.Decode(raw); err != nil {
 			return base.Corruptf(r.name, int64(f.filter.Offset), ErrBadFilter, "%v", err)
@@ -174,12 +186,27 @@ func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, err
 	return kind, true, nil
 }
 
+// readBlock reads the block at h, which Open or decodeHandle checked lies
+// in the file: one ReadAt when the file is not mapped. Damage is recordio's
+// corruption error, naming the file and offset; any other failure, such as
+// an EIO, is returned wrapped and still matches its cause.
+func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
+	block, inPlace, err := r.rr.RecordViewSized(int64(h.Offset), int64(h.Length), buf)
+	switch {
+	case err == nil, errors.Is(err, ErrCorruption):
+		return block, inPlace, err
+	case errors.Is(err, recordio.ErrClosed):
+		return nil, false, ErrClosed
+	}
+	return nil, false, fmt.Errorf("sstables: %w", err)
+}
+
 // loadBlock points data at the block the index iterator is at and returns
 // its handle. scratch and fill are as for blockAt.
 func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (BlockHandle, error) {
-	h, ok := decodeHandle(index.value)
-	if !ok {
-		return h, r.indexError(errBlock("bad block handle"))
+	h, err := decodeHandle(index.value, r.dataEnd)
+	if err != nil {
+		return h, r.indexError(err)
 	}
 	block, err := r.blockAt(h, scratch, fill)
 	if err != nil {
@@ -206,9 +233,9 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 	if fill {
 		buf = nil // the cache keeps the block: it must not be a recycled buffer
 	}
-	block, inPlace, err := r.rr.RecordViewSized(int64(h.Offset), int64(h.Length), buf)
+	block, inPlace, err := r.readBlock(h, buf)
 	if err != nil {
-		return nil, fmt.Errorf("sstables: %w", err)
+		return nil, err
 	}
 	switch {
 	case fill:
@@ -231,7 +258,7 @@ func (r *Reader) indexError(err error) error {
 	if err == nil {
 		return nil
 	}
-	return base.Corruptf(r.name, int64(r.meta.DataSize), ErrBadBlock, "index: %v", err)
+	return base.Corruptf(r.name, r.indexOff, ErrBadBlock, "index: %v", err)
 }
 
 func (r *Reader) blockError(h BlockHandle, err error) error {

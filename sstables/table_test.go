@@ -417,19 +417,68 @@ func TestIndexUsesShortSeparators(t *testing.T) {
 	require.Less(t, perBlock, 16.0, "32-byte keys should index in far fewer bytes")
 }
 
-func TestFooterAndHandleRoundTrip(t *testing.T) {
+func TestFooterRoundTrip(t *testing.T) {
 	f := footer{index: BlockHandle{100, 20}, filter: BlockHandle{50, 50}, props: BlockHandle{120, 9}, version: formatVersion}
 	got, err := decodeFooter(f.encode(), 200)
 	require.NoError(t, err)
 	require.Equal(t, f, got)
-	_, err = decodeFooter(f.encode(), 110)
-	require.Error(t, err, "handle past the footer")
+	f.filter = BlockHandle{}
+	got, err = decodeFooter(f.encode(), 200)
+	require.NoError(t, err, "no filter")
+	require.Equal(t, f, got)
+}
 
-	h, ok := decodeHandle(BlockHandle{1 << 40, 1 << 20}.append(nil))
-	require.True(t, ok)
-	require.Equal(t, BlockHandle{1 << 40, 1 << 20}, h)
-	_, ok = decodeHandle(append(BlockHandle{1, 2}.append(nil), 0))
-	require.False(t, ok, "trailing bytes")
+func TestFooterRejectsHandlesOutsideTheFile(t *testing.T) {
+	good := footer{index: BlockHandle{100, 20}, filter: BlockHandle{50, 50}, props: BlockHandle{120, 9}, version: formatVersion}
+	for _, tc := range []struct {
+		name string
+		edit func(f *footer)
+	}{
+		{"index past the footer", func(f *footer) { f.index = BlockHandle{190, 20} }},
+		{"index in the file header", func(f *footer) { f.index.Offset = 0 }},
+		{"empty index", func(f *footer) { f.index.Length = 0 }},
+		{"props in the file header", func(f *footer) { f.props.Offset = 4 }},
+		{"props length overflows", func(f *footer) { f.props.Length = 1<<64 - 1 }},
+		{"filter with length 0 at an offset", func(f *footer) { f.filter = BlockHandle{50, 0} }},
+		{"filter in the file header", func(f *footer) { f.filter.Offset = 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := good
+			tc.edit(&f)
+			_, err := decodeFooter(f.encode(), 200)
+			require.ErrorContains(t, err, "outside")
+		})
+	}
+}
+
+func TestDecodeHandle(t *testing.T) {
+	const limit = 1 << 41
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want BlockHandle
+		err  string
+	}{
+		{"large", BlockHandle{1 << 40, 1 << 20}.append(nil), BlockHandle{1 << 40, 1 << 20}, ""},
+		{"ends at the limit", BlockHandle{limit - 10, 10}.append(nil), BlockHandle{limit - 10, 10}, ""},
+		{"trailing bytes", append(BlockHandle{8, 2}.append(nil), 0), BlockHandle{}, "malformed"},
+		{"truncated", BlockHandle{1 << 40, 1}.append(nil)[:3], BlockHandle{}, "malformed"},
+		{"in the file header", BlockHandle{0, 20}.append(nil), BlockHandle{}, "outside"},
+		{"empty", BlockHandle{8, 0}.append(nil), BlockHandle{}, "outside"},
+		{"past the limit", BlockHandle{limit, 1}.append(nil), BlockHandle{}, "outside"},
+		{"crosses the limit", BlockHandle{limit - 10, 11}.append(nil), BlockHandle{}, "outside"},
+		{"length overflows", BlockHandle{8, 1<<64 - 1}.append(nil), BlockHandle{}, "outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := decodeHandle(tc.b, limit)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, h)
+		})
+	}
 }
 
 func TestMetadataRoundTrip(t *testing.T) {
