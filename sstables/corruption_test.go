@@ -230,6 +230,7 @@ func TestBadHandlesAreCorruption(t *testing.T) {
 		{name: "props at 0", editFooter: setHandle(footerProps, 0)},
 		{name: "props past the footer", editFooter: setHandle(footerProps, 1<<40)},
 		{name: "index is the props", editFooter: func(b []byte) { copy(b[footerIndex:footerIndex+16], b[footerProps:]) }},
+		{name: "reserved bytes set", editFooter: func(b []byte) { b[52] = 1 }},
 	} {
 		for _, noMmap := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/noMmap=%v", tc.name, noMmap), func(t *testing.T) {

@@ -52,7 +52,7 @@
 //
 // The footer holds the index, filter and properties handles (offset and
 // length, uint64 LE each), the format version (uint32 LE), four reserved
-// bytes and the magic "STRATAST".
+// bytes, which must be zero, and the magic "STRATAST".
 //
 // # Reading
 //

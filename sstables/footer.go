@@ -80,9 +80,9 @@ func (f footer) encode() []byte {
 	return append(b, tableMagic[:]...)
 }
 
-// decodeFooter checks the footer's magic and version and that every handle
-// lies between the file header and the footer; a zero filter handle means
-// no filter.
+// decodeFooter checks the footer's magic, version and zero reserved bytes,
+// and that every handle lies between the file header and the footer; a zero
+// filter handle means no filter.
 func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 	if len(b) != footerSize {
 		return footer{}, fmt.Errorf("footer of %d bytes", len(b))
@@ -101,6 +101,11 @@ func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 	f.version = binary.LittleEndian.Uint32(b[48:])
 	if f.version != formatVersion {
 		return footer{}, fmt.Errorf("unknown format version %d", f.version)
+	}
+	// Writers zero them; a later format may give them a meaning that this
+	// reader would miss.
+	if reserved := b[52:56]; [4]byte(reserved) != [4]byte{} {
+		return footer{}, fmt.Errorf("reserved bytes % x", reserved)
 	}
 	return f, nil
 }
