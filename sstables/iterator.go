@@ -14,7 +14,8 @@ type IterOptions struct {
 // view. It is not safe for concurrent use.
 //
 // Key and Value alias the iterator's buffers or the mapped file and change
-// on every move: copy them to keep them.
+// on every move: copy them to keep them. Once the Reader is closed they must
+// not be used, and the next move fails with ErrClosed.
 type Iterator struct {
 	r            *Reader
 	lower, upper []byte
@@ -73,6 +74,10 @@ func (it *Iterator) Next() bool {
 	if !it.valid {
 		return false
 	}
+	// The block may alias the reader's mapping, gone once it is closed.
+	if it.r.closed.Load() {
+		return it.stop(ErrClosed)
+	}
 	return it.settle(it.data.nextEntry())
 }
 
@@ -103,9 +108,6 @@ func (it *Iterator) settle(ok bool) bool {
 
 // loadBlock reads the block the index iterator is at.
 func (it *Iterator) loadBlock() bool {
-	if it.r.closed.Load() {
-		return it.stop(ErrClosed)
-	}
 	h, err := it.r.loadBlock(&it.index, &it.data, &it.buf, false)
 	it.h = h
 	if err != nil {

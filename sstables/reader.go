@@ -13,7 +13,9 @@ import (
 	"github.com/stratadb/strata/recordio"
 )
 
-// Reader reads a table. It is safe for concurrent use.
+// Reader reads a table. Get, Has, Find and NewIterator are safe for
+// concurrent use. Close is not safe to call while they run: every read must
+// have returned, and every iterator be closed, before Close (see Close).
 //
 // Open reads only the footer, the properties, the index and the filter:
 // its cost grows with the number of blocks, not of keys. A point read then
@@ -265,8 +267,11 @@ func (r *Reader) blockError(h BlockHandle, err error) error {
 	return base.Corruptf(r.name, int64(h.Offset), ErrBadBlock, "%v", err)
 }
 
-// Close releases the table. Iterators and values that alias it must not be
-// used afterwards. Further calls return ErrClosed.
+// Close releases the table. Every Get, Has and Find must have returned and
+// every iterator be closed first: a read in flight on a memory-mapped table
+// would touch unmapped memory. Iterators and values that alias the table
+// must not be used afterwards (an iterator's next move returns false with
+// ErrClosed). Further calls return ErrClosed.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed

@@ -352,6 +352,26 @@ func TestClosedReader(t *testing.T) {
 	require.ErrorIs(t, r.Close(), ErrClosed)
 }
 
+// An iterator left open when its reader is closed fails its next move
+// instead of reading unmapped memory.
+func TestIteratorAfterReaderClose(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(8, 8)), 2000)
+	for _, tc := range tableCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.sst")
+			writeTable(t, path, &tc.wopts, es)
+			r, err := Open(path, &tc.ropts)
+			require.NoError(t, err)
+			it := r.NewIterator(nil)
+			require.True(t, it.First())
+			require.NoError(t, r.Close())
+			require.False(t, it.Next())
+			require.ErrorIs(t, it.Err(), ErrClosed)
+			require.False(t, it.SeekGE(es[0].key))
+		})
+	}
+}
+
 // Many goroutines read one table at once (run with -race).
 func TestReaderConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
