@@ -223,6 +223,8 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (
 // blockAt returns the block at h: from the cache if it holds it, else read
 // and, with fill, cached. *scratch is a buffer the caller recycles: a block
 // that is neither cached nor read in place from the mapping lands there.
+// Blocks read in place are never cached: the cache would be charged for
+// memory it does not own, and hold it past Close.
 func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
 	if r.cache != nil {
@@ -240,9 +242,10 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 		return nil, err
 	}
 	switch {
+	case inPlace:
 	case fill:
 		r.cache.put(key, block)
-	case !inPlace:
+	default:
 		*scratch = block[:0]
 	}
 	return block, nil
@@ -271,10 +274,14 @@ func (r *Reader) blockError(h BlockHandle, err error) error {
 // every iterator be closed first: a read in flight on a memory-mapped table
 // would touch unmapped memory. Iterators and values that alias the table
 // must not be used afterwards (an iterator's next move returns false with
-// ErrClosed). Further calls return ErrClosed.
+// ErrClosed). The table's blocks leave the cache. Further calls return
+// ErrClosed.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
+	}
+	if r.cache != nil {
+		r.cache.evictTable(r.id) // keys are unique per Open: no one can ask for them again
 	}
 	return r.rr.Close()
 }
