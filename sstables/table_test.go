@@ -118,6 +118,8 @@ func TestTableRoundTrip(t *testing.T) {
 			defer r.Close()
 			got := r.Metadata()
 			require.Equal(t, meta.Records, got.Records)
+			require.Equal(t, es[0].key, meta.MinKey)
+			require.Equal(t, es[len(es)-1].key, meta.MaxKey)
 			require.Equal(t, uint64(len(es)), got.Records)
 			require.Equal(t, es[0].key, got.MinKey)
 			require.Equal(t, es[len(es)-1].key, got.MaxKey)
