@@ -273,6 +273,7 @@ func TestWriterRejectsBadInput(t *testing.T) {
 	require.ErrorIs(t, w.Add([]byte{}, []byte("v")), ErrEmptyKey)
 	require.ErrorIs(t, w.Add(make([]byte, MaxKeySize+1), nil), ErrKeyTooLarge)
 	require.ErrorIs(t, w.AddEntry([]byte("k"), MaxSeq+1, KindSet, nil), ErrBadSeq)
+	require.ErrorIs(t, w.AddEntry([]byte("k"), 0, Kind(7), nil), ErrBadKind)
 	require.NoError(t, w.Add([]byte("b"), []byte("1")))
 	require.ErrorIs(t, w.Add([]byte("b"), []byte("2")), ErrOutOfOrder, "duplicate key")
 	require.ErrorIs(t, w.Add([]byte("a"), []byte("2")), ErrOutOfOrder)
@@ -282,6 +283,17 @@ func TestWriterRejectsBadInput(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.ErrorIs(t, w.Add([]byte("d"), nil), ErrClosed)
 	require.ErrorIs(t, w.Close(), ErrClosed)
+}
+
+func TestWriterRejectsUnknownCompression(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []Compression{-1, GzipCompression + 1, 99} {
+		_, err := NewWriter(filepath.Join(dir, "t.sst"), &WriterOptions{Compression: c})
+		require.ErrorIs(t, err, ErrUnknownCompression, "compression %d", c)
+	}
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, names, "no file for a rejected writer")
 }
 
 // A table appears under its name only once Close has made it durable;

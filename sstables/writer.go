@@ -59,6 +59,10 @@ type Writer struct {
 // NewWriter creates a table to be named name once Close succeeds.
 func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	o := opts.withDefaults()
+	codec, ok := o.Compression.codec()
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownCompression, o.Compression)
+	}
 	w := &Writer{
 		name:    name,
 		tmpName: name + ".tmp",
@@ -69,7 +73,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 		meta: Metadata{
 			FormatVersion:   formatVersion,
 			Comparator:      o.Comparator.Name,
-			Codec:           o.Compression.codec(),
+			Codec:           codec,
 			BlockSize:       uint64(o.BlockSize),
 			RestartInterval: uint64(o.RestartInterval),
 			BloomBitsPerKey: uint64(o.BloomBitsPerKey),
@@ -112,7 +116,7 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 	case seq > MaxSeq:
 		return fmt.Errorf("%w: %d", ErrBadSeq, seq)
 	case kind != KindSet && kind != KindDelete:
-		return fmt.Errorf("sstables: unknown kind %d", kind)
+		return fmt.Errorf("%w: %d", ErrBadKind, kind)
 	}
 	newKey := true
 	if len(w.lastKey) > 0 {
