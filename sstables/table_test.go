@@ -352,6 +352,36 @@ func TestCustomComparator(t *testing.T) {
 	require.Equal(t, []string{"0100", "0099", "0098", "0097", "0096"}, keys)
 }
 
+// A custom Separator that breaks its contract (a <= s < b) cannot make
+// keys unreachable: the writer falls back to the block's last key.
+func TestFaultySeparatorIsNotUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sep  func(dst, a, b []byte) []byte
+	}{
+		{"returns b", func(dst, _, b []byte) []byte { return append(dst, b...) }},
+		{"after b", func(dst, _, b []byte) []byte { return append(append(dst, b...), 0xff) }},
+		{"before a", func(dst, _, _ []byte) []byte { return append(dst, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmp := &Comparator{Name: "test.faulty", Compare: bytes.Compare, Separator: tc.sep}
+			es := randomEntries(rand.New(rand.NewPCG(12, 12)), 300)
+			path := filepath.Join(t.TempDir(), "t.sst")
+			writeTable(t, path, &WriterOptions{Comparator: cmp, BlockSize: 64}, es)
+			r, err := Open(path, &ReaderOptions{Comparator: cmp})
+			require.NoError(t, err)
+			defer r.Close()
+			for _, e := range es {
+				for _, seq := range []uint64{e.seq, MaxSeq} {
+					_, found, err := r.Find(e.key, seq, nil)
+					require.NoError(t, err)
+					require.True(t, found, "%v at %d", e, seq)
+				}
+			}
+		})
+	}
+}
+
 func TestClosedReader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.sst")
 	writeTable(t, path, nil, []entry{{key: []byte("k"), kind: KindSet, value: []byte("v")}})

@@ -162,12 +162,14 @@ func (w *Writer) noteEntry(key []byte, seq uint64, kind Kind, value []byte) {
 
 // addIndexEntry indexes the last finished block now that the next key is
 // known: with a separator between the two blocks when the comparator can
-// shorten one, else with the block's last key.
+// shorten one, else with the block's last key. A separator that is not
+// strictly between them (a faulty custom Separator) is not used: one at or
+// after next would send a read of next to this block.
 func (w *Writer) addIndexEntry(next []byte) {
 	key, trailer := w.pendingKey, indexTrailer(w.pendingSeq)
 	if next != nil && w.opts.Comparator.Separator != nil && w.cmp(w.pendingKey, next) < 0 {
 		w.sep = w.opts.Comparator.Separator(w.sep[:0], w.pendingKey, next)
-		if w.cmp(w.sep, w.pendingKey) > 0 {
+		if w.cmp(w.sep, w.pendingKey) > 0 && w.cmp(w.sep, next) < 0 {
 			// It sorts after every version of the block's last key, and
 			// before the next key whatever its version.
 			key, trailer = w.sep, indexTrailer(MaxSeq)
