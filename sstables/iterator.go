@@ -88,6 +88,11 @@ func (it *Iterator) settle(ok bool) bool {
 		if it.data.err != nil {
 			return it.stop(it.r.blockError(it.h, it.data.err))
 		}
+		// Later blocks hold keys at or after this block's separator: when
+		// that is past the bound, do not read the next block to find out.
+		if it.upper != nil && it.r.cmp(it.index.key, it.upper) >= 0 {
+			return it.stop(nil)
+		}
 		if !it.index.nextEntry() {
 			return it.stop(it.r.indexError(it.index.err))
 		}

@@ -250,6 +250,40 @@ func checkSeeks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 	}
 }
 
+// A bounded scan reads the blocks up to the first whose index separator
+// is at or after the upper bound, not the one after it.
+func TestBoundedScanStopsAtTheBound(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(13, 13)), 1000)
+	path := filepath.Join(t.TempDir(), "t.sst")
+	writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
+	// Iterators do not fill the cache, so each block they read is a miss.
+	cache := NewCache(1 << 20)
+	r, err := Open(path, &ReaderOptions{Cache: cache})
+	require.NoError(t, err)
+	defer r.Close()
+	var bounds [][]byte
+	for i := 0; i < len(es); i += 7 {
+		// A key's successor, past a block's last key, is the case that matters.
+		bounds = append(bounds, es[i].key, append(bytes.Clone(es[i].key), 0))
+	}
+	for _, upper := range bounds {
+		want := 0
+		index := r.index
+		for ok := index.first(); ok; ok = index.nextEntry() {
+			want++
+			if bytes.Compare(index.key, upper) >= 0 {
+				break
+			}
+		}
+		before := cache.Stats().Misses
+		it := r.NewIterator(&IterOptions{UpperBound: upper})
+		for range it.All() {
+		}
+		require.NoError(t, it.Err())
+		require.Equal(t, int64(want), cache.Stats().Misses-before, "upper bound %q", upper)
+	}
+}
+
 func TestEmptyTable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.sst")
 	meta := writeTable(t, path, &WriterOptions{BloomBitsPerKey: 10}, nil)
