@@ -125,7 +125,7 @@ func (r *Reader) IndexSize() int { return len(r.index.entries) + len(r.index.res
 // newest one is a tombstone.
 func (r *Reader) Get(key []byte) ([]byte, error) {
 	var value []byte
-	kind, found, err := r.find(key, MaxSeq, func(v []byte) { value = bytes.Clone(v) })
+	kind, found, err := r.find(key, r.hash(key), MaxSeq, func(v []byte) { value = bytes.Clone(v) })
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 // Has reports whether key has a live value: an entry whose newest version
 // is not a tombstone.
 func (r *Reader) Has(key []byte) (bool, error) {
-	kind, found, err := r.find(key, MaxSeq, nil)
+	kind, found, err := r.find(key, r.hash(key), MaxSeq, nil)
 	return found && kind == KindSet, err
 }
 
@@ -148,14 +148,35 @@ func (r *Reader) Has(key []byte) (bool, error) {
 // value is passed to use, which must not keep it after returning; use may
 // be nil.
 func (r *Reader) Find(key []byte, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
-	return r.find(key, seq, use)
+	return r.find(key, r.hash(key), seq, use)
 }
 
-func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, error) {
+// KeyHash is a key's hash for the tables' bloom filters.
+type KeyHash uint64
+
+// HashKey returns key's filter hash, for FindHash.
+func HashKey(key []byte) KeyHash { return KeyHash(bloom.Hash(key)) }
+
+// FindHash is Find for a key whose hash, HashKey(key), the caller has
+// computed: a lookup across many tables hashes the key once. Another hash
+// makes the filter answer for another key, so the key may be missed.
+func (r *Reader) FindHash(key []byte, hash KeyHash, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
+	return r.find(key, hash, seq, use)
+}
+
+// hash returns key's filter hash; a table without a filter needs none.
+func (r *Reader) hash(key []byte) KeyHash {
+	if r.filter == nil {
+		return 0
+	}
+	return HashKey(key)
+}
+
+func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (Kind, bool, error) {
 	if r.closed.Load() {
 		return 0, false, ErrClosed
 	}
-	if r.filter != nil && !r.filter.MayContain(key) {
+	if r.filter != nil && !r.filter.MayContainHash(uint64(hash)) {
 		return 0, false, nil
 	}
 	lk := r.pool.Get().(*lookup)

@@ -197,6 +197,13 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 			require.Equal(t, want.kind, kind)
 			require.Equal(t, string(want.value), string(got))
 		}
+		// FindHash, given the key's hash, answers as Find does.
+		var gotHash []byte
+		kindHash, foundHash, err := r.FindHash(e.key, HashKey(e.key), at, func(v []byte) { gotHash = bytes.Clone(v) })
+		require.NoError(t, err)
+		require.Equal(t, found, foundHash)
+		require.Equal(t, kind, kindHash)
+		require.Equal(t, got, gotHash)
 		// Before the oldest version, nothing.
 		if oldest := versions[len(versions)-1]; oldest.seq > 0 {
 			_, found, err = r.Find(e.key, oldest.seq-1, nil)
@@ -207,6 +214,9 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 	for _, absent := range [][]byte{[]byte("a"), []byte("key-"), []byte("key-999999"), []byte("zzz")} {
 		_, err := r.Get(absent)
 		require.ErrorIs(t, err, ErrNotFound)
+		_, found, err := r.FindHash(absent, HashKey(absent), MaxSeq, nil)
+		require.NoError(t, err)
+		require.False(t, found)
 	}
 }
 
