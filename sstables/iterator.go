@@ -3,9 +3,13 @@ package sstables
 import "iter"
 
 // IterOptions bound an iterator to the keys in [LowerBound, UpperBound).
-// Nil bounds are open.
+// The zero value iterates over the whole table.
 type IterOptions struct {
-	LowerBound, UpperBound []byte
+	// LowerBound is the smallest key shown. Default: nil, no lower bound.
+	LowerBound []byte
+	// UpperBound is the first key not shown; a scan reads no block past
+	// it. Default: nil, no upper bound.
+	UpperBound []byte
 }
 
 // Iterator walks a table's entries in order: keys ascending and, within a

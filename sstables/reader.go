@@ -114,7 +114,8 @@ func (r *Reader) load(cmp *Comparator) error {
 	return nil
 }
 
-// Metadata describes the table.
+// Metadata describes the table. Its MinKey and MaxKey are the reader's
+// own: they stay valid after Close, and must not be modified.
 func (r *Reader) Metadata() Metadata { return r.meta }
 
 // IndexSize returns the bytes the index takes in memory.

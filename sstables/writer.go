@@ -272,7 +272,9 @@ func (w *Writer) finish() error {
 	return fs.SyncDir(filepath.Dir(w.name))
 }
 
-// Metadata describes the table; it is complete once Close has succeeded.
+// Metadata describes the table; it is complete (MaxKey included) once Close
+// has succeeded. Its MinKey and MaxKey are the writer's own and must not be
+// modified.
 func (w *Writer) Metadata() Metadata { return w.meta }
 
 // Abort discards the table: it closes and removes the temporary file.
