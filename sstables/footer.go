@@ -94,7 +94,8 @@ func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 	for i, h := range []*BlockHandle{&f.index, &f.filter, &f.props} {
 		h.Offset = binary.LittleEndian.Uint64(b[16*i:])
 		h.Length = binary.LittleEndian.Uint64(b[16*i+8:])
-		if !h.within(footerOffset) && (h != &f.filter || *h != BlockHandle{}) {
+		noFilter := h == &f.filter && *h == BlockHandle{}
+		if !noFilter && !h.within(footerOffset) {
 			return footer{}, fmt.Errorf("handle %d (%d, %d) outside [%d, %d)", i, h.Offset, h.Length, recordio.FileHeaderSize, footerOffset)
 		}
 	}

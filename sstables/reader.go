@@ -264,7 +264,7 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 		return nil, err
 	}
 	switch {
-	case inPlace:
+	case inPlace: // the mapping holds it
 	case fill:
 		r.cache.put(key, block)
 	default:
