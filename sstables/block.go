@@ -29,7 +29,6 @@ type blockBuilder struct {
 	restartInterval int
 	sinceRestart    int
 	lastKey         []byte
-	entries         int
 }
 
 func (b *blockBuilder) add(key []byte, trailer uint64, value []byte) {
@@ -54,13 +53,14 @@ func (b *blockBuilder) add(key []byte, trailer uint64, value []byte) {
 	b.buf = append(b.buf, value...)
 	b.lastKey = append(b.lastKey[:0], key...)
 	b.sinceRestart++
-	b.entries++
 }
 
 // size estimates the finished block's length.
 func (b *blockBuilder) size() int { return len(b.buf) + 4*len(b.restarts) + 4 }
 
-func (b *blockBuilder) empty() bool { return b.entries == 0 }
+// empty reports whether the block has no entries: the first one adds a
+// restart point.
+func (b *blockBuilder) empty() bool { return len(b.restarts) == 0 }
 
 // finish appends the restart array and returns the block; it stays valid
 // until reset.
@@ -79,7 +79,6 @@ func (b *blockBuilder) reset() {
 	b.restarts = b.restarts[:0]
 	b.sinceRestart = 0
 	b.lastKey = b.lastKey[:0]
-	b.entries = 0
 }
 
 // errBlock describes a malformed block; the caller adds file and offset.
@@ -200,6 +199,9 @@ func (it *blockIter) seq() uint64 {
 	}
 	return it.trailer - 1
 }
+
+// kind returns the current data entry's kind.
+func (it *blockIter) kind() Kind { return Kind(it.trailer & 0xff) }
 
 // indexTrailer encodes a separator's sequence number for an index block.
 func indexTrailer(seq uint64) uint64 {

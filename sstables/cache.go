@@ -11,8 +11,10 @@ import (
 //
 // Point reads (Get, Has, Find) fill it; iterators use what it holds but do
 // not fill it, so that one scan does not evict everything the point reads
-// gathered. Evicted blocks stay valid for readers still holding them: the
-// garbage collector frees them.
+// gathered. Blocks a memory-mapped table stores uncompressed are read in
+// place and not cached. Evicted blocks stay valid for readers still holding
+// them: the garbage collector frees them. Closing a Reader drops its blocks,
+// at the cost of a walk over the cached blocks.
 type Cache struct {
 	shards   [cacheShards]cacheShard
 	hits     atomic.Int64
@@ -121,6 +123,22 @@ func (c *Cache) put(k cacheKey, block []byte) {
 	s.used += charge
 	for s.used > s.capacity {
 		s.remove(s.lru.prev)
+	}
+}
+
+// evictTable drops every block of a table.
+func (c *Cache) evictTable(table uint64) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for e := s.lru.next; e != &s.lru; {
+			next := e.next
+			if e.key.table == table {
+				s.remove(e)
+			}
+			e = next
+		}
+		s.mu.Unlock()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,4 +86,69 @@ func TestCacheSharedAcrossTables(t *testing.T) {
 	require.Positive(t, st.Hits)
 	require.Positive(t, st.Misses)
 	require.LessOrEqual(t, st.Used, st.Capacity)
+}
+
+// readAll reads every entry of es through r's point reads, filling its cache.
+func readAll(t *testing.T, r *Reader, es []entry) {
+	for _, e := range es {
+		_, found, err := r.Find(e.key, e.seq, nil)
+		require.NoError(t, err)
+		require.True(t, found, "%v", e)
+	}
+}
+
+// A closed reader's blocks leave the cache: no one can ask for them again.
+func TestCacheDropsClosedReadersBlocks(t *testing.T) {
+	cache := NewCache(1 << 20)
+	rng := rand.New(rand.NewPCG(10, 10))
+	var readers []*Reader
+	var blocks []int
+	for i := range 2 {
+		es := randomEntries(rng, 500)
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("%d.sst", i))
+		writeTable(t, path, &WriterOptions{BlockSize: 512}, es)
+		r, err := Open(path, &ReaderOptions{Cache: cache})
+		require.NoError(t, err)
+		readAll(t, r, es)
+		readers = append(readers, r)
+		blocks = append(blocks, cache.Stats().Blocks)
+	}
+	require.Positive(t, blocks[0])
+	require.Greater(t, blocks[1], blocks[0])
+
+	require.NoError(t, readers[0].Close())
+	st := cache.Stats()
+	require.Equal(t, blocks[1]-blocks[0], st.Blocks)
+	require.NoError(t, readers[1].Close())
+	st = cache.Stats()
+	require.Zero(t, st.Blocks)
+	require.Zero(t, st.Used)
+}
+
+// Blocks read in place from a mapping are not cached: the cache does not
+// own them, and they vanish with the mapping.
+func TestCacheSkipsBlocksReadInPlace(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(11, 11)), 500)
+	path := filepath.Join(t.TempDir(), "t.sst")
+	writeTable(t, path, &WriterOptions{BlockSize: 512, Compression: NoCompression}, es)
+	f, err := vfs.OpenReadOnly(nil, path, true)
+	require.NoError(t, err)
+	_, mapped := f.(vfs.MappedFile) // not on every platform
+	require.NoError(t, f.Close())
+	for _, tc := range []struct {
+		noMmap bool
+		cached bool
+	}{
+		{noMmap: false, cached: !mapped},
+		{noMmap: true, cached: true},
+	} {
+		t.Run(fmt.Sprintf("noMmap=%v", tc.noMmap), func(t *testing.T) {
+			cache := NewCache(1 << 20)
+			r, err := Open(path, &ReaderOptions{Cache: cache, NoMmap: tc.noMmap})
+			require.NoError(t, err)
+			defer r.Close()
+			readAll(t, r, es)
+			require.Equal(t, tc.cached, cache.Stats().Blocks > 0)
+		})
+	}
 }

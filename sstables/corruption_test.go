@@ -2,14 +2,19 @@ package sstables
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -112,4 +117,170 @@ func TestTruncatedAndForeignFiles(t *testing.T) {
 	_, err = Open(filepath.Join(dir, "missing.sst"), nil)
 	require.Error(t, err)
 	require.False(t, errors.Is(err, ErrCorruption))
+}
+
+// rewriteTable copies the table at src to dst record by record through
+// recordio, so that every checksum is valid, passing each data block handle
+// in the index through editHandle and the encoded footer through
+// editFooter (either may be nil). It crafts tables whose damage only the
+// table format can see.
+func rewriteTable(t *testing.T, src, dst string, editHandle func(BlockHandle) BlockHandle, editFooter func(b []byte)) {
+	t.Helper()
+	rr, err := recordio.OpenRandom(src, &recordio.ReaderOptions{NoMmap: true})
+	require.NoError(t, err)
+	footOff := rr.Size() - footerRecordSize
+	raw, err := rr.RecordAt(footOff, nil)
+	require.NoError(t, err)
+	require.NoError(t, rr.Close())
+	old, err := decodeFooter(raw, uint64(footOff))
+	require.NoError(t, err)
+
+	r, err := recordio.Open(src, nil)
+	require.NoError(t, err)
+	defer r.Close()
+	w, err := recordio.Create(dst, &recordio.WriterOptions{Codec: r.Header().Codec})
+	require.NoError(t, err)
+	f := footer{version: formatVersion}
+	for {
+		rec, err := r.Next()
+		require.NoError(t, err)
+		off := uint64(r.Offset())
+		if off == uint64(footOff) {
+			break
+		}
+		if off == old.index.Offset && editHandle != nil {
+			rec = editIndex(t, rec, editHandle)
+		}
+		at, err := w.Write(rec)
+		require.NoError(t, err)
+		h := BlockHandle{Offset: uint64(at), Length: uint64(w.Size() - at)}
+		switch {
+		case off == old.index.Offset:
+			f.index = h
+		case off == old.props.Offset:
+			f.props = h
+		case off == old.filter.Offset && old.filter.Length > 0:
+			f.filter = h
+		}
+	}
+	b := f.encode()
+	if editFooter != nil {
+		editFooter(b)
+	}
+	_, err = w.WriteUncompressed(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+}
+
+// editIndex rebuilds an index block with every handle passed through edit.
+func editIndex(t *testing.T, index []byte, edit func(BlockHandle) BlockHandle) []byte {
+	var it blockIter
+	require.NoError(t, it.init(bytes.Compare, index, true))
+	b := blockBuilder{restartInterval: 1}
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		h, err := decodeHandle(it.value, 1<<62)
+		require.NoError(t, err)
+		b.add(it.key, it.trailer, edit(h).append(nil))
+	}
+	require.NoError(t, it.err)
+	return b.finish()
+}
+
+// Footer slots of the index, filter and properties handles.
+const (
+	footerIndex  = 0
+	footerFilter = 16
+	footerProps  = 32
+)
+
+// A table whose blocks all have valid checksums but whose handles point
+// where no block of theirs can be is reported as corruption naming the
+// file, never as io.EOF or a recordio usage error.
+func TestBadHandlesAreCorruption(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	es := randomEntries(rng, 100)
+	src := filepath.Join(dir, "t.sst")
+	writeTable(t, src, &WriterOptions{Compression: NoCompression, BlockSize: 256, BloomBitsPerKey: 10}, es)
+	rr, err := recordio.OpenRandom(src, nil)
+	require.NoError(t, err)
+	raw, err := rr.RecordAt(rr.Size()-footerRecordSize, nil)
+	require.NoError(t, err)
+	require.NoError(t, rr.Close())
+	f, err := decodeFooter(raw, 1<<62)
+	require.NoError(t, err)
+
+	setHandle := func(slot int, off uint64) func([]byte) {
+		return func(b []byte) { binary.LittleEndian.PutUint64(b[slot:], off) }
+	}
+	for _, tc := range []struct {
+		name       string
+		editHandle func(BlockHandle) BlockHandle
+		editFooter func([]byte)
+		indexError bool // the error is the index's, at its offset
+	}{
+		{name: "data block past EOF", editHandle: func(h BlockHandle) BlockHandle { return BlockHandle{1 << 30, h.Length} }, indexError: true},
+		{name: "data block at 0", editHandle: func(h BlockHandle) BlockHandle { return BlockHandle{0, h.Length} }, indexError: true},
+		{name: "data block in the filter", editHandle: func(h BlockHandle) BlockHandle { return BlockHandle{f.filter.Offset, h.Length} }, indexError: true},
+		{name: "data block in the index", editHandle: func(BlockHandle) BlockHandle { return f.index }, indexError: true},
+		{name: "data block empty", editHandle: func(h BlockHandle) BlockHandle { return BlockHandle{h.Offset, 0} }, indexError: true},
+		{name: "data block mid-record", editHandle: func(h BlockHandle) BlockHandle { return BlockHandle{h.Offset + 1, h.Length - 1} }},
+		{name: "index at 0", editFooter: setHandle(footerIndex, 0)},
+		{name: "filter at 0", editFooter: setHandle(footerFilter, 0)},
+		{name: "props at 0", editFooter: setHandle(footerProps, 0)},
+		{name: "props past the footer", editFooter: setHandle(footerProps, 1<<40)},
+		{name: "index is the props", editFooter: func(b []byte) { copy(b[footerIndex:footerIndex+16], b[footerProps:]) }},
+		{name: "reserved bytes set", editFooter: func(b []byte) { b[52] = 1 }},
+	} {
+		for _, noMmap := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/noMmap=%v", tc.name, noMmap), func(t *testing.T) {
+				dst := filepath.Join(t.TempDir(), "bad.sst")
+				rewriteTable(t, src, dst, tc.editHandle, tc.editFooter)
+				err := readEverything(t, dst, es, &ReaderOptions{NoMmap: noMmap})
+				require.ErrorIs(t, err, ErrCorruption)
+				require.NotErrorIs(t, err, io.EOF)
+				require.Contains(t, err.Error(), dst)
+				if tc.indexError {
+					var ce *CorruptionError
+					require.ErrorAs(t, err, &ce)
+					require.Equal(t, int64(f.index.Offset), ce.Offset, "%v", err)
+				}
+			})
+		}
+	}
+
+	// Without a mapping the lengths are checked too.
+	dst := filepath.Join(dir, "long.sst")
+	rewriteTable(t, src, dst, func(h BlockHandle) BlockHandle { return BlockHandle{h.Offset, h.Length + 1} }, nil)
+	err = readEverything(t, dst, es, &ReaderOptions{NoMmap: true})
+	require.ErrorIs(t, err, ErrCorruption)
+}
+
+// An I/O error reading a table is returned as itself, matching its errno,
+// and is never mistaken for corruption: it may clear, damage does not.
+func TestReadErrorsAreNotCorruption(t *testing.T) {
+	fsys := vfs.NewMem()
+	es := randomEntries(rand.New(rand.NewPCG(6, 6)), 100)
+	writeTable(t, "t.sst", &WriterOptions{FS: fsys, BloomBitsPerKey: 10}, es)
+	// Open reads the file header, footer, properties, index and filter.
+	for after := range int64(5) {
+		rule := &errorfs.Rule{Ops: errorfs.OpReadAt, After: after, Err: syscall.EIO}
+		rule.Enable()
+		_, err := Open("t.sst", &ReaderOptions{FS: errorfs.Wrap(fsys, rule)})
+		require.ErrorIs(t, err, syscall.EIO, "read %d", after)
+		require.NotErrorIs(t, err, ErrCorruption, "read %d", after)
+	}
+
+	rule := &errorfs.Rule{Ops: errorfs.OpReadAt, Err: syscall.EIO}
+	r, err := Open("t.sst", &ReaderOptions{FS: errorfs.Wrap(fsys, rule)})
+	require.NoError(t, err)
+	defer r.Close()
+	rule.Enable()
+	_, err = r.Get(es[0].key)
+	require.ErrorIs(t, err, syscall.EIO)
+	require.NotErrorIs(t, err, ErrCorruption)
+	it := r.NewIterator(nil)
+	require.False(t, it.First())
+	require.ErrorIs(t, it.Err(), syscall.EIO)
+	require.NotErrorIs(t, it.Err(), ErrCorruption)
 }

@@ -52,7 +52,7 @@
 //
 // The footer holds the index, filter and properties handles (offset and
 // length, uint64 LE each), the format version (uint32 LE), four reserved
-// bytes and the magic "STRATAST".
+// bytes, which must be zero, and the magic "STRATAST".
 //
 // # Reading
 //
@@ -60,7 +60,8 @@
 // with the number of blocks, not of keys; the file is memory-mapped unless
 // ReaderOptions.NoMmap says otherwise, and uncompressed blocks are then read
 // in place. Get consults the filter, searches the index and reads one block.
-// Damage anywhere (a checksum, a malformed block, a missing footer) is an
-// error matching ErrCorruption that names the file and offset, never a
-// panic or a wrong value.
+// Damage anywhere (a checksum, a malformed block, a block handle pointing
+// outside the blocks, a missing footer) is an error matching ErrCorruption
+// that names the file and offset, never a panic or a wrong value; an I/O
+// error is returned as itself.
 package sstables

@@ -40,6 +40,11 @@ var (
 	ErrKeyTooLarge = errors.New("sstables: key too large")
 	// ErrBadSeq: a sequence number above MaxSeq.
 	ErrBadSeq = errors.New("sstables: sequence number out of range")
+	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.
+	ErrBadKind = errors.New("sstables: unknown entry kind")
+	// ErrUnknownCompression: WriterOptions.Compression is not one of the
+	// Compression constants.
+	ErrUnknownCompression = errors.New("sstables: unknown compression")
 	// ErrClosed: the writer, reader or iterator was closed.
 	ErrClosed = errors.New("sstables: closed")
 	// ErrComparatorMismatch: the table was written with another comparator.

@@ -3,6 +3,8 @@ package sstables
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/stratadb/strata/recordio"
 )
 
 // BlockHandle locates a block: the offset of its recordio record and the
@@ -16,16 +18,29 @@ func (h BlockHandle) append(dst []byte) []byte {
 	return binary.AppendUvarint(dst, h.Length)
 }
 
-func decodeHandle(b []byte) (BlockHandle, bool) {
+// decodeHandle decodes a block handle and checks that the block lies
+// between the file header and limit.
+func decodeHandle(b []byte, limit uint64) (BlockHandle, error) {
 	off, n := binary.Uvarint(b)
 	if n <= 0 {
-		return BlockHandle{}, false
+		return BlockHandle{}, errBlock("malformed block handle")
 	}
 	length, m := binary.Uvarint(b[n:])
 	if m <= 0 || n+m != len(b) {
-		return BlockHandle{}, false
+		return BlockHandle{}, errBlock("malformed block handle")
 	}
-	return BlockHandle{Offset: off, Length: length}, true
+	h := BlockHandle{Offset: off, Length: length}
+	if !h.within(limit) {
+		return BlockHandle{}, errBlock(fmt.Sprintf("block handle (%d, %d) outside [%d, %d)", off, length, recordio.FileHeaderSize, limit))
+	}
+	return h, nil
+}
+
+// within reports whether the block starts after the file header and ends
+// by limit. Checking this where handles are decoded means every read is of
+// a place a block may be, so a bad handle is reported as damage.
+func (h BlockHandle) within(limit uint64) bool {
+	return h.Offset >= recordio.FileHeaderSize && h.Length > 0 && h.Offset <= limit && h.Length <= limit-h.Offset
 }
 
 const (
@@ -65,8 +80,9 @@ func (f footer) encode() []byte {
 	return append(b, tableMagic[:]...)
 }
 
-// decodeFooter checks the footer's magic and version and that every handle
-// lies inside the file before it.
+// decodeFooter checks the footer's magic, version and zero reserved bytes,
+// and that every handle lies between the file header and the footer; a zero
+// filter handle means no filter.
 func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 	if len(b) != footerSize {
 		return footer{}, fmt.Errorf("footer of %d bytes", len(b))
@@ -75,17 +91,22 @@ func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 		return footer{}, fmt.Errorf("magic % x", b[56:])
 	}
 	var f footer
-	handles := []*BlockHandle{&f.index, &f.filter, &f.props}
-	for i, h := range handles {
+	for i, h := range []*BlockHandle{&f.index, &f.filter, &f.props} {
 		h.Offset = binary.LittleEndian.Uint64(b[16*i:])
 		h.Length = binary.LittleEndian.Uint64(b[16*i+8:])
-		if h.Offset > footerOffset || h.Length > footerOffset-h.Offset {
-			return footer{}, fmt.Errorf("handle %d (%d, %d) outside the file", i, h.Offset, h.Length)
+		noFilter := h == &f.filter && *h == BlockHandle{}
+		if !noFilter && !h.within(footerOffset) {
+			return footer{}, fmt.Errorf("handle %d (%d, %d) outside [%d, %d)", i, h.Offset, h.Length, recordio.FileHeaderSize, footerOffset)
 		}
 	}
 	f.version = binary.LittleEndian.Uint32(b[48:])
 	if f.version != formatVersion {
 		return footer{}, fmt.Errorf("unknown format version %d", f.version)
+	}
+	// Writers zero them; a later format may give them a meaning that this
+	// reader would miss.
+	if reserved := b[52:56]; [4]byte(reserved) != [4]byte{} {
+		return footer{}, fmt.Errorf("reserved bytes % x", reserved)
 	}
 	return f, nil
 }

@@ -3,9 +3,13 @@ package sstables
 import "iter"
 
 // IterOptions bound an iterator to the keys in [LowerBound, UpperBound).
-// Nil bounds are open.
+// The zero value iterates over the whole table.
 type IterOptions struct {
-	LowerBound, UpperBound []byte
+	// LowerBound is the smallest key shown. Default: nil, no lower bound.
+	LowerBound []byte
+	// UpperBound is the first key not shown; a scan reads no block past
+	// it. Default: nil, no upper bound.
+	UpperBound []byte
 }
 
 // Iterator walks a table's entries in order: keys ascending and, within a
@@ -14,7 +18,8 @@ type IterOptions struct {
 // view. It is not safe for concurrent use.
 //
 // Key and Value alias the iterator's buffers or the mapped file and change
-// on every move: copy them to keep them.
+// on every move: copy them to keep them. Once the Reader is closed they must
+// not be used, and the next move fails with ErrClosed.
 type Iterator struct {
 	r            *Reader
 	lower, upper []byte
@@ -29,7 +34,7 @@ type Iterator struct {
 // NewIterator returns an iterator over the table, unpositioned: call First
 // or SeekGE.
 func (r *Reader) NewIterator(opts *IterOptions) *Iterator {
-	it := &Iterator{r: r}
+	it := &Iterator{r: r, index: r.index}
 	if opts != nil {
 		it.lower, it.upper = opts.LowerBound, opts.UpperBound
 	}
@@ -47,9 +52,6 @@ func (it *Iterator) First() bool {
 	if !it.ready() {
 		return false
 	}
-	if err := it.index.init(it.r.cmp, it.r.index, true); err != nil {
-		return it.stop(it.r.indexError(err))
-	}
 	if !it.index.first() {
 		return it.stop(it.r.indexError(it.index.err))
 	}
@@ -65,18 +67,20 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.lower != nil && it.r.cmp(key, it.lower) < 0 {
 		key = it.lower
 	}
-	h, ok, err := it.r.seekIndex(&it.index, key, MaxSeq)
-	if !ok {
-		return it.stop(err)
+	if !it.index.seekGE(key, MaxSeq) {
+		return it.stop(it.r.indexError(it.index.err))
 	}
-	it.h = h
-	return it.readBlock() && it.settle(it.data.seekGE(key, MaxSeq))
+	return it.loadBlock() && it.settle(it.data.seekGE(key, MaxSeq))
 }
 
 // Next moves to the next entry.
 func (it *Iterator) Next() bool {
 	if !it.valid {
 		return false
+	}
+	// The block may alias the reader's mapping, gone once it is closed.
+	if it.r.closed.Load() {
+		return it.stop(ErrClosed)
 	}
 	return it.settle(it.data.nextEntry())
 }
@@ -87,6 +91,11 @@ func (it *Iterator) settle(ok bool) bool {
 	for !ok {
 		if it.data.err != nil {
 			return it.stop(it.r.blockError(it.h, it.data.err))
+		}
+		// Later blocks hold keys at or after this block's separator: when
+		// that is past the bound, do not read the next block to find out.
+		if it.upper != nil && it.r.cmp(it.index.key, it.upper) >= 0 {
+			return it.stop(nil)
 		}
 		if !it.index.nextEntry() {
 			return it.stop(it.r.indexError(it.index.err))
@@ -106,26 +115,12 @@ func (it *Iterator) settle(ok bool) bool {
 	return true
 }
 
-// loadBlock reads the block the index iterator points at.
+// loadBlock reads the block the index iterator is at.
 func (it *Iterator) loadBlock() bool {
-	h, ok := decodeHandle(it.index.value)
-	if !ok {
-		return it.stop(it.r.indexError(errBlock("bad block handle")))
-	}
+	h, err := it.r.loadBlock(&it.index, &it.data, &it.buf, false)
 	it.h = h
-	return it.readBlock()
-}
-
-func (it *Iterator) readBlock() bool {
-	if it.r.closed.Load() {
-		return it.stop(ErrClosed)
-	}
-	block, err := it.r.blockAt(it.h, &it.buf, false)
 	if err != nil {
 		return it.stop(err)
-	}
-	if err := it.data.init(it.r.cmp, block, false); err != nil {
-		return it.stop(it.r.blockError(it.h, err))
 	}
 	return true
 }
@@ -153,10 +148,10 @@ func (it *Iterator) Valid() bool { return it.valid }
 func (it *Iterator) Key() []byte { return it.data.key }
 
 // Seq returns the current entry's sequence number.
-func (it *Iterator) Seq() uint64 { return it.data.trailer >> 8 }
+func (it *Iterator) Seq() uint64 { return it.data.seq() }
 
 // Kind returns whether the current entry is a value or a tombstone.
-func (it *Iterator) Kind() Kind { return Kind(it.data.trailer & 0xff) }
+func (it *Iterator) Kind() Kind { return it.data.kind() }
 
 // Value returns the current entry's value (empty for a tombstone).
 func (it *Iterator) Value() []byte { return it.data.value }

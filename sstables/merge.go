@@ -8,7 +8,8 @@ import (
 
 // EntryIterator is what a MergingIterator merges: anything that walks
 // entries in key order, versions of a key from the newest. Table iterators
-// and memstore iterators both are.
+// and memstore iterators both are. Key, Seq, Kind and Value describe the
+// current entry and may be called only while Valid reports true.
 type EntryIterator interface {
 	First() bool
 	SeekGE(key []byte) bool
@@ -32,10 +33,12 @@ type MergeOptions struct {
 	Seq uint64
 	// AllVersions shows every visible entry instead of each key's newest.
 	// Compaction uses it to keep versions a snapshot still needs.
+	// Default: false, each key's newest visible entry only.
 	AllVersions bool
 	// DropTombstones hides tombstones. With newest-only merging a key whose
 	// newest visible entry is a tombstone disappears: the live view. With
 	// AllVersions only the tombstone entries themselves are hidden.
+	// Default: false, tombstones are shown (Kind is KindDelete).
 	DropTombstones bool
 }
 

@@ -25,17 +25,19 @@ const (
 	GzipCompression
 )
 
-func (c Compression) codec() recordio.Codec {
+// codec returns the recordio codec for c; ok is false for an unknown c.
+func (c Compression) codec() (codec recordio.Codec, ok bool) {
 	switch c {
+	case DefaultCompression, SnappyCompression:
+		return recordio.CodecSnappy, true
 	case NoCompression:
-		return recordio.CodecNone
+		return recordio.CodecNone, true
 	case ZstdCompression:
-		return recordio.CodecZstd
+		return recordio.CodecZstd, true
 	case GzipCompression:
-		return recordio.CodecGzip
-	default:
-		return recordio.CodecSnappy
+		return recordio.CodecGzip, true
 	}
+	return 0, false
 }
 
 // WriterOptions configure a Writer. The zero value writes snappy-compressed
@@ -53,7 +55,8 @@ type WriterOptions struct {
 	// block. Default: 16.
 	RestartInterval int
 	// Compression compresses blocks. A block is stored compressed only when
-	// that saves at least an eighth of it. Default: snappy.
+	// that saves at least an eighth of it. NewWriter rejects a value that is
+	// none of the constants with ErrUnknownCompression. Default: snappy.
 	Compression Compression
 	// BloomBitsPerKey sizes the bloom filter that lets point reads skip
 	// the table: 10 gives about 1% false positives. 0 turns the filter off.

@@ -2,7 +2,9 @@ package sstables
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -11,22 +13,26 @@ import (
 	"github.com/stratadb/strata/recordio"
 )
 
-// Reader reads a table. It is safe for concurrent use.
+// Reader reads a table. Get, Has, Find and NewIterator are safe for
+// concurrent use. Close is not safe to call while they run: every read must
+// have returned, and every iterator be closed, before Close (see Close).
 //
 // Open reads only the footer, the properties, the index and the filter:
 // its cost grows with the number of blocks, not of keys. A point read then
 // checks the filter, searches the index and reads one block.
 type Reader struct {
-	name   string
-	id     uint64 // unique per Open: the cache's key for this table
-	cache  *Cache
-	rr     *recordio.RandomReader
-	cmp    func(a, b []byte) int
-	index  []byte // the index block, validated at open
-	filter *bloom.Filter
-	meta   Metadata
-	pool   sync.Pool // *lookup
-	closed atomic.Bool
+	name     string
+	id       uint64 // unique per Open: the cache's key for this table
+	cache    *Cache
+	rr       *recordio.RandomReader
+	cmp      func(a, b []byte) int
+	index    blockIter // over the index block, checked at open: lookups and iterators copy it
+	indexOff int64     // the index block's offset, for errors
+	dataEnd  uint64    // where the data blocks end: at the filter, or the index
+	filter   *bloom.Filter
+	meta     Metadata
+	pool     sync.Pool // *lookup
+	closed   atomic.Bool
 }
 
 var nextReaderID atomic.Uint64
@@ -46,11 +52,11 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
 	r := &Reader{name: name, id: nextReaderID.Add(1), cache: o.Cache, rr: rr, cmp: o.Comparator.Compare}
-	r.pool.New = func() any { return new(lookup) }
 	if err := r.load(o.Comparator); err != nil {
 		rr.Close()
 		return nil, err
 	}
+	r.pool.New = func() any { return &lookup{index: r.index} }
 	return r, nil
 }
 
@@ -60,18 +66,26 @@ func (r *Reader) load(cmp *Comparator) error {
 	if footOff < recordio.FileHeaderSize {
 		return base.Corruptf(r.name, 0, ErrBadFooter, "%d bytes is too short for a table", size)
 	}
-	raw, err := r.rr.RecordAt(footOff, nil)
-	if err != nil {
+	raw, _, err := r.rr.RecordViewSized(footOff, footerRecordSize, nil)
+	switch {
+	case errors.Is(err, ErrCorruption), errors.Is(err, io.EOF): // io.EOF: the file ends in zeros
 		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+	case err != nil:
+		return fmt.Errorf("sstables: %w", err)
 	}
 	f, err := decodeFooter(raw, uint64(footOff))
 	if err != nil {
 		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
 	}
+	r.indexOff = int64(f.index.Offset)
+	r.dataEnd = f.index.Offset
+	if f.filter.Length > 0 {
+		r.dataEnd = f.filter.Offset
+	}
 
-	props, err := r.rr.RecordAt(int64(f.props.Offset), nil)
+	props, _, err := r.readBlock(f.props, nil)
 	if err != nil {
-		return fmt.Errorf("sstables: properties: %w", err)
+		return err
 	}
 	if r.meta, err = decodeMetadata(props); err != nil {
 		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "%v", err)
@@ -81,17 +95,17 @@ func (r *Reader) load(cmp *Comparator) error {
 		return fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
 	}
 
-	if r.index, _, err = r.rr.RecordView(int64(f.index.Offset), nil); err != nil {
-		return fmt.Errorf("sstables: index: %w", err)
+	index, _, err := r.readBlock(f.index, nil)
+	if err != nil {
+		return err
 	}
-	var it blockIter
-	if err := it.init(r.cmp, r.index, true); err != nil {
-		return base.Corruptf(r.name, int64(f.index.Offset), ErrBadBlock, "index: %v", err)
+	if err := r.index.init(r.cmp, index, true); err != nil {
+		return r.indexError(err)
 	}
 	if f.filter.Length > 0 {
-		raw, _, err := r.rr.RecordView(int64(f.filter.Offset), nil)
+		raw, _, err := r.readBlock(f.filter, nil)
 		if err != nil {
-			return fmt.Errorf("sstables: filter: %w", err)
+			return err
 		}
 		if r.filter, err = bloom.Decode(raw); err != nil {
 			return base.Corruptf(r.name, int64(f.filter.Offset), ErrBadFilter, "%v", err)
@@ -100,18 +114,19 @@ func (r *Reader) load(cmp *Comparator) error {
 	return nil
 }
 
-// Metadata describes the table.
+// Metadata describes the table. Its MinKey and MaxKey are the reader's
+// own: they stay valid after Close, and must not be modified.
 func (r *Reader) Metadata() Metadata { return r.meta }
 
 // IndexSize returns the bytes the index takes in memory.
-func (r *Reader) IndexSize() int { return len(r.index) }
+func (r *Reader) IndexSize() int { return len(r.index.entries) + len(r.index.restarts) + 4 }
 
 // Get returns the value of key's newest entry, as a copy the caller owns.
 // It returns ErrNotFound when the table holds no entry for key or the
 // newest one is a tombstone.
 func (r *Reader) Get(key []byte) ([]byte, error) {
 	var value []byte
-	kind, found, err := r.find(key, MaxSeq, func(v []byte) { value = bytes.Clone(v) })
+	kind, found, err := r.find(key, r.hash(key), MaxSeq, func(v []byte) { value = bytes.Clone(v) })
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +139,7 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 // Has reports whether key has a live value: an entry whose newest version
 // is not a tombstone.
 func (r *Reader) Has(key []byte) (bool, error) {
-	kind, found, err := r.find(key, MaxSeq, nil)
+	kind, found, err := r.find(key, r.hash(key), MaxSeq, nil)
 	return found && kind == KindSet, err
 }
 
@@ -134,31 +149,48 @@ func (r *Reader) Has(key []byte) (bool, error) {
 // value is passed to use, which must not keep it after returning; use may
 // be nil.
 func (r *Reader) Find(key []byte, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
-	return r.find(key, seq, use)
+	return r.find(key, r.hash(key), seq, use)
 }
 
-func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, error) {
+// KeyHash is a key's hash for the tables' bloom filters.
+type KeyHash uint64
+
+// HashKey returns key's filter hash, for FindHash.
+func HashKey(key []byte) KeyHash { return KeyHash(bloom.Hash(key)) }
+
+// FindHash is Find for a key whose hash, HashKey(key), the caller has
+// computed: a lookup across many tables hashes the key once. Another hash
+// makes the filter answer for another key, so the key may be missed.
+func (r *Reader) FindHash(key []byte, hash KeyHash, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
+	return r.find(key, hash, seq, use)
+}
+
+// hash returns key's filter hash; a table without a filter needs none.
+func (r *Reader) hash(key []byte) KeyHash {
+	if r.filter == nil {
+		return 0
+	}
+	return HashKey(key)
+}
+
+func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (Kind, bool, error) {
 	if r.closed.Load() {
 		return 0, false, ErrClosed
 	}
-	if r.filter != nil && !r.filter.MayContain(key) {
+	if r.filter != nil && !r.filter.MayContainHash(uint64(hash)) {
 		return 0, false, nil
 	}
 	lk := r.pool.Get().(*lookup)
 	defer r.pool.Put(lk)
 
-	h, ok, err := r.seekIndex(&lk.index, key, seq)
-	if !ok {
-		return 0, false, err
+	if !lk.index.seekGE(key, seq) {
+		return 0, false, r.indexError(lk.index.err)
 	}
-	block, err := r.blockAt(h, &lk.buf, true)
+	h, err := r.loadBlock(&lk.index, &lk.data, &lk.buf, true)
 	if err != nil {
 		return 0, false, err
 	}
 	it := &lk.data
-	if err := it.init(r.cmp, block, false); err != nil {
-		return 0, false, r.blockError(h, err)
-	}
 	if !it.seekGE(key, seq) {
 		if it.err != nil {
 			return 0, false, r.blockError(h, it.err)
@@ -178,9 +210,43 @@ func (r *Reader) find(key []byte, seq uint64, use func([]byte)) (Kind, bool, err
 	return kind, true, nil
 }
 
+// readBlock reads the block at h, which Open or decodeHandle checked lies
+// in the file: one ReadAt when the file is not mapped. Damage is recordio's
+// corruption error, naming the file and offset; any other failure, such as
+// an EIO, is returned wrapped and still matches its cause.
+func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
+	block, inPlace, err := r.rr.RecordViewSized(int64(h.Offset), int64(h.Length), buf)
+	switch {
+	case err == nil, errors.Is(err, ErrCorruption):
+		return block, inPlace, err
+	case errors.Is(err, recordio.ErrClosed):
+		return nil, false, ErrClosed
+	}
+	return nil, false, fmt.Errorf("sstables: %w", err)
+}
+
+// loadBlock points data at the block the index iterator is at and returns
+// its handle. scratch and fill are as for blockAt.
+func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (BlockHandle, error) {
+	h, err := decodeHandle(index.value, r.dataEnd)
+	if err != nil {
+		return h, r.indexError(err)
+	}
+	block, err := r.blockAt(h, scratch, fill)
+	if err != nil {
+		return h, err
+	}
+	if err := data.init(r.cmp, block, false); err != nil {
+		return h, r.blockError(h, err)
+	}
+	return h, nil
+}
+
 // blockAt returns the block at h: from the cache if it holds it, else read
 // and, with fill, cached. *scratch is a buffer the caller recycles: a block
 // that is neither cached nor read in place from the mapping lands there.
+// Blocks read in place are never cached: the cache would be charged for
+// memory it does not own, and hold it past Close.
 func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
 	if r.cache != nil {
@@ -193,36 +259,22 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 	if fill {
 		buf = nil // the cache keeps the block: it must not be a recycled buffer
 	}
-	block, inPlace, err := r.rr.RecordViewSized(int64(h.Offset), int64(h.Length), buf)
+	block, inPlace, err := r.readBlock(h, buf)
 	if err != nil {
-		return nil, fmt.Errorf("sstables: %w", err)
+		return nil, err
 	}
 	switch {
+	case inPlace: // the mapping holds it
 	case fill:
 		r.cache.put(key, block)
-	case !inPlace:
+	default:
 		*scratch = block[:0]
 	}
 	return block, nil
 }
 
-// seekIndex finds the handle of the block that would hold (key, seq).
-func (r *Reader) seekIndex(it *blockIter, key []byte, seq uint64) (BlockHandle, bool, error) {
-	if err := it.init(r.cmp, r.index, true); err != nil {
-		return BlockHandle{}, false, r.indexError(err)
-	}
-	if !it.seekGE(key, seq) {
-		return BlockHandle{}, false, r.indexError(it.err)
-	}
-	h, ok := decodeHandle(it.value)
-	if !ok {
-		return BlockHandle{}, false, r.indexError(errBlock("bad block handle"))
-	}
-	return h, true, nil
-}
-
 func (r *Reader) entryKind(it *blockIter, h BlockHandle) (Kind, error) {
-	kind := Kind(it.trailer & 0xff)
+	kind := it.kind()
 	if kind != KindSet && kind != KindDelete {
 		return 0, r.blockError(h, errBlock(fmt.Sprintf("entry of unknown kind %d", kind)))
 	}
@@ -233,18 +285,25 @@ func (r *Reader) indexError(err error) error {
 	if err == nil {
 		return nil
 	}
-	return base.Corruptf(r.name, int64(r.meta.DataSize), ErrBadBlock, "index: %v", err)
+	return base.Corruptf(r.name, r.indexOff, ErrBadBlock, "index: %v", err)
 }
 
 func (r *Reader) blockError(h BlockHandle, err error) error {
 	return base.Corruptf(r.name, int64(h.Offset), ErrBadBlock, "%v", err)
 }
 
-// Close releases the table. Iterators and values that alias it must not be
-// used afterwards. Further calls return ErrClosed.
+// Close releases the table. Every Get, Has and Find must have returned and
+// every iterator be closed first: a read in flight on a memory-mapped table
+// would touch unmapped memory. Iterators and values that alias the table
+// must not be used afterwards (an iterator's next move returns false with
+// ErrClosed). The table's blocks leave the cache. Further calls return
+// ErrClosed.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
+	}
+	if r.cache != nil {
+		r.cache.evictTable(r.id) // keys are unique per Open: no one can ask for them again
 	}
 	return r.rr.Close()
 }

@@ -118,6 +118,8 @@ func TestTableRoundTrip(t *testing.T) {
 			defer r.Close()
 			got := r.Metadata()
 			require.Equal(t, meta.Records, got.Records)
+			require.Equal(t, es[0].key, meta.MinKey)
+			require.Equal(t, es[len(es)-1].key, meta.MaxKey)
 			require.Equal(t, uint64(len(es)), got.Records)
 			require.Equal(t, es[0].key, got.MinKey)
 			require.Equal(t, es[len(es)-1].key, got.MaxKey)
@@ -195,6 +197,13 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 			require.Equal(t, want.kind, kind)
 			require.Equal(t, string(want.value), string(got))
 		}
+		// FindHash, given the key's hash, answers as Find does.
+		var gotHash []byte
+		kindHash, foundHash, err := r.FindHash(e.key, HashKey(e.key), at, func(v []byte) { gotHash = bytes.Clone(v) })
+		require.NoError(t, err)
+		require.Equal(t, found, foundHash)
+		require.Equal(t, kind, kindHash)
+		require.Equal(t, got, gotHash)
 		// Before the oldest version, nothing.
 		if oldest := versions[len(versions)-1]; oldest.seq > 0 {
 			_, found, err = r.Find(e.key, oldest.seq-1, nil)
@@ -205,6 +214,9 @@ func checkPointReads(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 	for _, absent := range [][]byte{[]byte("a"), []byte("key-"), []byte("key-999999"), []byte("zzz")} {
 		_, err := r.Get(absent)
 		require.ErrorIs(t, err, ErrNotFound)
+		_, found, err := r.FindHash(absent, HashKey(absent), MaxSeq, nil)
+		require.NoError(t, err)
+		require.False(t, found)
 	}
 }
 
@@ -248,6 +260,40 @@ func checkSeeks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 	}
 }
 
+// A bounded scan reads the blocks up to the first whose index separator
+// is at or after the upper bound, not the one after it.
+func TestBoundedScanStopsAtTheBound(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(13, 13)), 1000)
+	path := filepath.Join(t.TempDir(), "t.sst")
+	writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
+	// Iterators do not fill the cache, so each block they read is a miss.
+	cache := NewCache(1 << 20)
+	r, err := Open(path, &ReaderOptions{Cache: cache})
+	require.NoError(t, err)
+	defer r.Close()
+	var bounds [][]byte
+	for i := 0; i < len(es); i += 7 {
+		// A key's successor, past a block's last key, is the case that matters.
+		bounds = append(bounds, es[i].key, append(bytes.Clone(es[i].key), 0))
+	}
+	for _, upper := range bounds {
+		want := 0
+		index := r.index
+		for ok := index.first(); ok; ok = index.nextEntry() {
+			want++
+			if bytes.Compare(index.key, upper) >= 0 {
+				break
+			}
+		}
+		before := cache.Stats().Misses
+		it := r.NewIterator(&IterOptions{UpperBound: upper})
+		for range it.All() {
+		}
+		require.NoError(t, it.Err())
+		require.Equal(t, int64(want), cache.Stats().Misses-before, "upper bound %q", upper)
+	}
+}
+
 func TestEmptyTable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.sst")
 	meta := writeTable(t, path, &WriterOptions{BloomBitsPerKey: 10}, nil)
@@ -271,6 +317,7 @@ func TestWriterRejectsBadInput(t *testing.T) {
 	require.ErrorIs(t, w.Add([]byte{}, []byte("v")), ErrEmptyKey)
 	require.ErrorIs(t, w.Add(make([]byte, MaxKeySize+1), nil), ErrKeyTooLarge)
 	require.ErrorIs(t, w.AddEntry([]byte("k"), MaxSeq+1, KindSet, nil), ErrBadSeq)
+	require.ErrorIs(t, w.AddEntry([]byte("k"), 0, Kind(7), nil), ErrBadKind)
 	require.NoError(t, w.Add([]byte("b"), []byte("1")))
 	require.ErrorIs(t, w.Add([]byte("b"), []byte("2")), ErrOutOfOrder, "duplicate key")
 	require.ErrorIs(t, w.Add([]byte("a"), []byte("2")), ErrOutOfOrder)
@@ -280,6 +327,17 @@ func TestWriterRejectsBadInput(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.ErrorIs(t, w.Add([]byte("d"), nil), ErrClosed)
 	require.ErrorIs(t, w.Close(), ErrClosed)
+}
+
+func TestWriterRejectsUnknownCompression(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []Compression{-1, GzipCompression + 1, 99} {
+		_, err := NewWriter(filepath.Join(dir, "t.sst"), &WriterOptions{Compression: c})
+		require.ErrorIs(t, err, ErrUnknownCompression, "compression %d", c)
+	}
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, names, "no file for a rejected writer")
 }
 
 // A table appears under its name only once Close has made it durable;
@@ -338,6 +396,36 @@ func TestCustomComparator(t *testing.T) {
 	require.Equal(t, []string{"0100", "0099", "0098", "0097", "0096"}, keys)
 }
 
+// A custom Separator that breaks its contract (a <= s < b) cannot make
+// keys unreachable: the writer falls back to the block's last key.
+func TestFaultySeparatorIsNotUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sep  func(dst, a, b []byte) []byte
+	}{
+		{"returns b", func(dst, _, b []byte) []byte { return append(dst, b...) }},
+		{"after b", func(dst, _, b []byte) []byte { return append(append(dst, b...), 0xff) }},
+		{"before a", func(dst, _, _ []byte) []byte { return append(dst, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmp := &Comparator{Name: "test.faulty", Compare: bytes.Compare, Separator: tc.sep}
+			es := randomEntries(rand.New(rand.NewPCG(12, 12)), 300)
+			path := filepath.Join(t.TempDir(), "t.sst")
+			writeTable(t, path, &WriterOptions{Comparator: cmp, BlockSize: 64}, es)
+			r, err := Open(path, &ReaderOptions{Comparator: cmp})
+			require.NoError(t, err)
+			defer r.Close()
+			for _, e := range es {
+				for _, seq := range []uint64{e.seq, MaxSeq} {
+					_, found, err := r.Find(e.key, seq, nil)
+					require.NoError(t, err)
+					require.True(t, found, "%v at %d", e, seq)
+				}
+			}
+		})
+	}
+}
+
 func TestClosedReader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.sst")
 	writeTable(t, path, nil, []entry{{key: []byte("k"), kind: KindSet, value: []byte("v")}})
@@ -350,6 +438,26 @@ func TestClosedReader(t *testing.T) {
 	require.False(t, it.First())
 	require.ErrorIs(t, it.Err(), ErrClosed)
 	require.ErrorIs(t, r.Close(), ErrClosed)
+}
+
+// An iterator left open when its reader is closed fails its next move
+// instead of reading unmapped memory.
+func TestIteratorAfterReaderClose(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(8, 8)), 2000)
+	for _, tc := range tableCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.sst")
+			writeTable(t, path, &tc.wopts, es)
+			r, err := Open(path, &tc.ropts)
+			require.NoError(t, err)
+			it := r.NewIterator(nil)
+			require.True(t, it.First())
+			require.NoError(t, r.Close())
+			require.False(t, it.Next())
+			require.ErrorIs(t, it.Err(), ErrClosed)
+			require.False(t, it.SeekGE(es[0].key))
+		})
+	}
 }
 
 // Many goroutines read one table at once (run with -race).
@@ -417,19 +525,68 @@ func TestIndexUsesShortSeparators(t *testing.T) {
 	require.Less(t, perBlock, 16.0, "32-byte keys should index in far fewer bytes")
 }
 
-func TestFooterAndHandleRoundTrip(t *testing.T) {
+func TestFooterRoundTrip(t *testing.T) {
 	f := footer{index: BlockHandle{100, 20}, filter: BlockHandle{50, 50}, props: BlockHandle{120, 9}, version: formatVersion}
 	got, err := decodeFooter(f.encode(), 200)
 	require.NoError(t, err)
 	require.Equal(t, f, got)
-	_, err = decodeFooter(f.encode(), 110)
-	require.Error(t, err, "handle past the footer")
+	f.filter = BlockHandle{}
+	got, err = decodeFooter(f.encode(), 200)
+	require.NoError(t, err, "no filter")
+	require.Equal(t, f, got)
+}
 
-	h, ok := decodeHandle(BlockHandle{1 << 40, 1 << 20}.append(nil))
-	require.True(t, ok)
-	require.Equal(t, BlockHandle{1 << 40, 1 << 20}, h)
-	_, ok = decodeHandle(append(BlockHandle{1, 2}.append(nil), 0))
-	require.False(t, ok, "trailing bytes")
+func TestFooterRejectsHandlesOutsideTheFile(t *testing.T) {
+	good := footer{index: BlockHandle{100, 20}, filter: BlockHandle{50, 50}, props: BlockHandle{120, 9}, version: formatVersion}
+	for _, tc := range []struct {
+		name string
+		edit func(f *footer)
+	}{
+		{"index past the footer", func(f *footer) { f.index = BlockHandle{190, 20} }},
+		{"index in the file header", func(f *footer) { f.index.Offset = 0 }},
+		{"empty index", func(f *footer) { f.index.Length = 0 }},
+		{"props in the file header", func(f *footer) { f.props.Offset = 4 }},
+		{"props length overflows", func(f *footer) { f.props.Length = 1<<64 - 1 }},
+		{"filter with length 0 at an offset", func(f *footer) { f.filter = BlockHandle{50, 0} }},
+		{"filter in the file header", func(f *footer) { f.filter.Offset = 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := good
+			tc.edit(&f)
+			_, err := decodeFooter(f.encode(), 200)
+			require.ErrorContains(t, err, "outside")
+		})
+	}
+}
+
+func TestDecodeHandle(t *testing.T) {
+	const limit = 1 << 41
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want BlockHandle
+		err  string
+	}{
+		{"large", BlockHandle{1 << 40, 1 << 20}.append(nil), BlockHandle{1 << 40, 1 << 20}, ""},
+		{"ends at the limit", BlockHandle{limit - 10, 10}.append(nil), BlockHandle{limit - 10, 10}, ""},
+		{"trailing bytes", append(BlockHandle{8, 2}.append(nil), 0), BlockHandle{}, "malformed"},
+		{"truncated", BlockHandle{1 << 40, 1}.append(nil)[:3], BlockHandle{}, "malformed"},
+		{"in the file header", BlockHandle{0, 20}.append(nil), BlockHandle{}, "outside"},
+		{"empty", BlockHandle{8, 0}.append(nil), BlockHandle{}, "outside"},
+		{"past the limit", BlockHandle{limit, 1}.append(nil), BlockHandle{}, "outside"},
+		{"crosses the limit", BlockHandle{limit - 10, 11}.append(nil), BlockHandle{}, "outside"},
+		{"length overflows", BlockHandle{8, 1<<64 - 1}.append(nil), BlockHandle{}, "outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := decodeHandle(tc.b, limit)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, h)
+		})
+	}
 }
 
 func TestMetadataRoundTrip(t *testing.T) {

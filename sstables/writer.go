@@ -41,8 +41,7 @@ type Writer struct {
 	filter *bloom.Builder
 	meta   Metadata
 
-	hasLast bool
-	lastKey []byte
+	lastKey []byte // empty until the first entry: keys are never empty
 	lastSeq uint64
 
 	// The index entry of the last finished block waits for the next key, so
@@ -60,6 +59,10 @@ type Writer struct {
 // NewWriter creates a table to be named name once Close succeeds.
 func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	o := opts.withDefaults()
+	codec, ok := o.Compression.codec()
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownCompression, o.Compression)
+	}
 	w := &Writer{
 		name:    name,
 		tmpName: name + ".tmp",
@@ -70,7 +73,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 		meta: Metadata{
 			FormatVersion:   formatVersion,
 			Comparator:      o.Comparator.Name,
-			Codec:           o.Compression.codec(),
+			Codec:           codec,
 			BlockSize:       uint64(o.BlockSize),
 			RestartInterval: uint64(o.RestartInterval),
 			BloomBitsPerKey: uint64(o.BloomBitsPerKey),
@@ -113,11 +116,16 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 	case seq > MaxSeq:
 		return fmt.Errorf("%w: %d", ErrBadSeq, seq)
 	case kind != KindSet && kind != KindDelete:
-		return fmt.Errorf("sstables: unknown kind %d", kind)
+		return fmt.Errorf("%w: %d", ErrBadKind, kind)
 	}
-	newKey := !w.hasLast || w.cmp(key, w.lastKey) != 0
-	if w.hasLast && compareInternal(w.cmp, key, seq, w.lastKey, w.lastSeq) <= 0 {
-		return fmt.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
+	newKey := true
+	if len(w.lastKey) > 0 {
+		// compareInternal inlined, to compare the keys once.
+		c := w.cmp(key, w.lastKey)
+		if c < 0 || c == 0 && seq >= w.lastSeq {
+			return fmt.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
+		}
+		newKey = c != 0
 	}
 	if w.pending {
 		w.addIndexEntry(key)
@@ -126,21 +134,20 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 		w.filter.Add(key)
 	}
 	w.data.add(key, seq<<8|uint64(kind), value)
-	w.noteEntry(key, seq, kind, value, newKey)
+	w.noteEntry(key, seq, kind, value)
 	if w.data.size() >= w.opts.BlockSize {
 		return w.flushBlock()
 	}
 	return nil
 }
 
-func (w *Writer) noteEntry(key []byte, seq uint64, kind Kind, value []byte, newKey bool) {
+// noteEntry records an added entry in the metadata; MaxKey waits for
+// finish, to save a copy per entry.
+func (w *Writer) noteEntry(key []byte, seq uint64, kind Kind, value []byte) {
 	m := &w.meta
-	if !w.hasLast {
+	if len(w.lastKey) == 0 {
 		m.MinKey = append(m.MinKey[:0], key...)
 		m.MinSeq, m.MaxSeq = seq, seq
-	}
-	if newKey {
-		m.MaxKey = append(m.MaxKey[:0], key...)
 	}
 	m.MinSeq, m.MaxSeq = min(m.MinSeq, seq), max(m.MaxSeq, seq)
 	m.Records++
@@ -151,17 +158,18 @@ func (w *Writer) noteEntry(key []byte, seq uint64, kind Kind, value []byte, newK
 	m.RawValueSize += uint64(len(value))
 	w.lastKey = append(w.lastKey[:0], key...)
 	w.lastSeq = seq
-	w.hasLast = true
 }
 
 // addIndexEntry indexes the last finished block now that the next key is
 // known: with a separator between the two blocks when the comparator can
-// shorten one, else with the block's last key.
+// shorten one, else with the block's last key. A separator that is not
+// strictly between them (a faulty custom Separator) is not used: one at or
+// after next would send a read of next to this block.
 func (w *Writer) addIndexEntry(next []byte) {
 	key, trailer := w.pendingKey, indexTrailer(w.pendingSeq)
 	if next != nil && w.opts.Comparator.Separator != nil && w.cmp(w.pendingKey, next) < 0 {
 		w.sep = w.opts.Comparator.Separator(w.sep[:0], w.pendingKey, next)
-		if w.cmp(w.sep, w.pendingKey) > 0 {
+		if w.cmp(w.sep, w.pendingKey) > 0 && w.cmp(w.sep, next) < 0 {
 			// It sorts after every version of the block's last key, and
 			// before the next key whatever its version.
 			key, trailer = w.sep, indexTrailer(MaxSeq)
@@ -172,11 +180,11 @@ func (w *Writer) addIndexEntry(next []byte) {
 }
 
 func (w *Writer) flushBlock() error {
-	off, err := w.rw.Write(w.data.finish())
+	h, err := w.writeBlock(w.data.finish())
 	if err != nil {
 		return w.fail(err)
 	}
-	w.pendingH = BlockHandle{Offset: uint64(off), Length: uint64(w.rw.Size() - off)}
+	w.pendingH = h
 	w.pendingKey = append(w.pendingKey[:0], w.lastKey...)
 	w.pendingSeq = w.lastSeq
 	w.pending = true
@@ -184,6 +192,15 @@ func (w *Writer) flushBlock() error {
 	w.meta.DataSize += w.pendingH.Length
 	w.data.reset()
 	return nil
+}
+
+// writeBlock appends a block, as one record, and returns its handle.
+func (w *Writer) writeBlock(block []byte) (BlockHandle, error) {
+	off, err := w.rw.Write(block)
+	if err != nil {
+		return BlockHandle{}, err
+	}
+	return BlockHandle{Offset: uint64(off), Length: uint64(w.rw.Size() - off)}, nil
 }
 
 // EstimatedSize returns the table's size so far, the block being built
@@ -219,28 +236,21 @@ func (w *Writer) finish() error {
 	if w.pending {
 		w.addIndexEntry(nil)
 	}
-	var f footer
-	f.version = formatVersion
-	write := func(h *BlockHandle, block []byte) error {
-		off, err := w.rw.Write(block)
-		if err != nil {
-			return err
-		}
-		*h = BlockHandle{Offset: uint64(off), Length: uint64(w.rw.Size() - off)}
-		return nil
-	}
+	f := footer{version: formatVersion}
+	var err error
 	if w.filter != nil {
-		if err := write(&f.filter, w.filter.Build()); err != nil {
+		if f.filter, err = w.writeBlock(w.filter.Build()); err != nil {
 			return err
 		}
 		w.meta.FilterSize = f.filter.Length
 	}
-	if err := write(&f.index, w.index.finish()); err != nil {
+	if f.index, err = w.writeBlock(w.index.finish()); err != nil {
 		return err
 	}
 	w.meta.IndexSize = f.index.Length
+	w.meta.MaxKey = append(w.meta.MaxKey[:0], w.lastKey...)
 	w.meta.CreatedUnixNano = time.Now().UnixNano()
-	if err := write(&f.props, w.meta.encode()); err != nil {
+	if f.props, err = w.writeBlock(w.meta.encode()); err != nil {
 		return err
 	}
 	before := w.rw.Size()
@@ -262,7 +272,9 @@ func (w *Writer) finish() error {
 	return fs.SyncDir(filepath.Dir(w.name))
 }
 
-// Metadata describes the table; it is complete once Close has succeeded.
+// Metadata describes the table; it is complete (MaxKey included) once Close
+// has succeeded. Its MinKey and MaxKey are the writer's own and must not be
+// modified.
 func (w *Writer) Metadata() Metadata { return w.meta }
 
 // Abort discards the table: it closes and removes the temporary file.
