@@ -491,17 +491,27 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	return d.getAt(key, d.visibleSeq.Load())
-}
-
-// getAt reads key as of seq. It loads the read state after seq was chosen:
-// every write up to seq was applied, into a memstore that state holds.
-func (d *DB) getAt(key []byte, seq uint64) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
 	rs := d.acquire()
 	defer rs.unref(d)
+	return rs.get(key, d.visibleSeq.Load())
+}
+
+// get reads key as of seq, which is a snapshot's or the visible sequence
+// number loaded after rs was acquired.
+//
+// The order matters. A flush or compaction that built rs's tables kept, of
+// each key's versions that no snapshot tells apart, only the newest, which
+// was applied, so at or below the visible sequence number, before rs was
+// installed: a seq loaded later still sees it, and a dropped version could
+// only have hidden behind it. A seq loaded before acquiring could predate
+// a flush installed in between, and find its version dropped in favour of
+// one above seq. Writes at or below seq that rs lacks went to memstores
+// created after rs, so they come after all that rs holds: the read sees
+// the state after a prefix of the commits, between acquire and load.
+func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 	for i := len(rs.imm); i >= 0; i-- {
 		mt := rs.mem
 		if i < len(rs.imm) {

@@ -39,10 +39,16 @@ func (d *DB) flushLoop() {
 // installs it. The caller holds d.mu; it is released during the write.
 func (d *DB) flushOldest() error {
 	mt := d.imm[0]
-	snaps := d.snapshotSeqs()
 	d.flushing = true
 	d.mu.Unlock()
-	mt.writes.Wait() // groups appended before the rotation finish applying
+	// Groups appended before the rotation finish applying first. Only then
+	// is the list of snapshots complete: a snapshot taken while one of them
+	// was still being applied sees a version below it, which the flush must
+	// keep. Any snapshot taken later sees the whole memstore.
+	mt.writes.Wait()
+	d.mu.Lock()
+	snaps := d.snapshotSeqs()
+	d.mu.Unlock()
 	start := time.Now()
 	t, err := d.writeL0(mt.m, snaps)
 	d.mu.Lock()

@@ -29,12 +29,14 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	return d.newIterator(lower, upper, d.visibleSeq.Load())
+	rs := d.acquire()
+	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()) // in this order: see readState.get
 }
 
-func (d *DB) newIterator(lower, upper []byte, seq uint64) (*Iterator, error) {
-	it := &Iterator{db: d, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
-	it.rs = d.acquire()
+// newIterator returns an iterator over rs as of seq; it takes over the
+// caller's reference on rs.
+func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) (*Iterator, error) {
+	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
 	var children []sstables.EntryIterator
 	if seq > 0 { // at sequence number 0 nothing is visible yet
 		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}

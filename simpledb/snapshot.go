@@ -37,7 +37,12 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.db.getAt(key, s.seq)
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	rs := s.db.acquire()
+	defer rs.unref(s.db)
+	return rs.get(key, s.seq)
 }
 
 // NewIterator returns an iterator over [lower, upper) as of the snapshot.
@@ -45,7 +50,7 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.db.newIterator(lower, upper, s.seq)
+	return s.db.newIterator(s.db.acquire(), lower, upper, s.seq)
 }
 
 // Release frees the snapshot. Later calls return ErrClosed.
