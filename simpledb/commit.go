@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
 )
 
 // Writes go through a pipelined group commit, in three stages:
@@ -450,10 +451,14 @@ func (d *DB) rotate() error {
 	if err != nil {
 		return d.setBackgroundError(fmt.Errorf("close log: %w", err))
 	}
-	d.imm = append(d.imm, d.mem)
-	if err := d.newLog(); err != nil {
+	num := d.newFileNum()
+	w, f, err := d.createLog(num)
+	if err != nil {
 		return d.setBackgroundError(err)
 	}
+	d.wal, d.walFile = w, f
+	d.imm = append(d.imm, d.mem)
+	d.mem = &memTable{m: memstore.New(nil), logNum: num}
 	d.installReadState()
 	d.cond.Broadcast()
 	return nil

@@ -149,7 +149,7 @@ func (d *DB) recover() error {
 		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name)); err != nil {
 			return err
 		}
-	} else if err := checkNewDir(d.dir, names); err != nil {
+	} else if err := d.checkNewDir(names); err != nil {
 		return err
 	}
 	// Numbers a crashed session allocated but never recorded may name files
@@ -191,10 +191,8 @@ func (d *DB) recover() error {
 		}
 	}
 	slices.Sort(logs)
-	for i, num := range logs {
-		if err := d.replayLog(num, i == len(logs)-1, recovered); err != nil {
-			return err
-		}
+	if err := d.replayLogs(logs, recovered); err != nil {
+		return err
 	}
 
 	if recovered.Len() > 0 {
@@ -208,13 +206,24 @@ func (d *DB) recover() error {
 			d.current = nv
 		}
 	}
-	if err := d.newLog(); err != nil {
-		return err
-	}
-	d.logNum = d.mem.logNum
+	// The new manifest names the new log before the log exists: once
+	// CURRENT points at it the logs replayed above are obsolete, whatever
+	// becomes of the new one. A crash before the log is created, or before
+	// its header is durable, leaves the manifest naming a log that is
+	// missing or header-less, and the next Open replays nothing from it.
+	// The other order would leave a new log after the old ones, and the
+	// torn tail of the last of those could no longer be told from damage.
+	logNum := d.newFileNum()
+	d.logNum = logNum
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
+	w, f, err := d.createLog(logNum)
+	if err != nil {
+		return err
+	}
+	d.wal, d.walFile = w, f
+	d.mem = &memTable{m: memstore.New(nil), logNum: logNum}
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
@@ -223,47 +232,92 @@ func (d *DB) recover() error {
 }
 
 // checkNewDir accepts a directory without CURRENT as a new database only if
-// it holds nothing, or just what a crash during creation leaves: anything
-// else is not a database and is left alone.
-func checkNewDir(dir string, names []string) error {
+// it holds nothing, or just what a crash during creation leaves (a
+// manifest, temporary files; before this version's order, a log without
+// records): anything else is not a database and is left alone.
+func (d *DB) checkNewDir(names []string) error {
 	for _, name := range names {
-		switch kind, _ := parseFileName(name); kind {
-		case fileLock, fileManifest, fileTemp:
+		switch kind, num := parseFileName(name); {
+		case kind == fileLock || kind == fileManifest || kind == fileTemp:
+		case kind == fileLog && d.logIsEmpty(num):
 		default:
-			return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, dir, name, currentName)
+			return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, name, currentName)
 		}
 	}
 	return nil
 }
 
-// replayLog applies a log's batches to m. Damage that nothing valid
-// follows in the last log is a torn tail, the unacknowledged end of the
-// last write: it is dropped. Any other damage is ErrCorruption.
-func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
+// logIsEmpty reports whether log num is empty or holds a file header and
+// no record.
+func (d *DB) logIsEmpty(num uint64) bool {
+	path := logName(d.dir, num)
+	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
+		return true
+	}
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	_, err = r.Next()
+	return err == io.EOF
+}
+
+// replayLogs applies the batches of the logs nums, in order, to m.
+//
+// Damage at the end of a log that no valid record follows, in that log or
+// in any later one, is a torn tail: the unacknowledged end of the last
+// write, or a log whose creation a crash interrupted before its header was
+// durable. It is dropped. Any other damage is ErrCorruption: a torn tail
+// followed by records in a later log means acknowledged writes were lost
+// in between.
+func (d *DB) replayLogs(nums []uint64, m *memstore.Memstore) error {
+	var torn error // the first tail damage not yet known to be the last
+	for _, num := range nums {
+		records, tail, err := d.replayLog(num, m)
+		if err != nil {
+			return err
+		}
+		if records > 0 && torn != nil {
+			return fmt.Errorf("simpledb: replay: %w, and log %06d after it holds records", torn, num)
+		}
+		if torn == nil {
+			torn = tail
+		}
+	}
+	if torn != nil {
+		d.log.Warn("simpledb: dropped the torn tail of the log", "damage", torn)
+	}
+	return nil
+}
+
+// replayLog applies a log's batches to m and returns how many it applied.
+// Damage that nothing valid follows in the log comes back as tail, for
+// replayLogs to judge; any other damage is err.
+func (d *DB) replayLog(num uint64, m *memstore.Memstore) (records int, tail, err error) {
 	path := logName(d.dir, num)
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
+	if errors.Is(err, recordio.ErrTruncatedHeader) {
+		return 0, err, nil // created, but the crash came before its header was durable
+	}
 	if err != nil {
-		if last && errors.Is(err, recordio.ErrTruncatedHeader) {
-			return nil // created, but the crash came before its header was written
-		}
-		return fmt.Errorf("simpledb: replay %s: %w", path, err)
+		return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)
 	}
 	defer r.Close()
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return nil
+			return records, nil, nil
 		}
-		if errors.Is(err, ErrCorruption) && last {
+		if errors.Is(err, ErrCorruption) {
 			damage := err
 			if _, err := r.Resync(); err == io.EOF {
-				d.log.Warn("simpledb: dropped the torn tail of the last log", "log", path, "damage", damage)
-				return nil
+				return records, damage, nil
 			}
-			return fmt.Errorf("simpledb: replay: %w", damage)
+			return records, nil, fmt.Errorf("simpledb: replay: %w", damage)
 		}
 		if err != nil {
-			return fmt.Errorf("simpledb: replay: %w", err)
+			return records, nil, fmt.Errorf("simpledb: replay: %w", err)
 		}
 		_, _, err = decodeBatch(rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 			if seq <= d.lastSeq {
@@ -273,8 +327,9 @@ func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
 			return m.Apply(seq, kind, key, value)
 		})
 		if err != nil {
-			return base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
+			return records, nil, base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
 		}
+		records++
 	}
 }
 
@@ -299,12 +354,13 @@ func (d *DB) newFileNum() uint64 {
 	return n
 }
 
-// newLog starts a new log for a new, empty active memstore.
-func (d *DB) newLog() error {
-	num := d.newFileNum()
-	f, err := d.fs.Create(logName(d.dir, num))
+// createLog creates log num and makes its header and its directory entry
+// durable. On failure it removes what it created.
+func (d *DB) createLog(num uint64) (*recordio.Writer, vfs.File, error) {
+	path := logName(d.dir, num)
+	f, err := d.fs.Create(path)
 	if err != nil {
-		return fmt.Errorf("simpledb: new log: %w", err)
+		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
 	w, err := recordio.NewWriter(f, nil)
 	if err == nil {
@@ -315,11 +371,10 @@ func (d *DB) newLog() error {
 	}
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("simpledb: new log: %w", err)
+		d.deleteFile(path)
+		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
-	d.wal, d.walFile = w, f
-	d.mem = &memTable{m: memstore.New(nil), logNum: num}
-	return nil
+	return w, f, nil
 }
 
 // writeNewManifest starts a manifest whose first edit describes the whole
