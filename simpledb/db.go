@@ -493,13 +493,16 @@ func (d *DB) installReadState() {
 	}
 }
 
-// acquire returns the read state with a reference the caller must drop.
-func (d *DB) acquire() *readState {
+// acquire returns the read state with a reference the caller must drop,
+// or ErrClosed once Close has released it: its tables may be closed.
+func (d *DB) acquire() (*readState, error) {
 	d.rsMu.RLock()
-	rs := d.rs
-	rs.refs.Add(1)
-	d.rsMu.RUnlock()
-	return rs
+	defer d.rsMu.RUnlock()
+	if d.rs == nil {
+		return nil, ErrClosed
+	}
+	d.rs.refs.Add(1)
+	return d.rs, nil
 }
 
 // removeObsoleteFiles deletes logs older than the oldest one needed and,
@@ -549,7 +552,10 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	rs := d.acquire()
+	rs, err := d.acquire()
+	if err != nil {
+		return nil, err
+	}
 	defer rs.unref(d)
 	return rs.get(key, d.visibleSeq.Load())
 }
@@ -660,8 +666,14 @@ func (d *DB) releaseAll() error {
 	if d.manifest != nil {
 		errs = append(errs, d.manifest.Close())
 	}
-	if d.rs != nil {
-		d.rs.unref(d)
+	// Reads that acquire the state from now on get ErrClosed: once the
+	// last reference goes, its tables are closed.
+	d.rsMu.Lock()
+	rs := d.rs
+	d.rs = nil
+	d.rsMu.Unlock()
+	if rs != nil {
+		rs.unref(d)
 	}
 	if d.current != nil {
 		d.current.unref(d)

@@ -29,13 +29,16 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	rs := d.acquire()
-	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()) // in this order: see readState.get
+	rs, err := d.acquire()
+	if err != nil {
+		return nil, err
+	}
+	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()), nil // in this order: see readState.get
 }
 
 // newIterator returns an iterator over rs as of seq; it takes over the
 // caller's reference on rs.
-func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) (*Iterator, error) {
+func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterator {
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
 	var children []sstables.EntryIterator
 	if seq > 0 { // at sequence number 0 nothing is visible yet
@@ -57,7 +60,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) (*Itera
 		}
 	}
 	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: max(seq, 1), DropTombstones: true}, children...)
-	return it, nil
+	return it
 }
 
 // First moves to the first key.

@@ -40,7 +40,10 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	rs := s.db.acquire()
+	rs, err := s.db.acquire()
+	if err != nil {
+		return nil, err
+	}
 	defer rs.unref(s.db)
 	return rs.get(key, s.seq)
 }
@@ -50,7 +53,11 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.db.newIterator(s.db.acquire(), lower, upper, s.seq)
+	rs, err := s.db.acquire()
+	if err != nil {
+		return nil, err
+	}
+	return s.db.newIterator(rs, lower, upper, s.seq), nil
 }
 
 // Release frees the snapshot. Later calls return ErrClosed.

@@ -1,0 +1,168 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// renameHookFS calls hook before each rename.
+type renameHookFS struct {
+	vfs.FS
+	hook func(newname string)
+}
+
+func (h *renameHookFS) Rename(oldname, newname string) error {
+	h.hook(newname)
+	return h.FS.Rename(oldname, newname)
+}
+
+// Close waits for a manual compaction that is writing its output, rather
+// than closing the manifest under it.
+func TestCloseWaitsForCompact(t *testing.T) {
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var armed atomic.Bool
+	fsys := &renameHookFS{FS: vfs.NewMem(), hook: func(newname string) {
+		if armed.Load() && strings.HasSuffix(newname, ".sst") {
+			once.Do(func() {
+				close(reached)
+				<-release
+			})
+		}
+	}}
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 100)
+	require.NoError(t, db.Flush())
+	for k, v := range putAcked(t, db, 100, 200) {
+		acked[k] = v
+	}
+	require.NoError(t, db.Flush())
+	armed.Store(true)
+
+	compacted := make(chan error, 1)
+	go func() { compacted <- db.Compact() }()
+	<-reached // the compaction is installing its first output
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a compaction was writing", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-compacted; err != nil {
+		require.ErrorIs(t, err, ErrClosed)
+	}
+	require.NoError(t, <-closed)
+
+	armed.Store(false)
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	requireAcked(t, db, acked)
+	require.NoError(t, db.Close())
+}
+
+// A read that passed its closed check just before Close released the read
+// state gets ErrClosed, not a state whose tables are closed.
+func TestAcquireAfterClose(t *testing.T) {
+	opts := smallOptions()
+	opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	putAcked(t, db, 0, 10)
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Close())
+	_, err = db.acquire()
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+// Reads, iterators, snapshots and a manual compaction racing Close (run
+// with -race; tables are memory-mapped, so a read of a closed table would
+// crash): each call returns a right answer or ErrClosed.
+func TestCallsRacingClose(t *testing.T) {
+	seed := testseed.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for round := range 10 {
+		opts := smallOptions()
+		opts.MmapTables, opts.Logger, opts.NoSync = true, quietLogger, true
+		db, err := Open(t.TempDir(), opts)
+		require.NoError(t, err)
+		acked := putAcked(t, db, 0, 300)
+		require.NoError(t, db.Flush())
+		for k, v := range putAcked(t, db, 300, 400) { // in the memstore
+			acked[k] = v
+		}
+		keys := make([][]byte, 0, len(acked))
+		for k := range acked {
+			keys = append(keys, []byte(k))
+		}
+
+		var wg sync.WaitGroup
+		check := func(what string, err error) bool {
+			if err == nil {
+				return true
+			}
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("seed %d round %d: %s: %v", seed, round, what, err)
+			}
+			return false
+		}
+		for g := range 8 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					k := keys[(g*131+i)%len(keys)]
+					switch g % 4 {
+					case 0:
+						v, err := db.Get(k)
+						if !check("Get", err) {
+							return
+						}
+						if string(v) != acked[string(k)] {
+							t.Errorf("Get %s = %q, want %q", k, v, acked[string(k)])
+							return
+						}
+					case 1:
+						it, err := db.NewIterator(k, nil)
+						if !check("NewIterator", err) {
+							return
+						}
+						for n := 0; n < 20 && it.Next(); n++ {
+						}
+						err = it.Err()
+						it.Close()
+						if !check("iterate", err) {
+							return
+						}
+					case 2:
+						snap := db.NewSnapshot()
+						_, err := snap.Get(k)
+						snap.Release()
+						if !check("Snapshot.Get", err) {
+							return
+						}
+					case 3:
+						if !check("Compact", db.Compact()) {
+							return
+						}
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+		require.NoError(t, db.Close(), fmt.Sprintf("seed %d round %d", seed, round))
+		wg.Wait()
+	}
+}
