@@ -135,7 +135,6 @@ func (d *DB) runCompaction(c *compaction) error {
 	if err := d.writeEdit(edit); err != nil {
 		// As in a flush: the outputs stay for the next Open to sort out.
 		for _, t := range outputs {
-			t.refs.Add(1)
 			t.unref(d)
 		}
 		return err

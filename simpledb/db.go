@@ -162,12 +162,14 @@ func (d *DB) recover() error {
 	}
 	d.lastSeq = state.lastSeq
 
+	// The version holds each table's reference from the moment it is open,
+	// so that a failure part way closes those opened before it.
 	v := &version{}
+	v.refs.Store(1)
 	for level, tables := range state.levels {
 		for _, info := range tables {
 			t, err := d.openTable(info)
 			if err != nil {
-				v.refs.Store(1)
 				v.unref(d)
 				return err
 			}
@@ -175,12 +177,6 @@ func (d *DB) recover() error {
 		}
 	}
 	v.sortLevels()
-	for _, level := range v.levels {
-		for _, t := range level {
-			t.ref()
-		}
-	}
-	v.refs.Store(1)
 	d.current = v
 
 	recovered := memstore.New(nil)
@@ -333,7 +329,8 @@ func (d *DB) replayLog(num uint64, m *memstore.Memstore) (records int, tail, err
 	}
 }
 
-// openTable opens a table the manifest names.
+// openTable opens a table the manifest names. The table comes with one
+// reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
 	path := tableName(d.dir, info.num)
 	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
@@ -343,7 +340,9 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}
-	return &table{tableInfo: info, reader: r}, nil
+	t := &table{tableInfo: info, reader: r}
+	t.refs.Store(1)
+	return t, nil
 }
 
 // newFileNum allocates a file number. Callers hold d.mu or run before the
@@ -442,8 +441,9 @@ func (d *DB) writeEdit(edit *versionEdit) error {
 }
 
 // applyEdit installs the version an edit makes and publishes it to readers.
-// The caller holds d.mu. Tables the edit deletes become obsolete: their
-// files go when their last reader is done.
+// The caller holds d.mu; the new version takes over its references on the
+// added tables. Tables the edit deletes become obsolete: their files go
+// when their last reader is done.
 func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
 	deleted := map[uint64]bool{}
 	for _, del := range edit.deleted {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,6 +26,76 @@ type renameHookFS struct {
 func (h *renameHookFS) Rename(oldname, newname string) error {
 	h.hook(newname)
 	return h.FS.Rename(oldname, newname)
+}
+
+// openFilesFS counts the files open through it.
+type openFilesFS struct {
+	vfs.FS
+	open atomic.Int64
+}
+
+func (o *openFilesFS) Create(name string) (vfs.File, error) {
+	return o.count(o.FS.Create(name))
+}
+
+func (o *openFilesFS) Open(name string) (vfs.File, error) {
+	return o.count(o.FS.Open(name))
+}
+
+func (o *openFilesFS) count(f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	o.open.Add(1)
+	return &countedFile{File: f, fs: o}, nil
+}
+
+type countedFile struct {
+	vfs.File
+	fs   *openFilesFS
+	once sync.Once
+}
+
+func (c *countedFile) Close() error {
+	c.once.Do(func() { c.fs.open.Add(-1) })
+	return c.File.Close()
+}
+
+// An Open that fails opening its nth table closes the tables it opened
+// before, and a later Open succeeds.
+func TestFailedOpenClosesTables(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := model{}
+	const tables = 4
+	for i := range tables {
+		for k, v := range putAcked(t, db, i*50, (i+1)*50) {
+			acked[k] = v
+		}
+		require.NoError(t, db.Flush())
+	}
+	require.Equal(t, tables, db.Stats().Levels[0].Tables)
+	require.NoError(t, db.Close())
+
+	for n := range int64(tables) {
+		rule := &errorfs.Rule{Ops: errorfs.OpOpen, Match: errorfs.Suffix(".sst"), After: n, Err: syscall.EIO}
+		rule.Enable()
+		fsys := &openFilesFS{FS: errorfs.Wrap(mem, rule)}
+		opts.FS = fsys
+		_, err := Open("/db", opts)
+		require.ErrorIs(t, err, syscall.EIO, "table open %d fails", n+1)
+		require.Zero(t, fsys.open.Load(), "files left open after table open %d failed", n+1)
+	}
+	fsys := &openFilesFS{FS: mem}
+	opts.FS = fsys
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	requireAcked(t, db, acked)
+	require.NoError(t, db.Close())
+	require.Zero(t, fsys.open.Load(), "files left open by Close")
 }
 
 // Close waits for a manual compaction that is writing its output, rather

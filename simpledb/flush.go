@@ -72,7 +72,6 @@ func (d *DB) flushOldest() error {
 		// so the table stays: the next Open keeps it if the manifest names
 		// it and removes it as an orphan if not.
 		if t != nil {
-			t.refs.Add(1)
 			t.unref(d)
 		}
 		return err
@@ -105,7 +104,8 @@ func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
 
 // writeTables writes an iterator's entries into new tables, starting a new
 // one past splitAt bytes (0: never) at a key boundary, so that no key
-// spans two tables. It opens and returns them.
+// spans two tables. It opens and returns them, each with one reference, the
+// caller's.
 func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	var (
 		outputs []*table
@@ -136,7 +136,6 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		}
 		for _, t := range outputs {
 			t.obsolete.Store(true)
-			t.refs.Add(1)
 			t.unref(d)
 		}
 		return nil, err

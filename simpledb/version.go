@@ -11,10 +11,11 @@ import (
 )
 
 // table is a live table: what the manifest records, and its open reader.
-// It is reference-counted by the versions that contain it (and by running
-// compactions): when the last reference goes, the reader is closed and, if
-// an edit has removed the table, its file deleted. Readers are therefore
-// never closed under a Get or an iterator.
+// It is reference-counted by the versions that contain it (and, until a
+// version takes it over, by whoever opened it): when the last reference
+// goes, the reader is closed and, if an edit has removed the table, its
+// file deleted. Readers are therefore never closed under a Get or an
+// iterator.
 type table struct {
 	tableInfo
 	reader   *sstables.Reader
@@ -66,13 +67,14 @@ func (v *version) unref(d *DB) {
 }
 
 // withEdit returns a new version: v minus the deleted tables plus the added
-// ones (which the caller has opened). It takes a reference on every table
-// it holds.
+// ones. It takes a reference on every table it keeps from v, and takes over
+// the caller's reference on each added one.
 func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *version {
 	nv := &version{}
 	for level, tables := range v.levels {
 		for _, t := range tables {
 			if !deleted[t.num] {
+				t.ref()
 				nv.levels[level] = append(nv.levels[level], t)
 			}
 		}
@@ -81,11 +83,6 @@ func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *vers
 		nv.levels[a.level] = append(nv.levels[a.level], a.t)
 	}
 	nv.sortLevels()
-	for _, level := range nv.levels {
-		for _, t := range level {
-			t.ref()
-		}
-	}
 	nv.refs.Store(1)
 	return nv
 }
