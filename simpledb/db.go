@@ -21,6 +21,12 @@ import (
 
 // DB is an embedded key-value database. All its methods are safe for
 // concurrent use.
+//
+// Its locks are taken in this order, a goroutine holding one taking only
+// later ones: closeMu, walMu, pubMu, mu, syncMu. commitMu and rsMu are
+// innermost: nothing is locked under them. (Snapshot.mu comes before mu.)
+// The write path holds walMu while it appends and while a writer stalls,
+// so nothing a reader or Stats needs is guarded by it.
 type DB struct {
 	dir   string
 	opts  Options
@@ -31,7 +37,8 @@ type DB struct {
 
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
-	// and installed in order).
+	// and installed in order) and the file deletions that installing it
+	// may cause.
 	mu          sync.Mutex
 	cond        *sync.Cond // broadcast whenever flush, compaction or error state changes
 	mem         *memTable
@@ -63,13 +70,13 @@ type DB struct {
 	leading    bool
 	visibleSeq atomic.Uint64 // every write up to it is applied and readable
 
-	// walMu guards the log writer and what the append stage owns.
+	// walMu guards the log writer and what the append stage owns. mem
+	// changes only under both walMu and mu, so either suffices to read it.
 	walMu      sync.Mutex
 	wal        *recordio.Writer
 	walFile    vfs.File // the log's file, which the sync stage fsyncs
-	logEnd     uint64   // bytes appended to all logs since Open
 	lastSeq    uint64   // the last sequence number assigned
-	writeStats struct{ writes, userBytes, logBytes int64 }
+	writeStats writeCounters
 
 	// pubMu guards the groups appended but not yet published, in order.
 	pubMu   sync.Mutex
@@ -681,6 +688,3 @@ func (d *DB) releaseAll() error {
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)
 }
-
-// Lock order: commitMu is never held with another lock. Then walMu, d.mu,
-// syncMu, pubMu in that order; rsMu is taken alone or innermost.

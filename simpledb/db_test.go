@@ -17,14 +17,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// renameHookFS calls hook before each rename.
-type renameHookFS struct {
+// hookFS calls before ahead of each Create and Rename, with the path (the
+// new one for a rename).
+type hookFS struct {
 	vfs.FS
-	hook func(newname string)
+	before func(op errorfs.Op, path string)
 }
 
-func (h *renameHookFS) Rename(oldname, newname string) error {
-	h.hook(newname)
+func (h *hookFS) Create(name string) (vfs.File, error) {
+	h.before(errorfs.OpCreate, name)
+	return h.FS.Create(name)
+}
+
+func (h *hookFS) Rename(oldname, newname string) error {
+	h.before(errorfs.OpRename, newname)
 	return h.FS.Rename(oldname, newname)
 }
 
@@ -104,8 +110,8 @@ func TestCloseWaitsForCompact(t *testing.T) {
 	reached, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var armed atomic.Bool
-	fsys := &renameHookFS{FS: vfs.NewMem(), hook: func(newname string) {
-		if armed.Load() && strings.HasSuffix(newname, ".sst") {
+	fsys := &hookFS{FS: vfs.NewMem(), before: func(op errorfs.Op, path string) {
+		if armed.Load() && op == errorfs.OpRename && strings.HasSuffix(path, ".sst") {
 			once.Do(func() {
 				close(reached)
 				<-release
