@@ -160,26 +160,32 @@ func (c *compaction) levelOf(t *table) int {
 
 // compact writes the merged, filtered inputs of c to new tables.
 //
-// It reads its inputs through readers of their own that read the files
-// rather than map them: a compaction reads every byte of its inputs, and
-// mapped pages it touched would count towards the process's resident memory
-// until the tables were deleted. Plain reads leave them in the page cache
-// only.
+// It reads its inputs with pread, never through a mapping: a compaction
+// reads every byte of its inputs, and mapped pages it touched would count
+// towards the process's resident memory until the tables were deleted.
+// Plain reads leave them in the page cache only. The tables' own readers
+// read that way unless MmapTables is set; then it opens readers of its own.
+// (Table iterators do not fill the block cache either way.)
 func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	var iters []sstables.EntryIterator
+	var own []*sstables.Reader
 	var read int64
 	defer func() {
-		for _, it := range iters {
-			it.(*scanIter).reader.Close()
+		for _, r := range own {
+			r.Close()
 		}
 	}()
 	// Newest first: L0 in version order, then the level, then the next.
 	for _, t := range c.inputs {
-		r, err := sstables.Open(tableName(d.dir, t.num), &sstables.ReaderOptions{FS: d.fs, NoMmap: true})
-		if err != nil {
-			return nil, 0, err
+		r := t.reader
+		if d.opts.MmapTables {
+			var err error
+			if r, err = sstables.Open(tableName(d.dir, t.num), &sstables.ReaderOptions{FS: d.fs, NoMmap: true}); err != nil {
+				return nil, 0, err
+			}
+			own = append(own, r)
 		}
-		iters = append(iters, &scanIter{Iterator: r.NewIterator(nil), reader: r})
+		iters = append(iters, r.NewIterator(nil))
 		read += int64(t.size)
 	}
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
@@ -197,10 +203,4 @@ func (c *compaction) isBottom(key []byte) bool {
 		}
 	}
 	return true
-}
-
-// scanIter is a compaction input: a table iterator with the reader it owns.
-type scanIter struct {
-	*sstables.Iterator
-	reader *sstables.Reader
 }

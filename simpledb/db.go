@@ -230,7 +230,7 @@ func (d *DB) recover() error {
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
-	d.removeObsoleteFiles(true)
+	d.removeObsoleteFiles()
 	return nil
 }
 
@@ -512,33 +512,27 @@ func (d *DB) acquire() (*readState, error) {
 	return d.rs, nil
 }
 
-// removeObsoleteFiles deletes logs older than the oldest one needed and,
-// with orphans (only while opening, when no flush or compaction can be
-// writing), also tables the version does not name, old manifests and
-// temporary files.
-func (d *DB) removeObsoleteFiles(orphans bool) {
+// removeObsoleteFiles deletes what a previous session left behind: logs
+// older than the oldest one needed, tables the version does not name, old
+// manifests and temporary files. It runs while opening, before any flush
+// or compaction can be writing; from then on each flush deletes the log it
+// made obsolete, and each table goes with its last reference.
+func (d *DB) removeObsoleteFiles() {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
 		d.log.Error("simpledb: list for cleanup", "err", err)
 		return
 	}
-	d.mu.Lock()
 	live := map[uint64]bool{}
 	for _, level := range d.current.levels {
 		for _, t := range level {
 			live[t.num] = true
 		}
 	}
-	logNum, manifestNum, next := d.logNum, d.manifestNum, d.nextFileNum
-	d.mu.Unlock()
 	for _, name := range names {
 		kind, num := parseFileName(name)
-		obsolete := kind == fileLog && num < logNum
-		if orphans {
-			obsolete = obsolete || kind == fileTable && !live[num] && num < next ||
-				kind == fileManifest && num != manifestNum || kind == fileTemp
-		}
-		if obsolete {
+		if kind == fileLog && num < d.logNum || kind == fileTable && !live[num] && num < d.nextFileNum ||
+			kind == fileManifest && num != d.manifestNum || kind == fileTemp {
 			d.deleteFile(filepath.Join(d.dir, name))
 		}
 	}

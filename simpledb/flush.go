@@ -83,8 +83,9 @@ func (d *DB) flushOldest() error {
 		d.stats.flushBytes += int64(t.size)
 		d.log.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
 	}
+	// The edit is durable: the memstore's log is obsolete.
 	d.mu.Unlock()
-	d.removeObsoleteFiles(false)
+	d.deleteFile(logName(d.dir, mt.logNum))
 	d.mu.Lock()
 	return nil
 }
@@ -111,19 +112,19 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		outputs []*table
 		w       *sstables.Writer
 		num     uint64
-		info    tableInfo
 	)
 	finish := func() error {
 		if w == nil {
 			return nil
 		}
 		err := w.Close()
+		m := w.Metadata()
 		w = nil
 		if err != nil {
 			return err
 		}
-		info.size = d.fileSize(tableName(d.dir, num))
-		t, err := d.openTable(info)
+		t, err := d.openTable(tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
+			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq})
 		if err != nil {
 			return err
 		}
@@ -157,17 +158,13 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 			if w, err = sstables.NewWriter(tableName(d.dir, num), d.opts.tableWriterOptions()); err != nil {
 				return abort(err)
 			}
-			info = tableInfo{num: num, smallest: append([]byte{}, key...), smallestSeq: it.in.Seq(), largestSeq: it.in.Seq()}
 		}
 		if err := w.AddEntry(key, it.in.Seq(), it.in.Kind(), it.in.Value()); err != nil {
 			return abort(err)
 		}
 		if newKey {
-			info.largest = append(info.largest[:0], key...)
-			lastKey = info.largest
+			lastKey = append(lastKey[:0], key...)
 		}
-		info.smallestSeq = min(info.smallestSeq, it.in.Seq())
-		info.largestSeq = max(info.largestSeq, it.in.Seq())
 		if d.closed.Load() {
 			return abort(ErrClosed)
 		}
@@ -179,12 +176,4 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		return abort(err)
 	}
 	return outputs, nil
-}
-
-func (d *DB) fileSize(path string) uint64 {
-	info, err := d.fs.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return uint64(info.Size())
 }

@@ -580,3 +580,39 @@ func TestInterruptedLogs(t *testing.T) {
 		})
 	}
 }
+
+// A flush records its table as it is on disk, and deletes the log it made
+// obsolete.
+func TestFlushRecordsTableAndDeletesLog(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	putAcked(t, db, 10, 20)
+	require.NoError(t, db.Delete([]byte("key0015")))
+	require.NoError(t, db.Flush())
+
+	db.mu.Lock()
+	tables, active := db.current.levels[0], db.mem.logNum
+	db.mu.Unlock()
+	require.Len(t, tables, 1)
+	info, err := mem.Stat(tableName("/db", tables[0].num))
+	require.NoError(t, err)
+	require.Equal(t, uint64(info.Size()), tables[0].size)
+	require.Equal(t, "key0010", string(tables[0].smallest))
+	require.Equal(t, "key0019", string(tables[0].largest))
+	require.Equal(t, uint64(1), tables[0].smallestSeq)
+	require.Equal(t, uint64(11), tables[0].largestSeq)
+
+	names, err := mem.List("/db")
+	require.NoError(t, err)
+	var logs []string
+	for _, name := range names {
+		if kind, _ := parseFileName(name); kind == fileLog {
+			logs = append(logs, name)
+		}
+	}
+	require.Equal(t, []string{filepath.Base(logName("/db", active))}, logs, "only the active log is left")
+}
