@@ -35,11 +35,11 @@ import (
 const maxGroupBytes = 4 << 20
 
 type commitWaiter struct {
-	batch *Batch // nil for a flush request
-	sync  bool
-	// flush asks the leader to make the active memstore immutable; rotated
-	// is then the log number of the memstore it froze (0 if none).
-	flush   bool
+	// batch is nil for a flush request, which asks the leader to make the
+	// active memstore immutable; rotated is then the log number of the
+	// newest immutable memstore, for Flush to wait for (0 if none).
+	batch   *Batch
+	sync    bool
 	rotated uint64
 	done    chan commitResult
 }
@@ -106,7 +106,7 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 		return d.checkOpen()
 	}
 	w := waiterPool.Get().(*commitWaiter)
-	w.batch, w.sync, w.flush = b, sync, false
+	w.batch, w.sync = b, sync
 	err := d.commit(w)
 	w.batch = nil
 	waiterPool.Put(w)

@@ -48,9 +48,8 @@ type DB struct {
 	logNum      uint64 // the oldest log still needed
 	manifest    *recordio.Writer
 	manifestNum uint64
-	snapshots   map[uint64]int // sequence number -> live snapshots at it
-	flushing    bool
-	compacting  bool
+	snapshots   map[uint64]int    // sequence number -> live snapshots at it
+	compacting  bool              // a compaction runs: at most one at a time
 	compactPtr  [numLevels][]byte // where the next compaction of each level starts
 	bgErr       error
 	failed      atomic.Bool  // bgErr is set; read without mu on hot paths
@@ -384,7 +383,7 @@ func (d *DB) createLog(num uint64) (*recordio.Writer, vfs.File, error) {
 }
 
 // writeNewManifest starts a manifest whose first edit describes the whole
-// current version, then points CURRENT at it.
+// current version, then points CURRENT at it. Open calls it, once.
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := manifestName(d.dir, num)
@@ -405,9 +404,6 @@ func (d *DB) writeNewManifest() error {
 	if err := d.setCurrent(filepath.Base(path)); err != nil {
 		w.Close()
 		return err
-	}
-	if d.manifest != nil {
-		d.manifest.Close()
 	}
 	d.manifest, d.manifestNum = w, num
 	return nil
@@ -437,10 +433,11 @@ func (d *DB) setCurrent(manifest string) error {
 }
 
 // writeEdit records an edit in the manifest, durably. The caller holds
-// d.mu and installs the edit with applyEdit once it returns nil.
+// d.mu and installs the edit with applyEdit once it returns nil. A flush's
+// edit carries the last sequence number it wrote; replay keeps the highest
+// of all, so the manifest's covers every table.
 func (d *DB) writeEdit(edit *versionEdit) error {
 	edit.nextFileNum = d.nextFileNum
-	edit.lastSeq = max(edit.lastSeq, d.lastTableSeq())
 	if _, err := d.manifest.WriteSync(edit.encode()); err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
@@ -472,17 +469,6 @@ func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
 	d.l0Tables.Store(int64(len(nv.levels[0])))
 	d.installReadState()
 	old.unref(d)
-}
-
-// lastTableSeq returns the highest sequence number in any table.
-func (d *DB) lastTableSeq() uint64 {
-	var seq uint64
-	for _, level := range d.current.levels {
-		for _, t := range level {
-			seq = max(seq, t.largestSeq)
-		}
-	}
-	return seq
 }
 
 // installReadState publishes the current memstores and version to readers.

@@ -39,7 +39,6 @@ func (d *DB) flushLoop() {
 // installs it. The caller holds d.mu; it is released during the write.
 func (d *DB) flushOldest() error {
 	mt := d.imm[0]
-	d.flushing = true
 	d.mu.Unlock()
 	// Groups appended before the rotation finish applying first. Only then
 	// is the list of snapshots complete: a snapshot taken while one of them
@@ -52,7 +51,6 @@ func (d *DB) flushOldest() error {
 	start := time.Now()
 	t, err := d.writeL0(mt.m, snaps)
 	d.mu.Lock()
-	d.flushing = false
 	if err != nil {
 		return err
 	}

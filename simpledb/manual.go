@@ -5,15 +5,8 @@ import "fmt"
 // Flush turns the active memstore into an L0 table now and waits until it
 // (and every memstore before it) is flushed.
 func (d *DB) Flush() error {
-	w := &commitWaiter{flush: true, done: make(chan commitResult, 1)}
-	d.mu.Lock()
-	if d.bgErr != nil && !d.closed.Load() {
-		err := d.bgErr
-		d.mu.Unlock()
-		return err
-	}
-	d.mu.Unlock()
-	if err := d.commit(w); err != nil {
+	w := &commitWaiter{done: make(chan commitResult, 1)}
+	if err := d.commit(w); err != nil { // ErrClosed, or the background error
 		return err
 	}
 	d.mu.Lock()

@@ -21,8 +21,6 @@ type table struct {
 	reader   *sstables.Reader
 	refs     atomic.Int32
 	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
-	// compacting is set while a compaction uses the table; guarded by DB.mu.
-	compacting bool
 }
 
 func (t *table) ref() { t.refs.Add(1) }
