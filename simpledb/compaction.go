@@ -3,6 +3,7 @@ package simpledb
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stratadb/strata/sstables"
@@ -10,8 +11,10 @@ import (
 
 // compaction merges tables of one level into the next.
 type compaction struct {
-	level  int      // the input level; outputs go to level+1
-	inputs []*table // from level (newest first), then from level+1
+	level int // the input level; outputs go to level+1
+	// inputs[0] are the tables picked from level (L0: newest first),
+	// inputs[1] those of level+1 they overlap.
+	inputs [2][]*table
 	v      *version // the version the inputs were picked from
 }
 
@@ -72,10 +75,10 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 			hi = t.largest
 		}
 	}
-	c.inputs = append(c.inputs, from...)
+	c.inputs[0] = from
 	for _, t := range d.current.levels[level+1] {
 		if t.overlaps(lo, hi) {
-			c.inputs = append(c.inputs, t)
+			c.inputs[1] = append(c.inputs[1], t)
 		}
 	}
 	return c
@@ -123,8 +126,10 @@ func (d *DB) runCompaction(c *compaction) error {
 	}
 	edit := &versionEdit{}
 	var added []levelTableRef
-	for _, t := range c.inputs {
-		edit.deleted = append(edit.deleted, levelTable{level: c.levelOf(t), info: tableInfo{num: t.num}})
+	for i, tables := range c.inputs {
+		for _, t := range tables {
+			edit.deleted = append(edit.deleted, levelTable{level: c.level + i, info: tableInfo{num: t.num}})
+		}
 	}
 	var written int64
 	for _, t := range outputs {
@@ -143,19 +148,9 @@ func (d *DB) runCompaction(c *compaction) error {
 	d.stats.compactions++
 	d.stats.compactionRead += read
 	d.stats.compactionBytes += written
-	d.log.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs), "outputs", len(outputs),
+	d.log.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
 		"read", read, "written", written, "took", time.Since(start))
 	return nil
-}
-
-// levelOf returns the level an input table came from.
-func (c *compaction) levelOf(t *table) int {
-	for _, u := range c.v.levels[c.level] {
-		if u == t {
-			return c.level
-		}
-	}
-	return c.level + 1
 }
 
 // compact writes the merged, filtered inputs of c to new tables.
@@ -176,7 +171,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		}
 	}()
 	// Newest first: L0 in version order, then the level, then the next.
-	for _, t := range c.inputs {
+	for _, t := range slices.Concat(c.inputs[0], c.inputs[1]) {
 		r := t.reader
 		if d.opts.MmapTables {
 			var err error

@@ -3,7 +3,6 @@ package simpledb
 import (
 	"bytes"
 	"iter"
-	"sort"
 
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
@@ -164,8 +163,7 @@ func (l *levelIter) First() bool {
 }
 
 func (l *levelIter) SeekGE(key []byte) bool {
-	i := sort.Search(len(l.tables), func(i int) bool { return bytes.Compare(l.tables[i].largest, key) >= 0 })
-	return l.open(i) && l.settle(l.cur.SeekGE(key))
+	return l.open(searchLevel(l.tables, key)) && l.settle(l.cur.SeekGE(key))
 }
 
 func (l *levelIter) Next() bool { return l.cur != nil && l.settle(l.cur.Next()) }

@@ -128,11 +128,18 @@ func (v *version) levelSize(level int) int64 {
 // tableFor returns the table of level (1 and below) whose range holds key.
 func (v *version) tableFor(level int, key []byte) *table {
 	tables := v.levels[level]
-	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return bytes.Compare(t.largest, k) })
-	if i < len(tables) && bytes.Compare(tables[i].smallest, key) <= 0 {
+	if i := searchLevel(tables, key); i < len(tables) && bytes.Compare(tables[i].smallest, key) <= 0 {
 		return tables[i]
 	}
 	return nil
+}
+
+// searchLevel returns the index of the first of a level's tables (L1 and
+// below: sorted and disjoint) whose largest key is at or after key: the
+// one table that may hold key, and where a scan from key starts.
+func searchLevel(tables []*table, key []byte) int {
+	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return bytes.Compare(t.largest, k) })
+	return i
 }
 
 // memTable is a memstore and the log that holds its writes.
