@@ -65,7 +65,7 @@ type commitGroup struct {
 // Put sets key to value.
 func (d *DB) Put(key, value []byte) error {
 	b := batchPool.Get().(*Batch)
-	defer batchPool.Put(b)
+	defer putBatch(b)
 	b.Reset()
 	if err := b.Put(key, value); err != nil {
 		return err
@@ -76,7 +76,7 @@ func (d *DB) Put(key, value []byte) error {
 // Delete deletes key. Deleting an absent key is not an error.
 func (d *DB) Delete(key []byte) error {
 	b := batchPool.Get().(*Batch)
-	defer batchPool.Put(b)
+	defer putBatch(b)
 	b.Reset()
 	if err := b.Delete(key); err != nil {
 		return err
@@ -84,7 +84,18 @@ func (d *DB) Delete(key []byte) error {
 	return d.Write(b)
 }
 
+// batchPool recycles the batches of Put and Delete.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
+
+// maxPooledBatch bounds the buffer of a batch returned to the pool, so that
+// one large value does not keep its buffer alive for every later write.
+const maxPooledBatch = 1 << 20
+
+func putBatch(b *Batch) {
+	if cap(b.data) <= maxPooledBatch {
+		batchPool.Put(b)
+	}
+}
 
 // Write applies a batch atomically, synced unless Options.NoSync says
 // otherwise. An empty batch is a no-op.
