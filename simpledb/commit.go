@@ -104,7 +104,8 @@ func (d *DB) Write(b *Batch) error {
 }
 
 // WriteWithOptions applies a batch atomically with per-write options; nil
-// options mean the database's defaults.
+// means the database's defaults. Non-nil options replace the defaults
+// whole: see WriteOptions.
 func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	sync := !d.opts.NoSync
 	if o != nil {

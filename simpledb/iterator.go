@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"iter"
 
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -197,12 +198,12 @@ func (l *levelIter) open(i int) bool {
 	return true
 }
 
-func (l *levelIter) Valid() bool   { return l.cur != nil && l.cur.Valid() }
-func (l *levelIter) Key() []byte   { return l.cur.Key() }
-func (l *levelIter) Seq() uint64   { return l.cur.Seq() }
-func (l *levelIter) Kind() Kind    { return l.cur.Kind() }
-func (l *levelIter) Value() []byte { return l.cur.Value() }
-func (l *levelIter) Err() error    { return l.err }
+func (l *levelIter) Valid() bool     { return l.cur != nil && l.cur.Valid() }
+func (l *levelIter) Key() []byte     { return l.cur.Key() }
+func (l *levelIter) Seq() uint64     { return l.cur.Seq() }
+func (l *levelIter) Kind() base.Kind { return l.cur.Kind() }
+func (l *levelIter) Value() []byte   { return l.cur.Value() }
+func (l *levelIter) Err() error      { return l.err }
 
 func (l *levelIter) Close() error {
 	if l.cur != nil {
@@ -210,6 +211,3 @@ func (l *levelIter) Close() error {
 	}
 	return nil
 }
-
-// Kind is an entry's kind, as the iterators of the lower layers report it.
-type Kind = sstables.Kind
