@@ -343,6 +343,9 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
+	if errors.Is(err, sstables.ErrComparatorMismatch) {
+		return nil, fmt.Errorf("simpledb: open table %d: %w: %w", info.num, ErrComparatorMismatch, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}

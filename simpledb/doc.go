@@ -63,8 +63,9 @@
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over 64 KiB),
 // ErrValueTooLarge (values over MaxValueSize) or ErrBatchTooLarge. Calls after
-// Close return ErrClosed; a second Open of a directory returns ErrLocked.
-// When background work fails (a flush or compaction that cannot write),
+// Close return ErrClosed; a second Open of a directory returns ErrLocked,
+// and one of a database written with another key order
+// ErrComparatorMismatch. When background work fails (a flush or compaction that cannot write),
 // reads go on, writes return ErrBackground wrapping the cause, and reopening
 // recovers everything acknowledged.
 package simpledb

@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
@@ -615,4 +617,55 @@ func TestFlushRecordsTableAndDeletesLog(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{filepath.Base(logName("/db", active))}, logs, "only the active log is left")
+}
+
+// A database or a table written with another key order is refused with
+// ErrComparatorMismatch, not reported as damage.
+func TestComparatorMismatch(t *testing.T) {
+	setup := func(t *testing.T) (*vfs.MemFS, *Options) {
+		mem := vfs.NewMem()
+		opts := smallOptions()
+		opts.FS, opts.Logger = mem, quietLogger
+		db, err := Open("/db", opts)
+		require.NoError(t, err)
+		putAcked(t, db, 0, 10)
+		require.NoError(t, db.Flush())
+		require.NoError(t, db.Close())
+		return mem, opts
+	}
+	t.Run("manifest", func(t *testing.T) {
+		mem, opts := setup(t)
+		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem})
+		require.NoError(t, err)
+		edit := versionEdit{comparator: "other.order", nextFileNum: 101}
+		_, err = w.Write(edit.encode())
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		require.NoError(t, (&DB{fs: mem, dir: "/db"}).setCurrent(filepath.Base(manifestName("/db", 100))))
+
+		_, err = Open("/db", opts)
+		require.ErrorIs(t, err, ErrComparatorMismatch)
+		require.NotErrorIs(t, err, ErrCorruption)
+	})
+	t.Run("table", func(t *testing.T) {
+		mem, opts := setup(t)
+		names, err := mem.List("/db")
+		require.NoError(t, err)
+		var table string
+		for _, name := range names {
+			if kind, _ := parseFileName(name); kind == fileTable {
+				table = "/db/" + name
+			}
+		}
+		require.NotEmpty(t, table)
+		other := &sstables.Comparator{Name: "other.order", Compare: bytes.Compare}
+		w, err := sstables.NewWriter(table, &sstables.WriterOptions{FS: mem, Comparator: other})
+		require.NoError(t, err)
+		require.NoError(t, w.Add([]byte("k"), []byte("v")))
+		require.NoError(t, w.Close())
+
+		_, err = Open("/db", opts)
+		require.ErrorIs(t, err, ErrComparatorMismatch)
+		require.NotErrorIs(t, err, ErrCorruption)
+	})
 }
