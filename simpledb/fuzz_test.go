@@ -3,6 +3,7 @@ package simpledb
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
@@ -162,6 +163,7 @@ func FuzzDB(f *testing.F) {
 		key := func() []byte { return []byte{'k', '0' + next()%16} }
 		value := func() []byte { return bytes.Repeat([]byte{next()}, int(next())%200) }
 		for step := 0; len(data) > 0 && step < 300; step++ {
+			msg := fmt.Sprintf("step %d", step)
 			switch op := next(); op % 10 {
 			case 0:
 				k, v := key(), value()
@@ -194,16 +196,9 @@ func FuzzDB(f *testing.F) {
 				}
 				m = staged
 			case 3, 4:
-				k := key()
-				v, err := db.Get(k)
-				want, ok := m[string(k)]
-				if ok != (err == nil) || (ok && string(v) != want) || (!ok && err != ErrNotFound) {
-					t.Fatalf("step %d: get %s = %q, %v; want %q, %v", step, k, v, err, want, ok)
-				}
+				checkGet(t, db.Get, m, key(), msg)
 			case 5:
-				if got := readAll(t, db); !maps.Equal(got, m) {
-					t.Fatalf("step %d: scan %v, want %v", step, got, m)
-				}
+				checkScan(t, db.NewIterator, m, nil, nil, msg)
 			case 6:
 				if snap != nil {
 					snap.Release()
@@ -211,12 +206,7 @@ func FuzzDB(f *testing.F) {
 				snap, snapState = db.NewSnapshot(), maps.Clone(m)
 			case 7:
 				if snap != nil {
-					k := key()
-					v, err := snap.Get(k)
-					want, ok := snapState[string(k)]
-					if ok != (err == nil) || (ok && string(v) != want) {
-						t.Fatalf("step %d: snapshot get %s = %q, %v; want %q", step, k, v, err, want)
-					}
+					checkGet(t, snap.Get, snapState, key(), msg+" (snapshot)")
 				}
 			case 8:
 				if next()%2 == 0 {
