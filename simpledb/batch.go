@@ -29,7 +29,7 @@ type Batch struct {
 const batchHeaderSize = 12
 
 // NewBatch returns an empty batch.
-func (db *DB) NewBatch() *Batch { return new(Batch) }
+func (d *DB) NewBatch() *Batch { return new(Batch) }
 
 // Put adds a write of value under key. The batch copies both.
 func (b *Batch) Put(key, value []byte) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
 )
 
 // Writes go through a pipelined group commit, in three stages:
@@ -34,11 +35,11 @@ import (
 const maxGroupBytes = 4 << 20
 
 type commitWaiter struct {
-	batch *Batch // nil for a flush request
-	sync  bool
-	// flush asks the leader to make the active memstore immutable; rotated
-	// is then the log number of the memstore it froze (0 if none).
-	flush   bool
+	// batch is nil for a flush request, which asks the leader to make the
+	// active memstore immutable; rotated is then the log number of the
+	// newest immutable memstore, for Flush to wait for (0 if none).
+	batch   *Batch
+	sync    bool
 	rotated uint64
 	done    chan commitResult
 }
@@ -64,7 +65,7 @@ type commitGroup struct {
 // Put sets key to value.
 func (d *DB) Put(key, value []byte) error {
 	b := batchPool.Get().(*Batch)
-	defer batchPool.Put(b)
+	defer putBatch(b)
 	b.Reset()
 	if err := b.Put(key, value); err != nil {
 		return err
@@ -75,7 +76,7 @@ func (d *DB) Put(key, value []byte) error {
 // Delete deletes key. Deleting an absent key is not an error.
 func (d *DB) Delete(key []byte) error {
 	b := batchPool.Get().(*Batch)
-	defer batchPool.Put(b)
+	defer putBatch(b)
 	b.Reset()
 	if err := b.Delete(key); err != nil {
 		return err
@@ -83,7 +84,18 @@ func (d *DB) Delete(key []byte) error {
 	return d.Write(b)
 }
 
+// batchPool recycles the batches of Put and Delete.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
+
+// maxPooledBatch bounds the buffer of a batch returned to the pool, so that
+// one large value does not keep its buffer alive for every later write.
+const maxPooledBatch = 1 << 20
+
+func putBatch(b *Batch) {
+	if cap(b.data) <= maxPooledBatch {
+		batchPool.Put(b)
+	}
+}
 
 // Write applies a batch atomically, synced unless Options.NoSync says
 // otherwise. An empty batch is a no-op.
@@ -92,7 +104,8 @@ func (d *DB) Write(b *Batch) error {
 }
 
 // WriteWithOptions applies a batch atomically with per-write options; nil
-// options mean the database's defaults.
+// means the database's defaults. Non-nil options replace the defaults
+// whole: see WriteOptions.
 func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	sync := !d.opts.NoSync
 	if o != nil {
@@ -105,7 +118,7 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 		return d.checkOpen()
 	}
 	w := waiterPool.Get().(*commitWaiter)
-	w.batch, w.sync, w.flush = b, sync, false
+	w.batch, w.sync = b, sync
 	err := d.commit(w)
 	w.batch = nil
 	waiterPool.Put(w)
@@ -189,13 +202,14 @@ func (d *DB) appendGroup(g *commitGroup) {
 	}
 	g.mem = d.mem
 	seq := d.lastSeq + 1
-	var userBytes int64
+	var batches, userBytes int64
 	start := d.wal.Size()
 	for _, w := range g.waiters {
 		if w.batch == nil {
 			g.flush = true
 			continue
 		}
+		batches++
 		w.batch.setSeq(seq)
 		seq += uint64(w.batch.count)
 		g.sync = g.sync || w.sync
@@ -222,40 +236,36 @@ func (d *DB) appendGroup(g *commitGroup) {
 				return
 			}
 		}
-		d.logEnd += uint64(logBytes)
-		g.logEnd, g.lastSeq = d.logEnd, seq-1
-		d.lastSeq = seq - 1
+		g.logEnd = uint64(d.writeStats.logBytes.Add(logBytes))
+		g.lastSeq, d.lastSeq = seq-1, seq-1
 		g.mem.writes.Add(1)
 		g.mem.appended++
 	}
+	d.writeStats.userBytes.Add(userBytes)
+	d.writeStats.writes.Add(batches)
 
-	d.writeStats.userBytes += userBytes
-	d.writeStats.logBytes += logBytes
-	d.writeStats.writes += int64(len(g.waiters))
 	if !g.flush {
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	for _, w := range g.waiters {
 		if w.batch != nil {
-			d.writeStats.writes--
 			continue
 		}
 		// A flush request freezes the active memstore, if anything was
 		// written to it, and waits for the newest frozen one.
-		switch {
-		case d.mem.appended > 0:
+		if d.mem.appended > 0 {
 			w.rotated = d.mem.logNum
-			if err := d.rotate(); err != nil {
-				g.err = err
+			if g.err = d.rotate(); g.err != nil {
 				return
 			}
-		case len(d.imm) > 0:
-			w.rotated = d.imm[len(d.imm)-1].logNum
-		default:
-			w.rotated = 0
+			continue
 		}
+		d.mu.Lock()
+		w.rotated = 0
+		if n := len(d.imm); n > 0 {
+			w.rotated = d.imm[n-1].logNum
+		}
+		d.mu.Unlock()
 	}
 }
 
@@ -288,7 +298,7 @@ func (d *DB) syncLog(end uint64) {
 			continue
 		}
 		err := d.wal.Flush()
-		target, file := d.logEnd, d.walFile
+		target, file := uint64(d.writeStats.logBytes.Load()), d.walFile
 		d.walMu.Unlock()
 		if err == nil {
 			start := time.Now()
@@ -407,23 +417,24 @@ func (d *DB) makeRoom() error {
 		return nil
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	var stalledAt time.Time
-	defer func() {
-		if !stalledAt.IsZero() {
-			d.stats.stallTime += time.Since(stalledAt)
-		}
-	}()
+	var err error
+	rotate := false
+wait:
 	for {
 		switch {
 		case d.bgErr != nil:
-			return d.bgErr
+			err = d.bgErr
+			break wait
 		case d.mem.m.SizeBytes() < d.opts.MemstoreSize:
 			if d.opts.DisableAutoCompaction || len(d.current.levels[0]) < d.opts.L0StopWritesThreshold {
-				return nil
+				break wait
 			}
 		case len(d.imm) < d.opts.MaxImmutableMemstores:
-			return d.rotate()
+			// Only walMu holders add to imm, so there is still room once
+			// d.mu is released for the rotation.
+			rotate = true
+			break wait
 		}
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
@@ -432,28 +443,53 @@ func (d *DB) makeRoom() error {
 		}
 		d.cond.Wait()
 	}
+	if !stalledAt.IsZero() {
+		d.stats.stallTime += time.Since(stalledAt)
+	}
+	d.mu.Unlock()
+	if rotate {
+		return d.rotate()
+	}
+	return err
 }
 
 // rotate makes the active memstore immutable and starts a new one with a
-// new log. The old log is synced and closed first, once no fsync of it is
-// running. The caller holds d.walMu and d.mu.
+// new log. The caller holds d.walMu, which owns the log, and not d.mu: the
+// old log's fsync and the new log's creation run without it, so flushes,
+// compactions and Stats do not wait for them, and d.mu is taken only to
+// publish the switch. Until then readers and flushes see the old memstore
+// as the active one, which it still is to them.
+//
+// The old log is synced and closed once no fsync of it is running; none
+// can start meanwhile, since syncLog claims one only under walMu. A crash
+// after the new log is created but before its header is durable leaves a
+// header-less newest log, which recovery treats as empty.
 func (d *DB) rotate() error {
 	d.syncMu.Lock()
 	for d.syncing {
 		d.syncCond.Wait()
 	}
-	err := d.wal.Close() // syncs what the old memstore holds
-	if err == nil {
-		d.syncedTo = d.logEnd
-	}
 	d.syncMu.Unlock()
+	if err := d.wal.Close(); err != nil { // syncs what the old memstore holds
+		return d.fail(fmt.Errorf("close log: %w", err))
+	}
+	d.syncMu.Lock()
+	d.syncedTo = uint64(d.writeStats.logBytes.Load())
+	d.syncMu.Unlock()
+
+	d.mu.Lock()
+	num := d.newFileNum()
+	d.mu.Unlock()
+	w, f, err := d.createLog(num)
 	if err != nil {
-		return d.setBackgroundError(fmt.Errorf("close log: %w", err))
+		return d.fail(err)
 	}
+	d.wal, d.walFile = w, f
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.imm = append(d.imm, d.mem)
-	if err := d.newLog(); err != nil {
-		return d.setBackgroundError(err)
-	}
+	d.mem = &memTable{m: memstore.New(nil), logNum: num}
 	d.installReadState()
 	d.cond.Broadcast()
 	return nil

@@ -3,6 +3,7 @@ package simpledb
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stratadb/strata/sstables"
@@ -10,8 +11,10 @@ import (
 
 // compaction merges tables of one level into the next.
 type compaction struct {
-	level  int      // the input level; outputs go to level+1
-	inputs []*table // from level (newest first), then from level+1
+	level int // the input level; outputs go to level+1
+	// inputs[0] are the tables picked from level (L0: newest first),
+	// inputs[1] those of level+1 they overlap.
+	inputs [2][]*table
 	v      *version // the version the inputs were picked from
 }
 
@@ -72,10 +75,10 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 			hi = t.largest
 		}
 	}
-	c.inputs = append(c.inputs, from...)
+	c.inputs[0] = from
 	for _, t := range d.current.levels[level+1] {
 		if t.overlaps(lo, hi) {
-			c.inputs = append(c.inputs, t)
+			c.inputs[1] = append(c.inputs[1], t)
 		}
 	}
 	return c
@@ -123,8 +126,10 @@ func (d *DB) runCompaction(c *compaction) error {
 	}
 	edit := &versionEdit{}
 	var added []levelTableRef
-	for _, t := range c.inputs {
-		edit.deleted = append(edit.deleted, levelTable{level: c.levelOf(t), info: tableInfo{num: t.num}})
+	for i, tables := range c.inputs {
+		for _, t := range tables {
+			edit.deleted = append(edit.deleted, levelTable{level: c.level + i, info: tableInfo{num: t.num}})
+		}
 	}
 	var written int64
 	for _, t := range outputs {
@@ -135,7 +140,6 @@ func (d *DB) runCompaction(c *compaction) error {
 	if err := d.writeEdit(edit); err != nil {
 		// As in a flush: the outputs stay for the next Open to sort out.
 		for _, t := range outputs {
-			t.refs.Add(1)
 			t.unref(d)
 		}
 		return err
@@ -144,43 +148,39 @@ func (d *DB) runCompaction(c *compaction) error {
 	d.stats.compactions++
 	d.stats.compactionRead += read
 	d.stats.compactionBytes += written
-	d.log.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs), "outputs", len(outputs),
+	d.log.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
 		"read", read, "written", written, "took", time.Since(start))
 	return nil
 }
 
-// levelOf returns the level an input table came from.
-func (c *compaction) levelOf(t *table) int {
-	for _, u := range c.v.levels[c.level] {
-		if u == t {
-			return c.level
-		}
-	}
-	return c.level + 1
-}
-
 // compact writes the merged, filtered inputs of c to new tables.
 //
-// It reads its inputs through readers of their own that read the files
-// rather than map them: a compaction reads every byte of its inputs, and
-// mapped pages it touched would count towards the process's resident memory
-// until the tables were deleted. Plain reads leave them in the page cache
-// only.
+// It reads its inputs with pread, never through a mapping: a compaction
+// reads every byte of its inputs, and mapped pages it touched would count
+// towards the process's resident memory until the tables were deleted.
+// Plain reads leave them in the page cache only. The tables' own readers
+// read that way unless MmapTables is set; then it opens readers of its own.
+// (Table iterators do not fill the block cache either way.)
 func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	var iters []sstables.EntryIterator
+	var own []*sstables.Reader
 	var read int64
 	defer func() {
-		for _, it := range iters {
-			it.(*scanIter).reader.Close()
+		for _, r := range own {
+			r.Close()
 		}
 	}()
 	// Newest first: L0 in version order, then the level, then the next.
-	for _, t := range c.inputs {
-		r, err := sstables.Open(tableName(d.dir, t.num), &sstables.ReaderOptions{FS: d.fs, NoMmap: true})
-		if err != nil {
-			return nil, 0, err
+	for _, t := range slices.Concat(c.inputs[0], c.inputs[1]) {
+		r := t.reader
+		if d.opts.MmapTables {
+			var err error
+			if r, err = sstables.Open(tableName(d.dir, t.num), &sstables.ReaderOptions{FS: d.fs, NoMmap: true}); err != nil {
+				return nil, 0, err
+			}
+			own = append(own, r)
 		}
-		iters = append(iters, &scanIter{Iterator: r.NewIterator(nil), reader: r})
+		iters = append(iters, r.NewIterator(nil))
 		read += int64(t.size)
 	}
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
@@ -198,10 +198,4 @@ func (c *compaction) isBottom(key []byte) bool {
 		}
 	}
 	return true
-}
-
-// scanIter is a compaction input: a table iterator with the reader it owns.
-type scanIter struct {
-	*sstables.Iterator
-	reader *sstables.Reader
 }

@@ -21,6 +21,12 @@ import (
 
 // DB is an embedded key-value database. All its methods are safe for
 // concurrent use.
+//
+// Its locks are taken in this order, a goroutine holding one taking only
+// later ones: closeMu, walMu, pubMu, mu, syncMu. commitMu and rsMu are
+// innermost: nothing is locked under them. (Snapshot.mu comes before mu.)
+// The write path holds walMu while it appends and while a writer stalls,
+// so nothing a reader or Stats needs is guarded by it.
 type DB struct {
 	dir   string
 	opts  Options
@@ -31,7 +37,8 @@ type DB struct {
 
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
-	// and installed in order).
+	// and installed in order) and the file deletions that installing it
+	// may cause.
 	mu          sync.Mutex
 	cond        *sync.Cond // broadcast whenever flush, compaction or error state changes
 	mem         *memTable
@@ -41,9 +48,8 @@ type DB struct {
 	logNum      uint64 // the oldest log still needed
 	manifest    *recordio.Writer
 	manifestNum uint64
-	snapshots   map[uint64]int // sequence number -> live snapshots at it
-	flushing    bool
-	compacting  bool
+	snapshots   map[uint64]int    // sequence number -> live snapshots at it
+	compacting  bool              // a compaction runs: at most one at a time
 	compactPtr  [numLevels][]byte // where the next compaction of each level starts
 	bgErr       error
 	failed      atomic.Bool  // bgErr is set; read without mu on hot paths
@@ -63,13 +69,13 @@ type DB struct {
 	leading    bool
 	visibleSeq atomic.Uint64 // every write up to it is applied and readable
 
-	// walMu guards the log writer and what the append stage owns.
+	// walMu guards the log writer and what the append stage owns. mem
+	// changes only under both walMu and mu, so either suffices to read it.
 	walMu      sync.Mutex
 	wal        *recordio.Writer
 	walFile    vfs.File // the log's file, which the sync stage fsyncs
-	logEnd     uint64   // bytes appended to all logs since Open
 	lastSeq    uint64   // the last sequence number assigned
-	writeStats struct{ writes, userBytes, logBytes int64 }
+	writeStats writeCounters
 
 	// pubMu guards the groups appended but not yet published, in order.
 	pubMu   sync.Mutex
@@ -149,7 +155,7 @@ func (d *DB) recover() error {
 		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name)); err != nil {
 			return err
 		}
-	} else if err := checkNewDir(d.dir, names); err != nil {
+	} else if err := d.checkNewDir(names); err != nil {
 		return err
 	}
 	// Numbers a crashed session allocated but never recorded may name files
@@ -162,12 +168,14 @@ func (d *DB) recover() error {
 	}
 	d.lastSeq = state.lastSeq
 
+	// The version holds each table's reference from the moment it is open,
+	// so that a failure part way closes those opened before it.
 	v := &version{}
+	v.refs.Store(1)
 	for level, tables := range state.levels {
 		for _, info := range tables {
 			t, err := d.openTable(info)
 			if err != nil {
-				v.refs.Store(1)
 				v.unref(d)
 				return err
 			}
@@ -175,12 +183,6 @@ func (d *DB) recover() error {
 		}
 	}
 	v.sortLevels()
-	for _, level := range v.levels {
-		for _, t := range level {
-			t.ref()
-		}
-	}
-	v.refs.Store(1)
 	d.current = v
 
 	recovered := memstore.New(nil)
@@ -191,10 +193,8 @@ func (d *DB) recover() error {
 		}
 	}
 	slices.Sort(logs)
-	for i, num := range logs {
-		if err := d.replayLog(num, i == len(logs)-1, recovered); err != nil {
-			return err
-		}
+	if err := d.replayLogs(logs, recovered); err != nil {
+		return err
 	}
 
 	if recovered.Len() > 0 {
@@ -208,62 +208,118 @@ func (d *DB) recover() error {
 			d.current = nv
 		}
 	}
-	if err := d.newLog(); err != nil {
-		return err
-	}
-	d.logNum = d.mem.logNum
+	// The new manifest names the new log before the log exists: once
+	// CURRENT points at it the logs replayed above are obsolete, whatever
+	// becomes of the new one. A crash before the log is created, or before
+	// its header is durable, leaves the manifest naming a log that is
+	// missing or header-less, and the next Open replays nothing from it.
+	// The other order would leave a new log after the old ones, and the
+	// torn tail of the last of those could no longer be told from damage.
+	logNum := d.newFileNum()
+	d.logNum = logNum
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
+	w, f, err := d.createLog(logNum)
+	if err != nil {
+		return err
+	}
+	d.wal, d.walFile = w, f
+	d.mem = &memTable{m: memstore.New(nil), logNum: logNum}
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
-	d.removeObsoleteFiles(true)
+	d.removeObsoleteFiles()
 	return nil
 }
 
 // checkNewDir accepts a directory without CURRENT as a new database only if
-// it holds nothing, or just what a crash during creation leaves: anything
-// else is not a database and is left alone.
-func checkNewDir(dir string, names []string) error {
+// it holds nothing, or just what a crash during creation leaves (a
+// manifest, temporary files; before this version's order, a log without
+// records): anything else is not a database and is left alone.
+func (d *DB) checkNewDir(names []string) error {
 	for _, name := range names {
-		switch kind, _ := parseFileName(name); kind {
-		case fileLock, fileManifest, fileTemp:
+		switch kind, num := parseFileName(name); {
+		case kind == fileLock || kind == fileManifest || kind == fileTemp:
+		case kind == fileLog && d.logIsEmpty(num):
 		default:
-			return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, dir, name, currentName)
+			return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, name, currentName)
 		}
 	}
 	return nil
 }
 
-// replayLog applies a log's batches to m. Damage that nothing valid
-// follows in the last log is a torn tail, the unacknowledged end of the
-// last write: it is dropped. Any other damage is ErrCorruption.
-func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
+// logIsEmpty reports whether log num is empty or holds a file header and
+// no record.
+func (d *DB) logIsEmpty(num uint64) bool {
+	path := logName(d.dir, num)
+	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
+		return true
+	}
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	_, err = r.Next()
+	return err == io.EOF
+}
+
+// replayLogs applies the batches of the logs nums, in order, to m.
+//
+// Damage at the end of a log that no valid record follows, in that log or
+// in any later one, is a torn tail: the unacknowledged end of the last
+// write, or a log whose creation a crash interrupted before its header was
+// durable. It is dropped. Any other damage is ErrCorruption: a torn tail
+// followed by records in a later log means acknowledged writes were lost
+// in between.
+func (d *DB) replayLogs(nums []uint64, m *memstore.Memstore) error {
+	var torn error // the first tail damage not yet known to be the last
+	for _, num := range nums {
+		records, tail, err := d.replayLog(num, m)
+		if err != nil {
+			return err
+		}
+		if records > 0 && torn != nil {
+			return fmt.Errorf("simpledb: replay: %w, and log %06d after it holds records", torn, num)
+		}
+		if torn == nil {
+			torn = tail
+		}
+	}
+	if torn != nil {
+		d.log.Warn("simpledb: dropped the torn tail of the log", "damage", torn)
+	}
+	return nil
+}
+
+// replayLog applies a log's batches to m and returns how many it applied.
+// Damage that nothing valid follows in the log comes back as tail, for
+// replayLogs to judge; any other damage is err.
+func (d *DB) replayLog(num uint64, m *memstore.Memstore) (records int, tail, err error) {
 	path := logName(d.dir, num)
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
+	if errors.Is(err, recordio.ErrTruncatedHeader) {
+		return 0, err, nil // created, but the crash came before its header was durable
+	}
 	if err != nil {
-		if last && errors.Is(err, recordio.ErrTruncatedHeader) {
-			return nil // created, but the crash came before its header was written
-		}
-		return fmt.Errorf("simpledb: replay %s: %w", path, err)
+		return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)
 	}
 	defer r.Close()
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return nil
+			return records, nil, nil
 		}
-		if errors.Is(err, ErrCorruption) && last {
+		if errors.Is(err, ErrCorruption) {
 			damage := err
 			if _, err := r.Resync(); err == io.EOF {
-				d.log.Warn("simpledb: dropped the torn tail of the last log", "log", path, "damage", damage)
-				return nil
+				return records, damage, nil
 			}
-			return fmt.Errorf("simpledb: replay: %w", damage)
+			return records, nil, fmt.Errorf("simpledb: replay: %w", damage)
 		}
 		if err != nil {
-			return fmt.Errorf("simpledb: replay: %w", err)
+			return records, nil, fmt.Errorf("simpledb: replay: %w", err)
 		}
 		_, _, err = decodeBatch(rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 			if seq <= d.lastSeq {
@@ -273,22 +329,29 @@ func (d *DB) replayLog(num uint64, last bool, m *memstore.Memstore) error {
 			return m.Apply(seq, kind, key, value)
 		})
 		if err != nil {
-			return base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
+			return records, nil, base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
 		}
+		records++
 	}
 }
 
-// openTable opens a table the manifest names.
+// openTable opens a table the manifest names. The table comes with one
+// reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
 	path := tableName(d.dir, info.num)
 	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
+	if errors.Is(err, sstables.ErrComparatorMismatch) {
+		return nil, fmt.Errorf("simpledb: open table %d: %w: %w", info.num, ErrComparatorMismatch, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}
-	return &table{tableInfo: info, reader: r}, nil
+	t := &table{tableInfo: info, reader: r}
+	t.refs.Store(1)
+	return t, nil
 }
 
 // newFileNum allocates a file number. Callers hold d.mu or run before the
@@ -299,12 +362,13 @@ func (d *DB) newFileNum() uint64 {
 	return n
 }
 
-// newLog starts a new log for a new, empty active memstore.
-func (d *DB) newLog() error {
-	num := d.newFileNum()
-	f, err := d.fs.Create(logName(d.dir, num))
+// createLog creates log num and makes its header and its directory entry
+// durable. On failure it removes what it created.
+func (d *DB) createLog(num uint64) (*recordio.Writer, vfs.File, error) {
+	path := logName(d.dir, num)
+	f, err := d.fs.Create(path)
 	if err != nil {
-		return fmt.Errorf("simpledb: new log: %w", err)
+		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
 	w, err := recordio.NewWriter(f, nil)
 	if err == nil {
@@ -315,15 +379,14 @@ func (d *DB) newLog() error {
 	}
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("simpledb: new log: %w", err)
+		d.deleteFile(path)
+		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
-	d.wal, d.walFile = w, f
-	d.mem = &memTable{m: memstore.New(nil), logNum: num}
-	return nil
+	return w, f, nil
 }
 
 // writeNewManifest starts a manifest whose first edit describes the whole
-// current version, then points CURRENT at it.
+// current version, then points CURRENT at it. Open calls it, once.
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := manifestName(d.dir, num)
@@ -344,9 +407,6 @@ func (d *DB) writeNewManifest() error {
 	if err := d.setCurrent(filepath.Base(path)); err != nil {
 		w.Close()
 		return err
-	}
-	if d.manifest != nil {
-		d.manifest.Close()
 	}
 	d.manifest, d.manifestNum = w, num
 	return nil
@@ -376,10 +436,11 @@ func (d *DB) setCurrent(manifest string) error {
 }
 
 // writeEdit records an edit in the manifest, durably. The caller holds
-// d.mu and installs the edit with applyEdit once it returns nil.
+// d.mu and installs the edit with applyEdit once it returns nil. A flush's
+// edit carries the last sequence number it wrote; replay keeps the highest
+// of all, so the manifest's covers every table.
 func (d *DB) writeEdit(edit *versionEdit) error {
 	edit.nextFileNum = d.nextFileNum
-	edit.lastSeq = max(edit.lastSeq, d.lastTableSeq())
 	if _, err := d.manifest.WriteSync(edit.encode()); err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
@@ -387,8 +448,9 @@ func (d *DB) writeEdit(edit *versionEdit) error {
 }
 
 // applyEdit installs the version an edit makes and publishes it to readers.
-// The caller holds d.mu. Tables the edit deletes become obsolete: their
-// files go when their last reader is done.
+// The caller holds d.mu; the new version takes over its references on the
+// added tables. Tables the edit deletes become obsolete: their files go
+// when their last reader is done.
 func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
 	deleted := map[uint64]bool{}
 	for _, del := range edit.deleted {
@@ -412,17 +474,6 @@ func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
 	old.unref(d)
 }
 
-// lastTableSeq returns the highest sequence number in any table.
-func (d *DB) lastTableSeq() uint64 {
-	var seq uint64
-	for _, level := range d.current.levels {
-		for _, t := range level {
-			seq = max(seq, t.largestSeq)
-		}
-	}
-	return seq
-}
-
 // installReadState publishes the current memstores and version to readers.
 // The caller holds d.mu (or has not shared the database yet).
 func (d *DB) installReadState() {
@@ -438,42 +489,39 @@ func (d *DB) installReadState() {
 	}
 }
 
-// acquire returns the read state with a reference the caller must drop.
-func (d *DB) acquire() *readState {
+// acquire returns the read state with a reference the caller must drop,
+// or ErrClosed once Close has released it: its tables may be closed.
+func (d *DB) acquire() (*readState, error) {
 	d.rsMu.RLock()
-	rs := d.rs
-	rs.refs.Add(1)
-	d.rsMu.RUnlock()
-	return rs
+	defer d.rsMu.RUnlock()
+	if d.rs == nil {
+		return nil, ErrClosed
+	}
+	d.rs.refs.Add(1)
+	return d.rs, nil
 }
 
-// removeObsoleteFiles deletes logs older than the oldest one needed and,
-// with orphans (only while opening, when no flush or compaction can be
-// writing), also tables the version does not name, old manifests and
-// temporary files.
-func (d *DB) removeObsoleteFiles(orphans bool) {
+// removeObsoleteFiles deletes what a previous session left behind: logs
+// older than the oldest one needed, tables the version does not name, old
+// manifests and temporary files. It runs while opening, before any flush
+// or compaction can be writing; from then on each flush deletes the log it
+// made obsolete, and each table goes with its last reference.
+func (d *DB) removeObsoleteFiles() {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
 		d.log.Error("simpledb: list for cleanup", "err", err)
 		return
 	}
-	d.mu.Lock()
 	live := map[uint64]bool{}
 	for _, level := range d.current.levels {
 		for _, t := range level {
 			live[t.num] = true
 		}
 	}
-	logNum, manifestNum, next := d.logNum, d.manifestNum, d.nextFileNum
-	d.mu.Unlock()
 	for _, name := range names {
 		kind, num := parseFileName(name)
-		obsolete := kind == fileLog && num < logNum
-		if orphans {
-			obsolete = obsolete || kind == fileTable && !live[num] && num < next ||
-				kind == fileManifest && num != manifestNum || kind == fileTemp
-		}
-		if obsolete {
+		if kind == fileLog && num < d.logNum || kind == fileTable && !live[num] && num < d.nextFileNum ||
+			kind == fileManifest && num != d.manifestNum || kind == fileTemp {
 			d.deleteFile(filepath.Join(d.dir, name))
 		}
 	}
@@ -491,17 +539,30 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	return d.getAt(key, d.visibleSeq.Load())
-}
-
-// getAt reads key as of seq. It loads the read state after seq was chosen:
-// every write up to seq was applied, into a memstore that state holds.
-func (d *DB) getAt(key []byte, seq uint64) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	rs := d.acquire()
+	rs, err := d.acquire()
+	if err != nil {
+		return nil, err
+	}
 	defer rs.unref(d)
+	return rs.get(key, d.visibleSeq.Load())
+}
+
+// get reads key as of seq, which is a snapshot's or the visible sequence
+// number loaded after rs was acquired.
+//
+// The order matters. A flush or compaction that built rs's tables kept, of
+// each key's versions that no snapshot tells apart, only the newest, which
+// was applied, so at or below the visible sequence number, before rs was
+// installed: a seq loaded later still sees it, and a dropped version could
+// only have hidden behind it. A seq loaded before acquiring could predate
+// a flush installed in between, and find its version dropped in favour of
+// one above seq. Writes at or below seq that rs lacks went to memstores
+// created after rs, so they come after all that rs holds: the read sees
+// the state after a prefix of the commits, between acquire and load.
+func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 	for i := len(rs.imm); i >= 0; i-- {
 		mt := rs.mem
 		if i < len(rs.imm) {
@@ -595,8 +656,14 @@ func (d *DB) releaseAll() error {
 	if d.manifest != nil {
 		errs = append(errs, d.manifest.Close())
 	}
-	if d.rs != nil {
-		d.rs.unref(d)
+	// Reads that acquire the state from now on get ErrClosed: once the
+	// last reference goes, its tables are closed.
+	d.rsMu.Lock()
+	rs := d.rs
+	d.rs = nil
+	d.rsMu.Unlock()
+	if rs != nil {
+		rs.unref(d)
 	}
 	if d.current != nil {
 		d.current.unref(d)
@@ -604,6 +671,3 @@ func (d *DB) releaseAll() error {
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)
 }
-
-// Lock order: commitMu is never held with another lock. Then walMu, d.mu,
-// syncMu, pubMu in that order; rsMu is taken alone or innermost.

@@ -50,19 +50,22 @@
 // # Recovery and damage
 //
 // Open replays the logs the manifest still needs, writes what they held to
-// an L0 table, and starts a new log and manifest. A torn tail of the last
-// log (damage that no valid record follows) is the unacknowledged end of
-// the last write and is dropped; damage anywhere else, in a log, the
-// manifest or a table, is an error matching ErrCorruption that names the
-// file and offset, and nothing is deleted. A directory holding files but no
-// database gives ErrNotDB.
+// an L0 table, starts a new manifest that names a new log, and only then
+// creates that log, so that an Open interrupted at any point leaves a
+// database the next Open recovers. A torn tail (damage that no valid record
+// follows, in its log or any later one) is the unacknowledged end of the
+// last write, or a log whose creation was cut short, and is dropped; damage
+// anywhere else, in a log, the manifest or a table, is an error matching
+// ErrCorruption that names the file and offset, and nothing is deleted. A
+// directory holding files but no database gives ErrNotDB.
 //
 // # Errors
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over 64 KiB),
 // ErrValueTooLarge (values over MaxValueSize) or ErrBatchTooLarge. Calls after
-// Close return ErrClosed; a second Open of a directory returns ErrLocked.
-// When background work fails (a flush or compaction that cannot write),
+// Close return ErrClosed; a second Open of a directory returns ErrLocked,
+// and one of a database written with another key order
+// ErrComparatorMismatch. When background work fails (a flush or compaction that cannot write),
 // reads go on, writes return ErrBackground wrapping the cause, and reopening
 // recovers everything acknowledged.
 package simpledb

@@ -29,6 +29,10 @@ var (
 	// failed; the database refuses writes until it is reopened. The error
 	// wraps the cause. Acknowledged writes are never lost to it.
 	ErrBackground = errors.New("simpledb: background error")
+	// ErrComparatorMismatch: the database, or one of its tables, was
+	// written with another key order than this one. The files are intact:
+	// it does not match ErrCorruption.
+	ErrComparatorMismatch = errors.New("simpledb: written with another comparator")
 	// ErrCorruption is matched by every error reporting damaged files; such
 	// errors name the file and offset. It is recordio.ErrCorruption and
 	// sstables.ErrCorruption too.

@@ -100,8 +100,10 @@ func TestFaultInjection(t *testing.T) {
 	t.Logf("faults injected per kind: %v", injected)
 }
 
-// putAcked puts keys from to to-1 and returns them as acknowledged.
+// putAcked puts keys from to to-1 (key0000 = value0, ...) and returns them
+// as acknowledged.
 func putAcked(t *testing.T, db *DB, from, to int) model {
+	t.Helper()
 	acked := model{}
 	for i := from; i < to; i++ {
 		k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d", i)

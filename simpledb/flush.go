@@ -39,14 +39,18 @@ func (d *DB) flushLoop() {
 // installs it. The caller holds d.mu; it is released during the write.
 func (d *DB) flushOldest() error {
 	mt := d.imm[0]
-	snaps := d.snapshotSeqs()
-	d.flushing = true
 	d.mu.Unlock()
-	mt.writes.Wait() // groups appended before the rotation finish applying
+	// Groups appended before the rotation finish applying first. Only then
+	// is the list of snapshots complete: a snapshot taken while one of them
+	// was still being applied sees a version below it, which the flush must
+	// keep. Any snapshot taken later sees the whole memstore.
+	mt.writes.Wait()
+	d.mu.Lock()
+	snaps := d.snapshotSeqs()
+	d.mu.Unlock()
 	start := time.Now()
 	t, err := d.writeL0(mt.m, snaps)
 	d.mu.Lock()
-	d.flushing = false
 	if err != nil {
 		return err
 	}
@@ -66,7 +70,6 @@ func (d *DB) flushOldest() error {
 		// so the table stays: the next Open keeps it if the manifest names
 		// it and removes it as an orphan if not.
 		if t != nil {
-			t.refs.Add(1)
 			t.unref(d)
 		}
 		return err
@@ -78,8 +81,9 @@ func (d *DB) flushOldest() error {
 		d.stats.flushBytes += int64(t.size)
 		d.log.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
 	}
+	// The edit is durable: the memstore's log is obsolete.
 	d.mu.Unlock()
-	d.removeObsoleteFiles(false)
+	d.deleteFile(logName(d.dir, mt.logNum))
 	d.mu.Lock()
 	return nil
 }
@@ -99,25 +103,26 @@ func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
 
 // writeTables writes an iterator's entries into new tables, starting a new
 // one past splitAt bytes (0: never) at a key boundary, so that no key
-// spans two tables. It opens and returns them.
+// spans two tables. It opens and returns them, each with one reference, the
+// caller's.
 func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	var (
 		outputs []*table
 		w       *sstables.Writer
 		num     uint64
-		info    tableInfo
 	)
 	finish := func() error {
 		if w == nil {
 			return nil
 		}
 		err := w.Close()
+		m := w.Metadata()
 		w = nil
 		if err != nil {
 			return err
 		}
-		info.size = d.fileSize(tableName(d.dir, num))
-		t, err := d.openTable(info)
+		t, err := d.openTable(tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
+			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq})
 		if err != nil {
 			return err
 		}
@@ -130,7 +135,6 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		}
 		for _, t := range outputs {
 			t.obsolete.Store(true)
-			t.refs.Add(1)
 			t.unref(d)
 		}
 		return nil, err
@@ -152,17 +156,13 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 			if w, err = sstables.NewWriter(tableName(d.dir, num), d.opts.tableWriterOptions()); err != nil {
 				return abort(err)
 			}
-			info = tableInfo{num: num, smallest: append([]byte{}, key...), smallestSeq: it.in.Seq(), largestSeq: it.in.Seq()}
 		}
 		if err := w.AddEntry(key, it.in.Seq(), it.in.Kind(), it.in.Value()); err != nil {
 			return abort(err)
 		}
 		if newKey {
-			info.largest = append(info.largest[:0], key...)
-			lastKey = info.largest
+			lastKey = append(lastKey[:0], key...)
 		}
-		info.smallestSeq = min(info.smallestSeq, it.in.Seq())
-		info.largestSeq = max(info.largestSeq, it.in.Seq())
 		if d.closed.Load() {
 			return abort(ErrClosed)
 		}
@@ -174,12 +174,4 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		return abort(err)
 	}
 	return outputs, nil
-}
-
-func (d *DB) fileSize(path string) uint64 {
-	info, err := d.fs.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return uint64(info.Size())
 }

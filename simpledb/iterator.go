@@ -3,8 +3,8 @@ package simpledb
 import (
 	"bytes"
 	"iter"
-	"sort"
 
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -29,12 +29,17 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	return d.newIterator(lower, upper, d.visibleSeq.Load())
+	rs, err := d.acquire()
+	if err != nil {
+		return nil, err
+	}
+	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()), nil // in this order: see readState.get
 }
 
-func (d *DB) newIterator(lower, upper []byte, seq uint64) (*Iterator, error) {
-	it := &Iterator{db: d, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
-	it.rs = d.acquire()
+// newIterator returns an iterator over rs as of seq; it takes over the
+// caller's reference on rs.
+func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterator {
+	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
 	var children []sstables.EntryIterator
 	if seq > 0 { // at sequence number 0 nothing is visible yet
 		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}
@@ -55,7 +60,7 @@ func (d *DB) newIterator(lower, upper []byte, seq uint64) (*Iterator, error) {
 		}
 	}
 	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: max(seq, 1), DropTombstones: true}, children...)
-	return it, nil
+	return it
 }
 
 // First moves to the first key.
@@ -159,8 +164,7 @@ func (l *levelIter) First() bool {
 }
 
 func (l *levelIter) SeekGE(key []byte) bool {
-	i := sort.Search(len(l.tables), func(i int) bool { return bytes.Compare(l.tables[i].largest, key) >= 0 })
-	return l.open(i) && l.settle(l.cur.SeekGE(key))
+	return l.open(searchLevel(l.tables, key)) && l.settle(l.cur.SeekGE(key))
 }
 
 func (l *levelIter) Next() bool { return l.cur != nil && l.settle(l.cur.Next()) }
@@ -194,12 +198,12 @@ func (l *levelIter) open(i int) bool {
 	return true
 }
 
-func (l *levelIter) Valid() bool   { return l.cur != nil && l.cur.Valid() }
-func (l *levelIter) Key() []byte   { return l.cur.Key() }
-func (l *levelIter) Seq() uint64   { return l.cur.Seq() }
-func (l *levelIter) Kind() Kind    { return l.cur.Kind() }
-func (l *levelIter) Value() []byte { return l.cur.Value() }
-func (l *levelIter) Err() error    { return l.err }
+func (l *levelIter) Valid() bool     { return l.cur != nil && l.cur.Valid() }
+func (l *levelIter) Key() []byte     { return l.cur.Key() }
+func (l *levelIter) Seq() uint64     { return l.cur.Seq() }
+func (l *levelIter) Kind() base.Kind { return l.cur.Kind() }
+func (l *levelIter) Value() []byte   { return l.cur.Value() }
+func (l *levelIter) Err() error      { return l.err }
 
 func (l *levelIter) Close() error {
 	if l.cur != nil {
@@ -207,6 +211,3 @@ func (l *levelIter) Close() error {
 	}
 	return nil
 }
-
-// Kind is an entry's kind, as the iterators of the lower layers report it.
-type Kind = sstables.Kind

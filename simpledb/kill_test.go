@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -33,20 +34,10 @@ func killBatch(i int) workloadOp {
 			delete(op.puts, k)
 		} else {
 			op.puts[k] = fmt.Sprintf("b%d.%d-%s", i, j, strings.Repeat("x", rng.IntN(300)))
-			op.deletes = removeString(op.deletes, k)
+			op.deletes = slices.DeleteFunc(op.deletes, func(d string) bool { return d == k })
 		}
 	}
 	return op
-}
-
-func removeString(s []string, v string) []string {
-	out := s[:0]
-	for _, x := range s {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func killOptions() *Options {
@@ -73,14 +64,7 @@ func TestKillChild(t *testing.T) {
 	}
 	for i := start; ; i++ {
 		op := killBatch(i)
-		b := db.NewBatch()
-		for k, v := range op.puts {
-			b.Put([]byte(k), []byte(v))
-		}
-		for _, k := range op.deletes {
-			b.Delete([]byte(k))
-		}
-		if err := db.Write(b); err != nil {
+		if err := db.WriteWithOptions(op.batch(), &WriteOptions{Sync: op.sync}); err != nil {
 			fmt.Printf("write failed: %v\n", err)
 			os.Exit(2)
 		}

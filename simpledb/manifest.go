@@ -191,7 +191,7 @@ type manifestState struct {
 
 func (s *manifestState) apply(e *versionEdit) error {
 	if e.comparator != "" && e.comparator != comparatorName {
-		return fmt.Errorf("simpledb: database uses comparator %q, not %q", e.comparator, comparatorName)
+		return fmt.Errorf("%w: the database uses %q, not %q", ErrComparatorMismatch, e.comparator, comparatorName)
 	}
 	for _, d := range e.deleted {
 		if _, ok := s.levels[d.level][d.info.num]; !ok {
@@ -263,6 +263,9 @@ func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
 		e, err := decodeEdit(rec)
 		if err == nil {
 			err = s.apply(&e)
+		}
+		if errors.Is(err, ErrComparatorMismatch) {
+			return nil, fmt.Errorf("simpledb: %s: %w", path, err)
 		}
 		if err != nil {
 			return nil, base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)

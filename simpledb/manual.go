@@ -1,17 +1,12 @@
 package simpledb
 
+import "fmt"
+
 // Flush turns the active memstore into an L0 table now and waits until it
 // (and every memstore before it) is flushed.
 func (d *DB) Flush() error {
-	w := &commitWaiter{flush: true, done: make(chan commitResult, 1)}
-	d.mu.Lock()
-	if d.bgErr != nil && !d.closed.Load() {
-		err := d.bgErr
-		d.mu.Unlock()
-		return err
-	}
-	d.mu.Unlock()
-	if err := d.commit(w); err != nil {
+	w := &commitWaiter{done: make(chan commitResult, 1)}
+	if err := d.commit(w); err != nil { // ErrClosed, or the background error
 		return err
 	}
 	d.mu.Lock()
@@ -32,13 +27,22 @@ func (d *DB) Flush() error {
 // Compact flushes, then compacts everything down into the deepest level
 // that holds data (at least L1), dropping every deleted or overwritten
 // version no snapshot needs. It is for tests and tools: the background
-// compaction keeps the levels in shape on its own.
+// compaction keeps the levels in shape on its own. A Close meanwhile
+// waits for the running compaction, and Compact returns ErrClosed.
 func (d *DB) Compact() error {
 	if err := d.Flush(); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// Counted with the background work, which Close waits for before it
+	// closes the manifest. Close sets closed under d.mu before it waits, so
+	// this Add cannot race its Wait.
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	d.bgWG.Add(1)
+	defer d.bgWG.Done()
 	last := 1
 	for level := numLevels - 1; level > 1; level-- {
 		if len(d.current.levels[level]) > 0 {
@@ -61,8 +65,11 @@ func (d *DB) Compact() error {
 		}
 		err := d.runCompaction(d.newCompaction(level, d.current.levels[level]))
 		d.cond.Broadcast()
+		if err == ErrClosed {
+			return err
+		}
 		if err != nil {
-			return d.setBackgroundError(err)
+			return d.setBackgroundError(fmt.Errorf("compaction: %w", err))
 		}
 	}
 	return nil

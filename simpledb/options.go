@@ -20,7 +20,8 @@ const (
 const numLevels = 7
 
 // Options configure a database. The zero value (or nil) gives the defaults,
-// each documented on its field.
+// each documented on its field. A numeric field that is zero or negative
+// takes its default, unless its comment gives it another meaning.
 type Options struct {
 	// FS is the filesystem. Default: vfs.Default.
 	FS vfs.FS
@@ -32,17 +33,21 @@ type Options struct {
 	MaxImmutableMemstores int
 	// NoSync makes writes unsynced by default: acknowledged once in the
 	// operating system, durable only after a later synced write, Flush or
-	// Close. WriteOptions override it per write. Default: false (synced).
+	// Close. WriteOptions replace it per write. Default: false (synced).
 	NoSync bool
 	// L0CompactionTrigger is the number of L0 tables that starts a
 	// compaction into L1. Default: 4.
 	L0CompactionTrigger int
 	// L0StopWritesThreshold is the number of L0 tables at which writers
-	// stall until compaction catches up. Default: 12.
+	// stall until compaction catches up. It is raised to at least
+	// L0CompactionTrigger+1, so that writers never stall before a
+	// compaction is due; with DisableAutoCompaction it does not apply.
+	// Default: 12.
 	L0StopWritesThreshold int
 	// BaseLevelSize is L1's target size. Default: 4 × MemstoreSize.
 	BaseLevelSize int64
 	// LevelSizeRatio is each level's target size over the previous one's.
+	// Values below 2, which would not grow the levels, take the default.
 	// Default: 10.
 	LevelSizeRatio int
 	// TargetTableSize is the size at which compaction starts a new output
@@ -120,9 +125,16 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
-// WriteOptions override the database's defaults for one write.
+// WriteOptions replace the database's defaults for one write. Every field
+// applies as given, so the zero value, &WriteOptions{}, is an unsynced
+// write even on a database that syncs by default. For the defaults, pass
+// nil to WriteWithOptions, or call Write.
 type WriteOptions struct {
-	// Sync makes the write durable before it returns.
+	// Sync makes the write durable before it returns (concurrent synced
+	// writes share one fsync). Unsynced, a write returns once it is in the
+	// operating system, survives a crash of the process but not of the
+	// machine, and becomes durable with a later synced write, Flush or
+	// Close. False means unsynced, whatever Options.NoSync says.
 	Sync bool
 }
 

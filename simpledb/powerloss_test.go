@@ -37,6 +37,19 @@ func (op workloadOp) apply(m model) {
 	}
 }
 
+// batch returns the op's writes as a batch: its puts, then its deletes, in
+// the order apply applies them. A rejected write makes Write fail.
+func (op workloadOp) batch() *Batch {
+	b := new(Batch)
+	for k, v := range op.puts {
+		b.Put([]byte(k), []byte(v))
+	}
+	for _, k := range op.deletes {
+		b.Delete([]byte(k))
+	}
+	return b
+}
+
 // randomOp draws a workload step; step makes every value unique.
 func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 	key := func() string { return fmt.Sprintf("key-%04d", rng.IntN(keys)) }
@@ -72,14 +85,7 @@ func runOp(t *testing.T, db *DB, op workloadOp) {
 	case op.compact:
 		require.NoError(t, db.Compact())
 	default:
-		b := db.NewBatch()
-		for k, v := range op.puts {
-			require.NoError(t, b.Put([]byte(k), []byte(v)))
-		}
-		for _, k := range op.deletes {
-			require.NoError(t, b.Delete([]byte(k)))
-		}
-		require.NoError(t, db.WriteWithOptions(b, &WriteOptions{Sync: op.sync}))
+		require.NoError(t, db.WriteWithOptions(op.batch(), &WriteOptions{Sync: op.sync}))
 	}
 }
 

@@ -1,30 +1,23 @@
 package simpledb
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"testing"
 
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
-
-func fill(t *testing.T, db *DB, from, to int) {
-	t.Helper()
-	for i := from; i < to; i++ {
-		require.NoError(t, db.Put(fmt.Appendf(nil, "key%05d", i), fmt.Appendf(nil, "value%d", i)))
-	}
-}
-
-func requireKeys(t *testing.T, db *DB, from, to int) {
-	t.Helper()
-	for i := from; i < to; i++ {
-		v, err := db.Get(fmt.Appendf(nil, "key%05d", i))
-		require.NoError(t, err, "key %d", i)
-		require.Equal(t, fmt.Sprintf("value%d", i), string(v))
-	}
-}
 
 // copyDir copies a database directory as it is: what a crash of the
 // process that holds it open would leave.
@@ -64,12 +57,12 @@ func TestReopenReplaysTheLog(t *testing.T) {
 	dir := t.TempDir()
 	db, err := Open(dir, nil)
 	require.NoError(t, err)
-	fill(t, db, 0, 500)
+	acked := putAcked(t, db, 0, 500)
 	require.NoError(t, db.Close())
 
 	db, err = Open(dir, nil)
 	require.NoError(t, err)
-	requireKeys(t, db, 0, 500)
+	requireAcked(t, db, acked)
 	require.Equal(t, 1, db.Stats().Levels[0].Tables, "the replayed log becomes a table")
 	require.NoError(t, db.Close())
 }
@@ -80,13 +73,13 @@ func TestCrashWithoutClose(t *testing.T) {
 	db, err := Open(dir, smallOptions())
 	require.NoError(t, err)
 	defer db.Close()
-	fill(t, db, 0, 3000)
+	acked := putAcked(t, db, 0, 3000)
 	crashed := copyDir(t, dir)
 	os.Remove(filepath.Join(crashed, lockName))
 
 	db2, err := Open(crashed, smallOptions())
 	require.NoError(t, err)
-	requireKeys(t, db2, 0, 3000)
+	requireAcked(t, db2, acked)
 	require.NoError(t, db2.Close())
 }
 
@@ -101,7 +94,7 @@ func TestTornLogTailIsDropped(t *testing.T) {
 			dir := t.TempDir()
 			db, err := Open(dir, nil)
 			require.NoError(t, err)
-			fill(t, db, 0, 500)
+			acked := putAcked(t, db, 0, 500)
 			require.NoError(t, db.Close())
 			log := lastLog(t, dir)
 			data, err := os.ReadFile(log)
@@ -110,7 +103,8 @@ func TestTornLogTailIsDropped(t *testing.T) {
 
 			db, err = Open(dir, nil)
 			require.NoError(t, err)
-			requireKeys(t, db, 0, 499)
+			delete(acked, "key0499") // torn
+			requireAcked(t, db, acked)
 			require.NoError(t, db.Close())
 		})
 	}
@@ -127,16 +121,16 @@ func TestDamageIsReported(t *testing.T) {
 	}{
 		{
 			name:   "log",
-			write:  func(t *testing.T, db *DB) { fill(t, db, 0, 500) },
+			write:  func(t *testing.T, db *DB) { putAcked(t, db, 0, 500) },
 			file:   lastLog,
 			offset: func(size int) int { return size / 2 },
 		},
 		{
 			name: "manifest",
 			write: func(t *testing.T, db *DB) {
-				fill(t, db, 0, 100)
+				putAcked(t, db, 0, 100)
 				require.NoError(t, db.Flush())
-				fill(t, db, 100, 200)
+				putAcked(t, db, 100, 200)
 				require.NoError(t, db.Flush())
 			},
 			file: func(t *testing.T, dir string) string {
@@ -201,7 +195,7 @@ func TestOrphansAreRemovedAtOpen(t *testing.T) {
 	dir := t.TempDir()
 	db, err := Open(dir, nil)
 	require.NoError(t, err)
-	fill(t, db, 0, 10)
+	acked := putAcked(t, db, 0, 10)
 	require.NoError(t, db.Flush())
 	require.NoError(t, db.Close())
 	for _, name := range []string{"000999.sst", "000998.sst.tmp", "CURRENT.tmp", "MANIFEST-000001"} {
@@ -213,7 +207,7 @@ func TestOrphansAreRemovedAtOpen(t *testing.T) {
 	for _, name := range []string{"000999.sst", "000998.sst.tmp", "CURRENT.tmp", "MANIFEST-000001"} {
 		require.NotContains(t, names, name)
 	}
-	requireKeys(t, db, 0, 10)
+	requireAcked(t, db, acked)
 	require.NoError(t, db.Close())
 }
 
@@ -276,33 +270,33 @@ func TestSnapshotsAndIteratorsAreIsolated(t *testing.T) {
 	db, err := Open(t.TempDir(), smallOptions())
 	require.NoError(t, err)
 	defer db.Close()
-	fill(t, db, 0, 200)
+	putAcked(t, db, 0, 200)
 	snap := db.NewSnapshot()
 	it, err := db.NewIterator(nil, nil)
 	require.NoError(t, err)
 	defer it.Close()
 
 	for i := range 200 {
-		k := fmt.Appendf(nil, "key%05d", i)
+		k := fmt.Appendf(nil, "key%04d", i)
 		if i%2 == 0 {
 			require.NoError(t, db.Delete(k))
 		} else {
 			require.NoError(t, db.Put(k, []byte("overwritten")))
 		}
 	}
-	fill(t, db, 200, 300)
+	putAcked(t, db, 200, 300)
 	require.NoError(t, db.Compact())
 
 	for i := range 200 {
-		v, err := snap.Get(fmt.Appendf(nil, "key%05d", i))
+		v, err := snap.Get(fmt.Appendf(nil, "key%04d", i))
 		require.NoError(t, err)
 		require.Equal(t, fmt.Sprintf("value%d", i), string(v))
 	}
-	_, err = snap.Get([]byte("key00250"))
+	_, err = snap.Get([]byte("key0250"))
 	require.ErrorIs(t, err, ErrNotFound)
 	n := 0
 	for k, v := range it.All() {
-		require.Equal(t, fmt.Sprintf("key%05d", n), string(k))
+		require.Equal(t, fmt.Sprintf("key%04d", n), string(k))
 		require.Equal(t, fmt.Sprintf("value%d", n), string(v))
 		n++
 	}
@@ -311,12 +305,12 @@ func TestSnapshotsAndIteratorsAreIsolated(t *testing.T) {
 
 	require.NoError(t, snap.Release())
 	require.ErrorIs(t, snap.Release(), ErrClosed)
-	_, err = snap.Get([]byte("key00001"))
+	_, err = snap.Get([]byte("key0001"))
 	require.ErrorIs(t, err, ErrClosed)
 
 	// Once released, compaction drops what only the snapshot needed.
 	require.NoError(t, db.Compact())
-	_, err = db.Get([]byte("key00000"))
+	_, err = db.Get([]byte("key0000"))
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -344,4 +338,319 @@ func TestGroupCommitSharesSyncs(t *testing.T) {
 	t.Logf("%d synced writes, %d log syncs", st.Writes, st.LogSyncs)
 	require.Equal(t, int64(1600), st.Writes)
 	require.Less(t, st.LogSyncs, st.Writes*3/4)
+}
+
+// mutatingOps are the filesystem operations that change what a power loss
+// leaves behind.
+const mutatingOps = errorfs.OpCreate | errorfs.OpWrite | errorfs.OpSync | errorfs.OpRename |
+	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir
+
+// crashAtEveryStep runs run on a copy of base once for every change it
+// makes to the filesystem: the nth time, the nth change and every later
+// one fail, as if the power went there. run calls arm where the crash
+// window opens. Each time, what a power loss at that moment leaves (with
+// and without torn unsynced writes) must open, hold every acknowledged
+// write, take new ones and open again.
+func crashAtEveryStep(t *testing.T, base *vfs.MemFS, acked model, run func(fsys vfs.FS, arm func()) (*DB, error)) {
+	t.Helper()
+	for n := int64(0); ; n++ {
+		mem := base.CrashClone(vfs.CrashOptions{})
+		rule := &errorfs.Rule{Ops: mutatingOps, After: n, Err: syscall.EIO}
+		db, err := run(errorfs.Wrap(mem, rule), rule.Enable)
+		crashes := []*vfs.MemFS{
+			mem.CrashClone(vfs.CrashOptions{}),
+			mem.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(uint64(n), 1))}),
+		}
+		rule.Disable()
+		if db != nil {
+			db.Close()
+		}
+		for i, crashed := range crashes {
+			msg := fmt.Sprintf("power lost at change %d (torn: %v), after %v", n+1, i == 1, err)
+			opts := smallOptions()
+			opts.FS, opts.Logger, opts.DisableAutoCompaction = crashed, quietLogger, true
+			db, err := Open("/db", opts)
+			require.NoError(t, err, msg)
+			requireAcked(t, db, acked)
+			require.NoError(t, db.Put([]byte("after"), []byte("crash")), msg)
+			require.NoError(t, db.Close(), msg)
+			db, err = Open("/db", opts)
+			require.NoError(t, err, msg+", then reopened")
+			requireAcked(t, db, acked)
+			require.NoError(t, db.Close())
+		}
+		if rule.Hits() == 0 {
+			require.NoError(t, err, "run with no fault")
+			t.Logf("%d changes, a power loss after each recovered", n)
+			return
+		}
+	}
+}
+
+// workedDB returns a filesystem holding a database with tables and a log
+// whose tail holds unsynced writes, as a power loss (tearing them) left it,
+// and the writes acknowledged as durable.
+func workedDB(t *testing.T, seed uint64) (*vfs.MemFS, model) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 50)
+	require.NoError(t, db.Flush())
+	maps.Copy(acked, putAcked(t, db, 50, 100))
+	for i := 100; i < 150; i++ {
+		require.NoError(t, db.WriteWithOptions(batchOf(fmt.Appendf(nil, "key%04d", i), []byte("unsynced")), &WriteOptions{}))
+	}
+	crashed := mem.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(seed, 2))})
+	require.NoError(t, db.Close())
+	return crashed, acked
+}
+
+// An Open that a power loss interrupts anywhere (writing the replayed logs'
+// table, the new manifest, CURRENT, the new log, removing obsolete files)
+// leaves a database the next Open recovers.
+func TestOpenInterrupted(t *testing.T) {
+	open := func(fsys vfs.FS, arm func()) (*DB, error) {
+		arm()
+		opts := smallOptions()
+		opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+		return Open("/db", opts)
+	}
+	t.Run("new database", func(t *testing.T) {
+		crashAtEveryStep(t, vfs.NewMem(), model{}, open)
+	})
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprintf("recovery/%d", seed), func(t *testing.T) {
+			base, acked := workedDB(t, seed)
+			crashAtEveryStep(t, base, acked, open)
+		})
+	}
+}
+
+// A flush that a power loss interrupts anywhere (syncing and closing the
+// log, creating the next one, writing the table, the manifest edit,
+// removing the flushed log) leaves a database the next Open recovers.
+func TestFlushInterrupted(t *testing.T) {
+	base, acked := workedDB(t, 0)
+	crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
+		opts := smallOptions()
+		opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+		db, err := Open("/db", opts)
+		require.NoError(t, err)
+		for i := 200; i < 210; i++ {
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced")))
+			acked[fmt.Sprintf("key%04d", i)] = "synced"
+		}
+		arm()
+		return db, db.Flush()
+	})
+}
+
+// Logs as interrupted sessions leave them: torn tails and header-less logs
+// are dropped when no record follows them; records after them are damage.
+func TestInterruptedLogs(t *testing.T) {
+	// rewrite replaces a file's contents, durably.
+	rewrite := func(t *testing.T, fsys *vfs.MemFS, path string, data []byte) {
+		f, err := fsys.Create(path)
+		require.NoError(t, err)
+		_, err = f.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, f.Sync())
+		require.NoError(t, f.Close())
+		require.NoError(t, fsys.SyncDir("/db"))
+	}
+	headerOnly := func(t *testing.T, fsys *vfs.MemFS, path string) {
+		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys})
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		require.NoError(t, fsys.SyncDir("/db"))
+	}
+	withRecord := func(t *testing.T, fsys *vfs.MemFS, path string) {
+		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys})
+		require.NoError(t, err)
+		b := batchOf([]byte("late"), []byte("write"))
+		b.setSeq(1 << 40)
+		_, err = w.Write(b.data)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		require.NoError(t, fsys.SyncDir("/db"))
+	}
+	// tornDB returns a database whose last log lost the end of its last
+	// record, the number of that log, and the writes it still holds.
+	tornDB := func(t *testing.T) (*vfs.MemFS, uint64, model) {
+		mem := vfs.NewMem()
+		opts := smallOptions()
+		opts.FS, opts.Logger = mem, quietLogger
+		db, err := Open("/db", opts)
+		require.NoError(t, err)
+		acked := putAcked(t, db, 0, 100)
+		require.NoError(t, db.Close())
+		delete(acked, "key0099")
+		names, err := mem.List("/db")
+		require.NoError(t, err)
+		var last uint64
+		for _, name := range names {
+			if kind, num := parseFileName(name); kind == fileLog {
+				last = max(last, num)
+			}
+		}
+		f, err := mem.Open(logName("/db", last))
+		require.NoError(t, err)
+		data, err := io.ReadAll(f)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		rewrite(t, mem, logName("/db", last), data[:len(data)-3])
+		return mem, last, acked
+	}
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, fsys *vfs.MemFS, last uint64)
+		damage  bool
+	}{
+		{"torn tail, then a header-only log", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
+			headerOnly(t, fsys, logName("/db", last+1))
+		}, false},
+		{"torn tail, then an empty log, then a header-only one", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
+			rewrite(t, fsys, logName("/db", last+1), nil)
+			headerOnly(t, fsys, logName("/db", last+2))
+		}, false},
+		{"torn tail, then a log cut inside its header", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
+			rewrite(t, fsys, logName("/db", last+1), []byte{1, 0, 0})
+		}, false},
+		{"torn tail, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
+			withRecord(t, fsys, logName("/db", last+1))
+		}, true},
+		{"torn tail, then an empty log, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
+			rewrite(t, fsys, logName("/db", last+1), nil)
+			withRecord(t, fsys, logName("/db", last+2))
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys, last, acked := tornDB(t)
+			tt.prepare(t, fsys, last)
+			before, err := fsys.List("/db")
+			require.NoError(t, err)
+			opts := smallOptions()
+			opts.FS, opts.Logger = fsys, quietLogger
+			db, err := Open("/db", opts)
+			if tt.damage {
+				require.ErrorIs(t, err, ErrCorruption)
+				require.Contains(t, err.Error(), filepath.Base(logName("/db", last)))
+				after, err := fsys.List("/db")
+				require.NoError(t, err)
+				require.Equal(t, before, after, "nothing deleted")
+				return
+			}
+			require.NoError(t, err)
+			requireAcked(t, db, acked)
+			require.NoError(t, db.Close())
+		})
+	}
+
+	// The first Open of a directory, interrupted by an earlier version once
+	// it had created its log but not yet CURRENT.
+	for name, data := range map[string][]byte{"empty": nil, "header-only": {}} {
+		t.Run("new directory with an "+name+" log", func(t *testing.T) {
+			mem := vfs.NewMem()
+			require.NoError(t, mem.MkdirAll("/db", 0o755))
+			if data == nil {
+				rewrite(t, mem, logName("/db", 1), nil)
+			} else {
+				headerOnly(t, mem, logName("/db", 1))
+			}
+			db, err := Open("/db", &Options{FS: mem, Logger: quietLogger})
+			require.NoError(t, err)
+			require.NoError(t, db.Put([]byte("k"), []byte("v")))
+			require.NoError(t, db.Close())
+		})
+	}
+}
+
+// A flush records its table as it is on disk, and deletes the log it made
+// obsolete.
+func TestFlushRecordsTableAndDeletesLog(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	putAcked(t, db, 10, 20)
+	require.NoError(t, db.Delete([]byte("key0015")))
+	require.NoError(t, db.Flush())
+
+	db.mu.Lock()
+	tables, active := db.current.levels[0], db.mem.logNum
+	db.mu.Unlock()
+	require.Len(t, tables, 1)
+	info, err := mem.Stat(tableName("/db", tables[0].num))
+	require.NoError(t, err)
+	require.Equal(t, uint64(info.Size()), tables[0].size)
+	require.Equal(t, "key0010", string(tables[0].smallest))
+	require.Equal(t, "key0019", string(tables[0].largest))
+	require.Equal(t, uint64(1), tables[0].smallestSeq)
+	require.Equal(t, uint64(11), tables[0].largestSeq)
+
+	names, err := mem.List("/db")
+	require.NoError(t, err)
+	var logs []string
+	for _, name := range names {
+		if kind, _ := parseFileName(name); kind == fileLog {
+			logs = append(logs, name)
+		}
+	}
+	require.Equal(t, []string{filepath.Base(logName("/db", active))}, logs, "only the active log is left")
+}
+
+// A database or a table written with another key order is refused with
+// ErrComparatorMismatch, not reported as damage.
+func TestComparatorMismatch(t *testing.T) {
+	setup := func(t *testing.T) (*vfs.MemFS, *Options) {
+		mem := vfs.NewMem()
+		opts := smallOptions()
+		opts.FS, opts.Logger = mem, quietLogger
+		db, err := Open("/db", opts)
+		require.NoError(t, err)
+		putAcked(t, db, 0, 10)
+		require.NoError(t, db.Flush())
+		require.NoError(t, db.Close())
+		return mem, opts
+	}
+	t.Run("manifest", func(t *testing.T) {
+		mem, opts := setup(t)
+		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem})
+		require.NoError(t, err)
+		edit := versionEdit{comparator: "other.order", nextFileNum: 101}
+		_, err = w.Write(edit.encode())
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		require.NoError(t, (&DB{fs: mem, dir: "/db"}).setCurrent(filepath.Base(manifestName("/db", 100))))
+
+		_, err = Open("/db", opts)
+		require.ErrorIs(t, err, ErrComparatorMismatch)
+		require.NotErrorIs(t, err, ErrCorruption)
+	})
+	t.Run("table", func(t *testing.T) {
+		mem, opts := setup(t)
+		names, err := mem.List("/db")
+		require.NoError(t, err)
+		var table string
+		for _, name := range names {
+			if kind, _ := parseFileName(name); kind == fileTable {
+				table = "/db/" + name
+			}
+		}
+		require.NotEmpty(t, table)
+		other := &sstables.Comparator{Name: "other.order", Compare: bytes.Compare}
+		w, err := sstables.NewWriter(table, &sstables.WriterOptions{FS: mem, Comparator: other})
+		require.NoError(t, err)
+		require.NoError(t, w.Add([]byte("k"), []byte("v")))
+		require.NoError(t, w.Close())
+
+		_, err = Open("/db", opts)
+		require.ErrorIs(t, err, ErrComparatorMismatch)
+		require.NotErrorIs(t, err, ErrCorruption)
+	})
 }

@@ -37,7 +37,15 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.db.getAt(key, s.seq)
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	rs, err := s.db.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer rs.unref(s.db)
+	return rs.get(key, s.seq)
 }
 
 // NewIterator returns an iterator over [lower, upper) as of the snapshot.
@@ -45,7 +53,11 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.db.newIterator(lower, upper, s.seq)
+	rs, err := s.db.acquire()
+	if err != nil {
+		return nil, err
+	}
+	return s.db.newIterator(rs, lower, upper, s.seq), nil
 }
 
 // Release frees the snapshot. Later calls return ErrClosed.

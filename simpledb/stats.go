@@ -1,14 +1,27 @@
 package simpledb
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
-// statCounters are the running totals behind Stats; guarded by DB.mu.
+// statCounters are the running totals behind Stats of the background work;
+// guarded by DB.mu.
 type statCounters struct {
 	flushes, flushBytes             int64
 	compactions                     int64
 	compactionRead, compactionBytes int64
 	stalls                          int64
 	stallTime                       time.Duration
+}
+
+// writeCounters are the running totals behind Stats of the write path. The
+// append stage adds to them under DB.walMu; Stats reads them without it.
+type writeCounters struct {
+	writes, userBytes atomic.Int64
+	// logBytes is also the logs' logical length, which the sync stage
+	// measures durability in.
+	logBytes atomic.Int64
 }
 
 // LevelStats describes one level.
@@ -54,13 +67,13 @@ type Stats struct {
 
 // Stats returns the database's statistics.
 func (d *DB) Stats() Stats {
-	// walMu before d.mu: the order the write path takes them in.
-	d.walMu.Lock()
-	w := d.writeStats
-	d.walMu.Unlock()
+	var s Stats
+	s.Writes, s.UserBytes = d.writeStats.writes.Load(), d.writeStats.userBytes.Load()
+	s.LogBytes, s.LogSyncs = d.writeStats.logBytes.Load(), d.logSyncs.Load()
+	s.LogSyncTime = time.Duration(d.logSyncNanos.Load())
+	// Not walMu: a writer stalled for a flush or a compaction holds it.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var s Stats
 	for level, tables := range d.current.levels {
 		s.Levels[level].Tables = len(tables)
 		s.Levels[level].Bytes = d.current.levelSize(level)
@@ -71,12 +84,10 @@ func (d *DB) Stats() Stats {
 	}
 	s.ImmutableMemstores = len(d.imm)
 	c := d.stats
-	s.Writes, s.UserBytes, s.LogBytes, s.LogSyncs = w.writes, w.userBytes, w.logBytes, d.logSyncs.Load()
-	s.LogSyncTime = time.Duration(d.logSyncNanos.Load())
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes
-	if w.userBytes > 0 {
-		s.WriteAmplification = float64(w.logBytes+c.flushBytes+c.compactionBytes) / float64(w.userBytes)
+	if s.UserBytes > 0 {
+		s.WriteAmplification = float64(s.LogBytes+c.flushBytes+c.compactionBytes) / float64(s.UserBytes)
 	}
 	s.Stalls, s.StallTime = c.stalls, c.stallTime
 	if d.cache != nil {

@@ -11,17 +11,16 @@ import (
 )
 
 // table is a live table: what the manifest records, and its open reader.
-// It is reference-counted by the versions that contain it (and by running
-// compactions): when the last reference goes, the reader is closed and, if
-// an edit has removed the table, its file deleted. Readers are therefore
-// never closed under a Get or an iterator.
+// It is reference-counted by the versions that contain it (and, until a
+// version takes it over, by whoever opened it): when the last reference
+// goes, the reader is closed and, if an edit has removed the table, its
+// file deleted. Readers are therefore never closed under a Get or an
+// iterator.
 type table struct {
 	tableInfo
 	reader   *sstables.Reader
 	refs     atomic.Int32
 	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
-	// compacting is set while a compaction uses the table; guarded by DB.mu.
-	compacting bool
 }
 
 func (t *table) ref() { t.refs.Add(1) }
@@ -66,13 +65,14 @@ func (v *version) unref(d *DB) {
 }
 
 // withEdit returns a new version: v minus the deleted tables plus the added
-// ones (which the caller has opened). It takes a reference on every table
-// it holds.
+// ones. It takes a reference on every table it keeps from v, and takes over
+// the caller's reference on each added one.
 func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *version {
 	nv := &version{}
 	for level, tables := range v.levels {
 		for _, t := range tables {
 			if !deleted[t.num] {
+				t.ref()
 				nv.levels[level] = append(nv.levels[level], t)
 			}
 		}
@@ -81,11 +81,6 @@ func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *vers
 		nv.levels[a.level] = append(nv.levels[a.level], a.t)
 	}
 	nv.sortLevels()
-	for _, level := range nv.levels {
-		for _, t := range level {
-			t.ref()
-		}
-	}
 	nv.refs.Store(1)
 	return nv
 }
@@ -133,11 +128,18 @@ func (v *version) levelSize(level int) int64 {
 // tableFor returns the table of level (1 and below) whose range holds key.
 func (v *version) tableFor(level int, key []byte) *table {
 	tables := v.levels[level]
-	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return bytes.Compare(t.largest, k) })
-	if i < len(tables) && bytes.Compare(tables[i].smallest, key) <= 0 {
+	if i := searchLevel(tables, key); i < len(tables) && bytes.Compare(tables[i].smallest, key) <= 0 {
 		return tables[i]
 	}
 	return nil
+}
+
+// searchLevel returns the index of the first of a level's tables (L1 and
+// below: sorted and disjoint) whose largest key is at or after key: the
+// one table that may hold key, and where a scan from key starts.
+func searchLevel(tables []*table, key []byte) int {
+	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return bytes.Compare(t.largest, k) })
+	return i
 }
 
 // memTable is a memstore and the log that holds its writes.

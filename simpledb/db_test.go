@@ -1,0 +1,246 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
+	"github.com/stretchr/testify/require"
+)
+
+// hookFS calls before ahead of each Create and Rename, with the path (the
+// new one for a rename).
+type hookFS struct {
+	vfs.FS
+	before func(op errorfs.Op, path string)
+}
+
+func (h *hookFS) Create(name string) (vfs.File, error) {
+	h.before(errorfs.OpCreate, name)
+	return h.FS.Create(name)
+}
+
+func (h *hookFS) Rename(oldname, newname string) error {
+	h.before(errorfs.OpRename, newname)
+	return h.FS.Rename(oldname, newname)
+}
+
+// openFilesFS counts the files open through it.
+type openFilesFS struct {
+	vfs.FS
+	open atomic.Int64
+}
+
+func (o *openFilesFS) Create(name string) (vfs.File, error) {
+	return o.count(o.FS.Create(name))
+}
+
+func (o *openFilesFS) Open(name string) (vfs.File, error) {
+	return o.count(o.FS.Open(name))
+}
+
+func (o *openFilesFS) count(f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	o.open.Add(1)
+	return &countedFile{File: f, fs: o}, nil
+}
+
+type countedFile struct {
+	vfs.File
+	fs   *openFilesFS
+	once sync.Once
+}
+
+func (c *countedFile) Close() error {
+	c.once.Do(func() { c.fs.open.Add(-1) })
+	return c.File.Close()
+}
+
+// An Open that fails opening its nth table closes the tables it opened
+// before, and a later Open succeeds.
+func TestFailedOpenClosesTables(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := model{}
+	const tables = 4
+	for i := range tables {
+		for k, v := range putAcked(t, db, i*50, (i+1)*50) {
+			acked[k] = v
+		}
+		require.NoError(t, db.Flush())
+	}
+	require.Equal(t, tables, db.Stats().Levels[0].Tables)
+	require.NoError(t, db.Close())
+
+	for n := range int64(tables) {
+		rule := &errorfs.Rule{Ops: errorfs.OpOpen, Match: errorfs.Suffix(".sst"), After: n, Err: syscall.EIO}
+		rule.Enable()
+		fsys := &openFilesFS{FS: errorfs.Wrap(mem, rule)}
+		opts.FS = fsys
+		_, err := Open("/db", opts)
+		require.ErrorIs(t, err, syscall.EIO, "table open %d fails", n+1)
+		require.Zero(t, fsys.open.Load(), "files left open after table open %d failed", n+1)
+	}
+	fsys := &openFilesFS{FS: mem}
+	opts.FS = fsys
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	requireAcked(t, db, acked)
+	require.NoError(t, db.Close())
+	require.Zero(t, fsys.open.Load(), "files left open by Close")
+}
+
+// Close waits for a manual compaction that is writing its output, rather
+// than closing the manifest under it.
+func TestCloseWaitsForCompact(t *testing.T) {
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var armed atomic.Bool
+	fsys := &hookFS{FS: vfs.NewMem(), before: func(op errorfs.Op, path string) {
+		if armed.Load() && op == errorfs.OpRename && strings.HasSuffix(path, ".sst") {
+			once.Do(func() {
+				close(reached)
+				<-release
+			})
+		}
+	}}
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 100)
+	require.NoError(t, db.Flush())
+	for k, v := range putAcked(t, db, 100, 200) {
+		acked[k] = v
+	}
+	require.NoError(t, db.Flush())
+	armed.Store(true)
+
+	compacted := make(chan error, 1)
+	go func() { compacted <- db.Compact() }()
+	<-reached // the compaction is installing its first output
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a compaction was writing", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-compacted; err != nil {
+		require.ErrorIs(t, err, ErrClosed)
+	}
+	require.NoError(t, <-closed)
+
+	armed.Store(false)
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	requireAcked(t, db, acked)
+	require.NoError(t, db.Close())
+}
+
+// A read that passed its closed check just before Close released the read
+// state gets ErrClosed, not a state whose tables are closed.
+func TestAcquireAfterClose(t *testing.T) {
+	opts := smallOptions()
+	opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	putAcked(t, db, 0, 10)
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Close())
+	_, err = db.acquire()
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+// Reads, iterators, snapshots and a manual compaction racing Close (run
+// with -race; tables are memory-mapped, so a read of a closed table would
+// crash): each call returns a right answer or ErrClosed.
+func TestCallsRacingClose(t *testing.T) {
+	seed := testseed.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for round := range 10 {
+		opts := smallOptions()
+		opts.MmapTables, opts.Logger, opts.NoSync = true, quietLogger, true
+		db, err := Open(t.TempDir(), opts)
+		require.NoError(t, err)
+		acked := putAcked(t, db, 0, 300)
+		require.NoError(t, db.Flush())
+		for k, v := range putAcked(t, db, 300, 400) { // in the memstore
+			acked[k] = v
+		}
+		keys := make([][]byte, 0, len(acked))
+		for k := range acked {
+			keys = append(keys, []byte(k))
+		}
+
+		var wg sync.WaitGroup
+		check := func(what string, err error) bool {
+			if err == nil {
+				return true
+			}
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("seed %d round %d: %s: %v", seed, round, what, err)
+			}
+			return false
+		}
+		for g := range 8 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					k := keys[(g*131+i)%len(keys)]
+					switch g % 4 {
+					case 0:
+						v, err := db.Get(k)
+						if !check("Get", err) {
+							return
+						}
+						if string(v) != acked[string(k)] {
+							t.Errorf("Get %s = %q, want %q", k, v, acked[string(k)])
+							return
+						}
+					case 1:
+						it, err := db.NewIterator(k, nil)
+						if !check("NewIterator", err) {
+							return
+						}
+						for n := 0; n < 20 && it.Next(); n++ {
+						}
+						err = it.Err()
+						it.Close()
+						if !check("iterate", err) {
+							return
+						}
+					case 2:
+						snap := db.NewSnapshot()
+						_, err := snap.Get(k)
+						snap.Release()
+						if !check("Snapshot.Get", err) {
+							return
+						}
+					case 3:
+						if !check("Compact", db.Compact()) {
+							return
+						}
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+		require.NoError(t, db.Close(), fmt.Sprintf("seed %d round %d", seed, round))
+		wg.Wait()
+	}
+}

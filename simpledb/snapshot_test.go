@@ -1,0 +1,143 @@
+package simpledb
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// A snapshot taken while a flush waits for the last writes to its memstore
+// to be applied keeps its view: the flush must read the list of snapshots
+// only once those writes are in.
+func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = vfs.NewMem(), quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	key := []byte("k")
+	require.NoError(t, db.Put(key, []byte("old")))
+
+	// Hold a write back between its append and its publication, where a
+	// commit group is while its leader has not yet published it.
+	db.walMu.Lock()
+	mt := db.mem
+	db.lastSeq++
+	seq := db.lastSeq
+	mt.writes.Add(1)
+	mt.appended++
+	db.walMu.Unlock()
+
+	flushed := make(chan error, 1)
+	go func() { flushed <- db.Flush() }()
+	require.Eventually(t, func() bool {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		return len(db.imm) == 1
+	}, 5*time.Second, time.Millisecond, "the flush freezes the memstore")
+	time.Sleep(20 * time.Millisecond) // and waits for the held-back write
+	snap := db.NewSnapshot()
+	defer snap.Release()
+
+	require.NoError(t, mt.m.Apply(seq, base.KindSet, key, []byte("new")))
+	db.visibleSeq.Store(seq)
+	mt.writes.Done()
+	require.NoError(t, <-flushed)
+
+	v, err := snap.Get(key)
+	require.NoError(t, err)
+	require.Equal(t, "old", string(v), "the snapshot's version survives the flush")
+	v, err = db.Get(key)
+	require.NoError(t, err)
+	require.Equal(t, "new", string(v))
+}
+
+// Reads stay consistent while flushes replace the read state under them:
+// a snapshot reads the same value before and after a flush, and a Get
+// never returns a value older than one it returned before.
+func TestReadsAcrossFlushes(t *testing.T) {
+	duration := 500 * time.Millisecond
+	if *long {
+		duration = 20 * time.Second
+	}
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = vfs.NewMem(), quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+
+	const writers = 8
+	key := func(w int) []byte { return fmt.Appendf(nil, "k%d", w) }
+	for w := range writers {
+		require.NoError(t, db.Put(key(w), []byte("0")))
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	// Each writer overwrites its own key with ever larger numbers.
+	for w := range writers {
+		wg.Go(func() {
+			for i := 1; !stop.Load(); i++ {
+				if err := db.WriteWithOptions(batchOf(key(w), strconv.AppendInt(nil, int64(i), 10)), &WriteOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for !stop.Load() {
+			if err := db.Flush(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	var checks atomic.Int64
+	for r := range 4 {
+		wg.Go(func() {
+			last := make([]int64, writers)
+			for i := 0; !stop.Load(); i++ {
+				w := (r + i) % writers
+				snap := db.NewSnapshot()
+				before, err := snap.Get(key(w))
+				if err == nil {
+					err = db.Flush()
+				}
+				var after, now []byte
+				if err == nil {
+					after, err = snap.Get(key(w))
+				}
+				if err == nil {
+					now, err = db.Get(key(w))
+				}
+				snap.Release()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if string(before) != string(after) {
+					t.Errorf("a snapshot read %s as %s, then after a flush as %s", key(w), before, after)
+					return
+				}
+				n, _ := strconv.ParseInt(string(now), 10, 64)
+				if n < last[w] {
+					t.Errorf("Get read %s as %d, then as %d", key(w), last[w], n)
+					return
+				}
+				last[w] = n
+				checks.Add(1)
+			}
+		})
+	}
+	time.Sleep(duration)
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("%d checks", checks.Load())
+}
