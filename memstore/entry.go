@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"unsafe"
 
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/skiplist"
 )
 
@@ -31,7 +32,7 @@ type entry struct {
 // before every version of key with a sequence number up to seq: seeking to
 // it finds the newest version visible at seq. It aliases key.
 func searchEntry(key []byte, seq uint64) entry {
-	return entry{data: unsafe.SliceData(key), keyLen: uint32(len(key)), trailer: min(seq, MaxSeq)<<8 | 0xff}
+	return entry{data: unsafe.SliceData(key), keyLen: uint32(len(key)), trailer: base.MakeTrailer(min(seq, MaxSeq), base.KindSeek)}
 }
 
 func (e entry) key() []byte {
@@ -49,8 +50,8 @@ func (e entry) value() []byte {
 	return unsafe.Slice(e.data, e.keyLen+e.valLen)[e.keyLen:]
 }
 
-func (e entry) seq() uint64 { return e.trailer >> 8 }
-func (e entry) kind() Kind  { return Kind(e.trailer & 0xff) }
+func (e entry) seq() uint64 { return base.TrailerSeq(e.trailer) }
+func (e entry) kind() Kind  { return base.TrailerKind(e.trailer) }
 
 // compareEntries orders entries by key ascending, then trailer descending.
 func compareEntries(a, b entry) int {

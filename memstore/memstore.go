@@ -27,17 +27,19 @@ const (
 const MaxSeq = base.MaxSeq
 
 const (
-	// MaxKeySize is the largest key, in bytes.
-	MaxKeySize = 64 << 10
+	// MaxKeySize is the largest key, in bytes: 64 KiB, the limit of every
+	// layer.
+	MaxKeySize = base.MaxKeySize
 	// MaxValueSize is the largest value, in bytes.
 	MaxValueSize = 256 << 20
 )
 
 var (
-	// ErrEmptyKey is returned for a write with a nil or empty key.
-	ErrEmptyKey = errors.New("memstore: empty key")
+	// ErrEmptyKey is returned for a write with a nil or empty key. It is
+	// the same value as sstables.ErrEmptyKey and simpledb.ErrEmptyKey.
+	ErrEmptyKey = base.ErrEmptyKey
 	// ErrKeyTooLarge is returned for a write with a key over MaxKeySize.
-	ErrKeyTooLarge = errors.New("memstore: key too large")
+	ErrKeyTooLarge = base.ErrKeyTooLarge
 	// ErrValueTooLarge is returned for a write with a value over
 	// MaxValueSize.
 	ErrValueTooLarge = errors.New("memstore: value too large")
@@ -49,8 +51,8 @@ var (
 	// numbers are exhausted.
 	ErrSeqTooLarge = errors.New("memstore: sequence number above MaxSeq")
 	// ErrInvalidKind is returned by Apply for a kind other than KindSet and
-	// KindDelete.
-	ErrInvalidKind = errors.New("memstore: invalid kind")
+	// KindDelete. It is the same value as sstables.ErrBadKind.
+	ErrInvalidKind = base.ErrBadKind
 )
 
 // Memstore is an in-memory, multi-version sorted store of keys and values:
@@ -127,7 +129,7 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 		data:    unsafe.SliceData(buf),
 		keyLen:  uint32(len(key)),
 		valLen:  uint32(len(value)),
-		trailer: seq<<8 | uint64(kind),
+		trailer: base.MakeTrailer(seq, kind),
 	}, struct{}{})
 	// Publish the sequence number after the entry, so that a reader that
 	// sees LastSeq() finds every entry up to it.
@@ -137,14 +139,13 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 
 // validate checks a write's arguments.
 func validate(kind Kind, key, value []byte) error {
-	switch {
-	case kind != KindSet && kind != KindDelete:
-		return fmt.Errorf("%w: %v", ErrInvalidKind, kind)
-	case len(key) == 0:
-		return ErrEmptyKey
-	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(key), MaxKeySize)
-	case kind == KindSet && len(value) > MaxValueSize:
+	if err := base.CheckKind(kind); err != nil {
+		return err
+	}
+	if err := base.CheckKey(key); err != nil {
+		return err
+	}
+	if kind == KindSet && len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), MaxValueSize)
 	}
 	return nil

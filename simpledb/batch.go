@@ -33,7 +33,7 @@ func (d *DB) NewBatch() *Batch { return new(Batch) }
 
 // Put adds a write of value under key. The batch copies both.
 func (b *Batch) Put(key, value []byte) error {
-	if err := checkKey(key); err != nil {
+	if err := base.CheckKey(key); err != nil {
 		return b.reject(err)
 	}
 	if len(value) > MaxValueSize {
@@ -50,7 +50,7 @@ func (b *Batch) Put(key, value []byte) error {
 
 // Delete adds a deletion of key.
 func (b *Batch) Delete(key []byte) error {
-	if err := checkKey(key); err != nil {
+	if err := base.CheckKey(key); err != nil {
 		return b.reject(err)
 	}
 	b.init()
@@ -95,16 +95,6 @@ func (b *Batch) reject(err error) error {
 func (b *Batch) setSeq(seq uint64) {
 	binary.LittleEndian.PutUint64(b.data, seq)
 	binary.LittleEndian.PutUint32(b.data[8:], b.count)
-}
-
-func checkKey(key []byte) error {
-	switch {
-	case len(key) == 0:
-		return ErrEmptyKey
-	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
-	}
-	return nil
 }
 
 // errBadBatch reports a log record that is not a valid batch.

@@ -539,7 +539,7 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	if err := checkKey(key); err != nil {
+	if err := base.CheckKey(key); err != nil {
 		return nil, err
 	}
 	rs, err := d.acquire()
@@ -575,9 +575,10 @@ func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 			return nil, ErrNotFound
 		}
 	}
+	hash := sstables.HashKey(key) // once for every table's filter
 	find := func(t *table) ([]byte, bool, error) {
 		var value []byte
-		kind, found, err := t.reader.Find(key, seq, func(v []byte) { value = bytes.Clone(v) })
+		kind, found, err := t.reader.FindHash(key, hash, seq, func(v []byte) { value = bytes.Clone(v) })
 		if err != nil || !found {
 			return nil, found, err
 		}

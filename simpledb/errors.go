@@ -10,10 +10,11 @@ import (
 var (
 	// ErrNotFound: the key is absent or deleted.
 	ErrNotFound = errors.New("simpledb: not found")
-	// ErrEmptyKey: keys must not be empty.
-	ErrEmptyKey = errors.New("simpledb: empty key")
+	// ErrEmptyKey: keys must not be empty. It is the same value as the
+	// memstore's and sstables' ErrEmptyKey.
+	ErrEmptyKey = base.ErrEmptyKey
 	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
-	ErrKeyTooLarge = errors.New("simpledb: key too large")
+	ErrKeyTooLarge = base.ErrKeyTooLarge
 	// ErrValueTooLarge: values must not exceed MaxValueSize.
 	ErrValueTooLarge = errors.New("simpledb: value too large")
 	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize.

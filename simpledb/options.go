@@ -3,13 +3,14 @@ package simpledb
 import (
 	"log/slog"
 
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 )
 
 const (
 	// MaxKeySize is the longest key, 64 KiB.
-	MaxKeySize = 64 << 10
+	MaxKeySize = base.MaxKeySize
 	// MaxValueSize is the longest value, 64 MiB.
 	MaxValueSize = 64 << 20
 	// MaxBatchSize bounds a batch's encoded size, 512 MiB.

@@ -3,6 +3,8 @@ package simpledb
 import (
 	"slices"
 	"sync"
+
+	"github.com/stratadb/strata/internal/base"
 )
 
 // Snapshot is a point-in-time view: reads through it see the database as
@@ -37,7 +39,7 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if err := checkKey(key); err != nil {
+	if err := base.CheckKey(key); err != nil {
 		return nil, err
 	}
 	rs, err := s.db.acquire()

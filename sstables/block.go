@@ -192,7 +192,7 @@ func (it *blockIter) nextEntry() bool {
 // seq returns the current entry's sequence number.
 func (it *blockIter) seq() uint64 {
 	if !it.index {
-		return it.trailer >> 8
+		return base.TrailerSeq(it.trailer)
 	}
 	if it.trailer == 0 {
 		return base.MaxSeq
@@ -201,7 +201,7 @@ func (it *blockIter) seq() uint64 {
 }
 
 // kind returns the current data entry's kind.
-func (it *blockIter) kind() Kind { return Kind(it.trailer & 0xff) }
+func (it *blockIter) kind() Kind { return base.TrailerKind(it.trailer) }
 
 // indexTrailer encodes a separator's sequence number for an index block.
 func indexTrailer(seq uint64) uint64 {

@@ -34,14 +34,15 @@ var (
 	ErrNotFound = errors.New("sstables: not found")
 	// ErrOutOfOrder: a key was added out of comparator order, or twice.
 	ErrOutOfOrder = errors.New("sstables: key out of order")
-	// ErrEmptyKey: keys must not be empty.
-	ErrEmptyKey = errors.New("sstables: empty key")
+	// ErrEmptyKey: keys must not be empty. It is the same value as
+	// memstore.ErrEmptyKey and simpledb.ErrEmptyKey.
+	ErrEmptyKey = base.ErrEmptyKey
 	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
-	ErrKeyTooLarge = errors.New("sstables: key too large")
+	ErrKeyTooLarge = base.ErrKeyTooLarge
 	// ErrBadSeq: a sequence number above MaxSeq.
 	ErrBadSeq = errors.New("sstables: sequence number out of range")
 	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.
-	ErrBadKind = errors.New("sstables: unknown entry kind")
+	ErrBadKind = base.ErrBadKind
 	// ErrUnknownCompression: WriterOptions.Compression is not one of the
 	// Compression constants.
 	ErrUnknownCompression = errors.New("sstables: unknown compression")

@@ -1,12 +1,14 @@
 package sstables
 
 import (
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
 )
 
-// MaxKeySize is the longest key a table accepts.
-const MaxKeySize = 64 << 10
+// MaxKeySize is the longest key a table accepts, 64 KiB: the limit of
+// every layer.
+const MaxKeySize = base.MaxKeySize
 
 // Compression selects the codec that compresses a table's blocks. Its zero
 // value is the default, snappy.

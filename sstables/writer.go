@@ -108,15 +108,14 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 	if w.err != nil {
 		return w.err
 	}
-	switch {
-	case len(key) == 0:
-		return ErrEmptyKey
-	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
-	case seq > MaxSeq:
+	if err := base.CheckKey(key); err != nil {
+		return err
+	}
+	if err := base.CheckKind(kind); err != nil {
+		return err
+	}
+	if seq > MaxSeq {
 		return fmt.Errorf("%w: %d", ErrBadSeq, seq)
-	case kind != KindSet && kind != KindDelete:
-		return fmt.Errorf("%w: %d", ErrBadKind, kind)
 	}
 	newKey := true
 	if len(w.lastKey) > 0 {
@@ -133,7 +132,7 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 	if w.filter != nil && newKey {
 		w.filter.Add(key)
 	}
-	w.data.add(key, seq<<8|uint64(kind), value)
+	w.data.add(key, base.MakeTrailer(seq, kind), value)
 	w.noteEntry(key, seq, kind, value)
 	if w.data.size() >= w.opts.BlockSize {
 		return w.flushBlock()

@@ -31,3 +31,18 @@ func (k Kind) String() string {
 // that a sequence number and a Kind pack into one uint64 trailer
 // (seq<<8 | kind); reading at MaxSeq sees every entry.
 const MaxSeq uint64 = 1<<56 - 1
+
+// KindSeek is no entry's kind: entries sort by trailer descending within a
+// key, so a search trailer of (seq, KindSeek) sorts just before every
+// version of the key at seq or below, and seeking to it finds the newest
+// version visible at seq.
+const KindSeek Kind = 0xff
+
+// MakeTrailer packs seq and kind into a trailer.
+func MakeTrailer(seq uint64, kind Kind) uint64 { return seq<<8 | uint64(kind) }
+
+// TrailerSeq returns a trailer's sequence number.
+func TrailerSeq(trailer uint64) uint64 { return trailer >> 8 }
+
+// TrailerKind returns a trailer's kind.
+func TrailerKind(trailer uint64) Kind { return Kind(trailer) }

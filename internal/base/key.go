@@ -1,0 +1,42 @@
+package base
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxKeySize is the longest key any layer accepts, 64 KiB: one limit, so
+// that nothing a memstore takes is refused by the table it flushes to.
+const MaxKeySize = 64 << 10
+
+// Errors for keys and kinds no layer accepts, re-exported by each public
+// package so that errors.Is matches them whichever layer refused.
+var (
+	// ErrEmptyKey: keys must not be empty.
+	ErrEmptyKey = errors.New("strata: empty key")
+	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
+	ErrKeyTooLarge = errors.New("strata: key too large")
+	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.
+	ErrBadKind = errors.New("strata: unknown entry kind")
+)
+
+// CheckKey returns ErrEmptyKey or ErrKeyTooLarge for a key no layer
+// accepts.
+func CheckKey(key []byte) error {
+	switch {
+	case len(key) == 0:
+		return ErrEmptyKey
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(key), MaxKeySize)
+	}
+	return nil
+}
+
+// CheckKind returns ErrBadKind for a kind other than KindSet and
+// KindDelete.
+func CheckKind(kind Kind) error {
+	if kind != KindSet && kind != KindDelete {
+		return fmt.Errorf("%w: %v", ErrBadKind, kind)
+	}
+	return nil
+}
