@@ -59,7 +59,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 			}
 		}
 	}
-	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: max(seq, 1), DropTombstones: true}, children...)
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: seq, DropTombstones: true}, children...)
 	return it
 }
 

@@ -141,3 +141,25 @@ func TestReadsAcrossFlushes(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d checks", checks.Load())
 }
+
+// A snapshot of an empty database sees nothing written after it, from the
+// memstore or, once flushed, from a table.
+func TestSnapshotOfEmptyDB(t *testing.T) {
+	db, err := Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer db.Close()
+	snap := db.NewSnapshot()
+	defer snap.Release()
+	require.NoError(t, db.Put([]byte("a"), []byte("1")))
+	for _, flush := range []bool{false, true} {
+		if flush {
+			require.NoError(t, db.Flush())
+		}
+		_, err := snap.Get([]byte("a"))
+		require.ErrorIs(t, err, ErrNotFound)
+		it, err := snap.NewIterator(nil, nil)
+		require.NoError(t, err)
+		require.False(t, it.First(), "flushed: %v", flush)
+		require.NoError(t, it.Close())
+	}
+}
