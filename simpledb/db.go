@@ -480,6 +480,12 @@ func (d *DB) installReadState() {
 	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.current}
 	rs.refs.Store(1)
 	d.current.ref()
+	d.swapReadState(rs)
+}
+
+// swapReadState makes rs the state reads acquire (nil: none, after Close)
+// and drops the database's reference on the one it replaces.
+func (d *DB) swapReadState(rs *readState) {
 	d.rsMu.Lock()
 	old := d.rs
 	d.rs = rs
@@ -659,13 +665,7 @@ func (d *DB) releaseAll() error {
 	}
 	// Reads that acquire the state from now on get ErrClosed: once the
 	// last reference goes, its tables are closed.
-	d.rsMu.Lock()
-	rs := d.rs
-	d.rs = nil
-	d.rsMu.Unlock()
-	if rs != nil {
-		rs.unref(d)
-	}
+	d.swapReadState(nil)
 	if d.current != nil {
 		d.current.unref(d)
 	}
