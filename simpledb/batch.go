@@ -14,11 +14,16 @@ import (
 //
 // Its encoding is the log record:
 //
-//	seq uint64 LE | count uint32 LE | op...
+//	seq uint64 LE | count uint32 LE | synced uint64 LE | op...
 //	op: kind byte | key length uvarint | key | value length uvarint | value
 //
 // where a tombstone (kind 0) has no value fields, and seq, set when the
 // batch commits, is the sequence number of the first op; op i gets seq+i.
+// synced, also set when the batch commits, is the length of its log known
+// durable at that moment: recovery reads it to tell damage to synced data
+// (a later record vouches for it) from a torn, unsynced tail (nothing
+// does), even when a power loss wrote the tail's pages out of order. Logs
+// of logFormatV1 have no synced field.
 type Batch struct {
 	data  []byte
 	count uint32
@@ -26,7 +31,10 @@ type Batch struct {
 	err   error // the first rejected op; Write returns it
 }
 
-const batchHeaderSize = 12
+const (
+	batchHeaderSize   = 20
+	batchHeaderSizeV1 = 12
+)
 
 // NewBatch returns an empty batch.
 func (d *DB) NewBatch() *Batch { return new(Batch) }
@@ -97,13 +105,37 @@ func (b *Batch) setSeq(seq uint64) {
 	binary.LittleEndian.PutUint32(b.data[8:], b.count)
 }
 
+// setSynced records the length of the batch's log known durable when it is
+// appended.
+func (b *Batch) setSynced(off int64) {
+	binary.LittleEndian.PutUint64(b.data[12:], uint64(off))
+}
+
+// recordSynced returns the synced field of a log record of the given
+// format: 0 if the format has none or the record is too short for one.
+func recordSynced(format uint64, rec []byte) int64 {
+	if format == logFormatV1 || len(rec) < batchHeaderSize {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(rec[12:]))
+}
+
 // errBadBatch reports a log record that is not a valid batch.
 var errBadBatch = errors.New("malformed batch")
 
-// decodeBatch checks a log record and calls fn for each op, with the op's
-// sequence number. It returns the batch's first seq and count.
+// decodeBatch checks a batch's encoding and calls fn for each op, with the
+// op's sequence number. It returns the batch's first seq and count.
 func decodeBatch(data []byte, fn func(seq uint64, kind base.Kind, key, value []byte) error) (uint64, uint32, error) {
-	if len(data) < batchHeaderSize {
+	return decodeLogRecord(currentLogFormat, data, fn)
+}
+
+// decodeLogRecord is decodeBatch for a log record of the given format.
+func decodeLogRecord(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key, value []byte) error) (uint64, uint32, error) {
+	header := batchHeaderSize
+	if format == logFormatV1 {
+		header = batchHeaderSizeV1
+	}
+	if len(data) < header {
 		return 0, 0, fmt.Errorf("%w: %d-byte header", errBadBatch, len(data))
 	}
 	seq := binary.LittleEndian.Uint64(data)
@@ -111,7 +143,7 @@ func decodeBatch(data []byte, fn func(seq uint64, kind base.Kind, key, value []b
 	if seq == 0 || seq > base.MaxSeq || uint64(count) > base.MaxSeq-seq+1 {
 		return 0, 0, fmt.Errorf("%w: seq %d count %d", errBadBatch, seq, count)
 	}
-	p := data[batchHeaderSize:]
+	p := data[header:]
 	field := func() ([]byte, bool) {
 		n, k := binary.Uvarint(p)
 		if k <= 0 || n > uint64(len(p)-k) {

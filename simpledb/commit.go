@@ -204,6 +204,9 @@ func (d *DB) appendGroup(g *commitGroup) {
 	seq := d.lastSeq + 1
 	var batches, userBytes int64
 	start := d.wal.Size()
+	d.syncMu.Lock()
+	synced := int64(d.syncedTo) - d.walBase
+	d.syncMu.Unlock()
 	for _, w := range g.waiters {
 		if w.batch == nil {
 			g.flush = true
@@ -211,6 +214,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		}
 		batches++
 		w.batch.setSeq(seq)
+		w.batch.setSynced(synced)
 		seq += uint64(w.batch.count)
 		g.sync = g.sync || w.sync
 		userBytes += w.batch.bytes
@@ -470,11 +474,13 @@ func (d *DB) rotate() error {
 		d.syncCond.Wait()
 	}
 	d.syncMu.Unlock()
+	oldNum, oldSize := d.mem.logNum, d.wal.Size()
 	if err := d.wal.Close(); err != nil { // syncs what the old memstore holds
 		return d.fail(fmt.Errorf("close log: %w", err))
 	}
+	logical := d.writeStats.logBytes.Load()
 	d.syncMu.Lock()
-	d.syncedTo = uint64(d.writeStats.logBytes.Load())
+	d.syncedTo = uint64(logical)
 	d.syncMu.Unlock()
 
 	d.mu.Lock()
@@ -484,7 +490,16 @@ func (d *DB) rotate() error {
 	if err != nil {
 		return d.fail(err)
 	}
-	d.wal, d.walFile = w, f
+	// The manifest records the old log's length and the new log before
+	// anything is written to it: see manifest.go.
+	d.mu.Lock()
+	err = d.writeEdit(&versionEdit{logs: []logInfo{{num: oldNum, size: uint64(oldSize)}, {num: num}}})
+	d.mu.Unlock()
+	if err != nil {
+		w.Close()
+		return d.fail(err)
+	}
+	d.wal, d.walFile, d.walBase = w, f, logical-w.Size()
 
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -74,6 +75,10 @@ type DB struct {
 	walMu      sync.Mutex
 	wal        *recordio.Writer
 	walFile    vfs.File // the log's file, which the sync stage fsyncs
+	// walBase maps the logs' logical length, in which the sync stage
+	// measures durability, to offsets in the current log: offset =
+	// logical length - walBase.
+	walBase int64
 	lastSeq    uint64   // the last sequence number assigned
 	writeStats writeCounters
 
@@ -101,7 +106,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
-	lock, err := o.FS.Lock(filepath.Join(dir, lockName))
+	lockPath := filepath.Join(dir, lockName)
+	_, statErr := o.FS.Stat(lockPath)
+	lock, err := o.FS.Lock(lockPath)
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
 	}
@@ -119,6 +126,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 		d.cache = sstables.NewCache(o.BlockCacheSize)
 	}
 	if err := d.recover(); err != nil {
+		// A failed Open leaves the directory as it found it: a LOCK file
+		// it created goes too, removed while still held.
+		if errors.Is(statErr, fs.ErrNotExist) {
+			d.deleteFile(lockPath)
+		}
 		d.releaseAll()
 		return nil, err
 	}
@@ -139,14 +151,20 @@ func createDir(fsys vfs.FS, dir string) error {
 	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
-// recover loads the manifest's version, replays the logs it still needs,
-// makes what they held a table, and starts a new log and manifest.
+// recover loads the manifest's version, proves that every file it needs is
+// there and whole, replays the logs it still needs, makes what they held a
+// table, and starts a new log and manifest.
+//
+// Nothing is written, renamed or deleted until the proof is complete: the
+// tables the manifest names exist, have their recorded sizes and open; the
+// logs it names exist; every log replays, with damage only in a torn tail.
+// Anything else is ErrCorruption, and the directory stays as it was.
 func (d *DB) recover() error {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
 		return fmt.Errorf("simpledb: list %s: %w", d.dir, err)
 	}
-	state := &manifestState{nextFileNum: 1}
+	state := &manifestState{nextFileNum: 1, logFormat: currentLogFormat}
 	if slices.Contains(names, currentName) {
 		name, err := readCurrent(d.fs, d.dir)
 		if err != nil {
@@ -156,6 +174,25 @@ func (d *DB) recover() error {
 			return err
 		}
 	} else if err := d.checkNewDir(names); err != nil {
+		return err
+	}
+	recovered := memstore.New(nil)
+	if err := d.prove(state, names, recovered); err != nil {
+		if state.torn != nil {
+			// What the dropped edit recorded was needed after all.
+			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.torn)
+		}
+		return err
+	}
+	return d.start(recovered)
+}
+
+// prove checks that every file state needs is there and whole: the logs
+// it names exist, the tables it names open, and the logs replay with no
+// damage but a torn tail. It opens the version and replays the logs into
+// recovered; it writes nothing.
+func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Memstore) error {
+	if err := d.checkLogsExist(state, names); err != nil {
 		return err
 	}
 	// Numbers a crashed session allocated but never recorded may name files
@@ -168,24 +205,23 @@ func (d *DB) recover() error {
 	}
 	d.lastSeq = state.lastSeq
 
-	// The version holds each table's reference from the moment it is open,
-	// so that a failure part way closes those opened before it.
+	// The database holds the version, and the version each table from the
+	// moment it is open, so that a failure part way closes (releaseAll)
+	// those opened before it.
 	v := &version{}
 	v.refs.Store(1)
+	d.current = v
 	for level, tables := range state.levels {
 		for _, info := range tables {
 			t, err := d.openTable(info)
 			if err != nil {
-				v.unref(d)
 				return err
 			}
 			v.levels[level] = append(v.levels[level], t)
 		}
 	}
 	v.sortLevels()
-	d.current = v
 
-	recovered := memstore.New(nil)
 	var logs []uint64
 	for _, name := range names {
 		if kind, num := parseFileName(name); kind == fileLog && num >= state.logNum {
@@ -193,10 +229,12 @@ func (d *DB) recover() error {
 		}
 	}
 	slices.Sort(logs)
-	if err := d.replayLogs(logs, recovered); err != nil {
-		return err
-	}
+	return d.replayLogs(logs, state, recovered)
+}
 
+// start makes the recovered writes a table, starts a new log and a new
+// manifest naming it, and removes what the previous session left behind.
+func (d *DB) start(recovered *memstore.Memstore) error {
 	if recovered.Len() > 0 {
 		t, err := d.writeL0(recovered, nil)
 		if err != nil {
@@ -208,23 +246,21 @@ func (d *DB) recover() error {
 			d.current = nv
 		}
 	}
-	// The new manifest names the new log before the log exists: once
-	// CURRENT points at it the logs replayed above are obsolete, whatever
-	// becomes of the new one. A crash before the log is created, or before
-	// its header is durable, leaves the manifest naming a log that is
-	// missing or header-less, and the next Open replays nothing from it.
-	// The other order would leave a new log after the old ones, and the
-	// torn tail of the last of those could no longer be told from damage.
+	// The new log exists, durably, before the new manifest names it, so
+	// that the log a manifest names is always there: one that is missing
+	// was lost. A crash before CURRENT switches leaves the new log empty
+	// and unnamed after the old ones, and the next Open replays it as
+	// such; once CURRENT switches, the logs replayed above are obsolete.
 	logNum := d.newFileNum()
-	d.logNum = logNum
-	if err := d.writeNewManifest(); err != nil {
-		return err
-	}
 	w, f, err := d.createLog(logNum)
 	if err != nil {
 		return err
 	}
-	d.wal, d.walFile = w, f
+	d.wal, d.walFile, d.walBase = w, f, -w.Size()
+	d.logNum = logNum
+	if err := d.writeNewManifest(); err != nil {
+		return err
+	}
 	d.mem = &memTable{m: memstore.New(nil), logNum: logNum}
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
@@ -233,36 +269,75 @@ func (d *DB) recover() error {
 	return nil
 }
 
-// checkNewDir accepts a directory without CURRENT as a new database only if
-// it holds nothing, or just what a crash during creation leaves (a
-// manifest, temporary files; before this version's order, a log without
-// records): anything else is not a database and is left alone.
-func (d *DB) checkNewDir(names []string) error {
+// checkLogsExist proves that the logs the manifest still needs are in the
+// directory: the oldest one, which every edit names as it advances, and
+// every later one it recorded when a rotation started it.
+func (d *DB) checkLogsExist(state *manifestState, names []string) error {
+	present := map[uint64]bool{}
 	for _, name := range names {
-		switch kind, num := parseFileName(name); {
-		case kind == fileLock || kind == fileManifest || kind == fileTemp:
-		case kind == fileLog && d.logIsEmpty(num):
-		default:
-			return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, name, currentName)
+		if kind, num := parseFileName(name); kind == fileLog {
+			present[num] = true
+		}
+	}
+	need := slices.Sorted(maps.Keys(state.logs))
+	if state.logNum > 0 {
+		need = append([]uint64{state.logNum}, need...)
+	}
+	for _, num := range need {
+		if !present[num] {
+			return base.Corruptf(logName(d.dir, num), 0, ErrCorruption, "a log the manifest names is missing")
 		}
 	}
 	return nil
 }
 
-// logIsEmpty reports whether log num is empty or holds a file header and
-// no record.
-func (d *DB) logIsEmpty(num uint64) bool {
+// checkNewDir accepts a directory without CURRENT as a new database only if
+// it holds nothing, or just what a crash during creation leaves (a
+// manifest, temporary files, a log without records). One that holds only a
+// database's files, among them tables or logs with records, has lost its
+// CURRENT: that is corruption. Anything else is not a database and is left
+// alone.
+func (d *DB) checkNewDir(names []string) error {
+	var data, foreign string
+	for _, name := range names {
+		kind, num := parseFileName(name)
+		if kind == fileLog {
+			kind = d.classifyLog(num)
+		}
+		switch kind {
+		case fileLock, fileManifest, fileTemp, fileEmptyLog:
+		case fileLog, fileTable:
+			data = name
+		default:
+			foreign = name
+		}
+	}
+	switch {
+	case foreign != "":
+		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, foreign, currentName)
+	case data != "":
+		return base.Corruptf(filepath.Join(d.dir, currentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
+	}
+	return nil
+}
+
+// classifyLog tells what a file named as log num holds: no record
+// (fileEmptyLog: empty, or a file header alone), records (fileLog), or
+// something that is not a log at all (fileUnknown).
+func (d *DB) classifyLog(num uint64) fileKind {
 	path := logName(d.dir, num)
 	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
-		return true
+		return fileEmptyLog
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
 	if err != nil {
-		return false
+		return fileUnknown
 	}
 	defer r.Close()
-	_, err = r.Next()
-	return err == io.EOF
+	if _, err = r.Next(); err == io.EOF {
+		return fileEmptyLog
+	}
+	return fileLog
 }
 
 // replayLogs applies the batches of the logs nums, in order, to m.
@@ -272,11 +347,12 @@ func (d *DB) logIsEmpty(num uint64) bool {
 // write, or a log whose creation a crash interrupted before its header was
 // durable. It is dropped. Any other damage is ErrCorruption: a torn tail
 // followed by records in a later log means acknowledged writes were lost
-// in between.
-func (d *DB) replayLogs(nums []uint64, m *memstore.Memstore) error {
+// in between. See replayLog for what a log's own records and its recorded
+// length prove.
+func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstore) error {
 	var torn error // the first tail damage not yet known to be the last
 	for _, num := range nums {
-		records, tail, err := d.replayLog(num, m)
+		records, tail, err := d.replayLog(num, int64(state.logs[num]), state.logFormat, m)
 		if err != nil {
 			return err
 		}
@@ -294,12 +370,28 @@ func (d *DB) replayLogs(nums []uint64, m *memstore.Memstore) error {
 }
 
 // replayLog applies a log's batches to m and returns how many it applied.
-// Damage that nothing valid follows in the log comes back as tail, for
-// replayLogs to judge; any other damage is err.
-func (d *DB) replayLog(num uint64, m *memstore.Memstore) (records int, tail, err error) {
+// size is the log's length the manifest recorded when it was closed, 0 if
+// none. Damage that is a torn tail comes back as tail, for replayLogs to
+// judge; any other damage is err.
+//
+// Damage is a torn tail only if it lies past everything known durable:
+// past the recorded length of a closed log, and past the synced length
+// that every later valid record of the log carries. A power loss can leave
+// the unsynced end of a log with pages missing in any order, valid records
+// after zeros, but never below a length an fsync confirmed.
+func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memstore) (records int, tail, err error) {
 	path := logName(d.dir, num)
+	if size > 0 {
+		info, err := d.fs.Stat(path)
+		if err != nil {
+			return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)
+		}
+		if info.Size() < size {
+			return 0, nil, base.Corruptf(path, info.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size)
+		}
+	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
-	if errors.Is(err, recordio.ErrTruncatedHeader) {
+	if errors.Is(err, recordio.ErrTruncatedHeader) && size == 0 {
 		return 0, err, nil // created, but the crash came before its header was durable
 	}
 	if err != nil {
@@ -313,15 +405,19 @@ func (d *DB) replayLog(num uint64, m *memstore.Memstore) (records int, tail, err
 		}
 		if errors.Is(err, ErrCorruption) {
 			damage := err
-			if _, err := r.Resync(); err == io.EOF {
-				return records, damage, nil
+			at := damageOffset(err, r.Offset())
+			if at < size {
+				return records, nil, fmt.Errorf("simpledb: replay: %w (within the log's recorded %d bytes)", damage, size)
 			}
-			return records, nil, fmt.Errorf("simpledb: replay: %w", damage)
+			if err := vouchedPast(r, at, format); err != nil {
+				return records, nil, fmt.Errorf("simpledb: replay: %w: %w", damage, err)
+			}
+			return records, damage, nil
 		}
 		if err != nil {
 			return records, nil, fmt.Errorf("simpledb: replay: %w", err)
 		}
-		_, _, err = decodeBatch(rec, func(seq uint64, kind base.Kind, key, value []byte) error {
+		_, _, err = decodeLogRecord(format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 			if seq <= d.lastSeq {
 				return fmt.Errorf("%w: sequence number %d after %d", errBadBatch, seq, d.lastSeq)
 			}
@@ -335,6 +431,43 @@ func (d *DB) replayLog(num uint64, m *memstore.Memstore) (records int, tail, err
 	}
 }
 
+// vouchedPast reads the valid records after damage at offset at and returns
+// an error if any of them says the log was durable past it: the damage is
+// then to synced data, not a torn tail.
+func vouchedPast(r *recordio.Reader, at int64, format uint64) error {
+	for {
+		if _, err := r.Resync(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if errors.Is(err, ErrCorruption) {
+				break // more damage: resync past it too
+			}
+			if err != nil {
+				return err
+			}
+			if synced := recordSynced(format, rec); synced > at {
+				return fmt.Errorf("the record at offset %d says the log was durable up to %d", r.Offset(), synced)
+			}
+		}
+	}
+}
+
+// damageOffset returns the offset a corruption error names, or def.
+func damageOffset(err error, def int64) int64 {
+	var ce *base.CorruptionError
+	if errors.As(err, &ce) {
+		return ce.Offset
+	}
+	return def
+}
+
 // openTable opens a table the manifest names. The table comes with one
 // reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
@@ -345,6 +478,13 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 	}
 	if errors.Is(err, sstables.ErrComparatorMismatch) {
 		return nil, fmt.Errorf("simpledb: open table %d: %w: %w", info.num, ErrComparatorMismatch, err)
+	}
+	// A table cut or grown is damaged even if what is left reads as one.
+	if fi, serr := d.fs.Stat(path); serr == nil && uint64(fi.Size()) != info.size {
+		if r != nil {
+			r.Close()
+		}
+		return nil, base.Corruptf(path, fi.Size(), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
@@ -394,7 +534,8 @@ func (d *DB) writeNewManifest() error {
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &versionEdit{comparator: comparatorName, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq}
+	snapshot := &versionEdit{comparator: comparatorName, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
+		logFormat: currentLogFormat, logs: []logInfo{{num: d.logNum}}}
 	for level, tables := range d.current.levels {
 		for _, t := range tables {
 			snapshot.added = append(snapshot.added, levelTable{level: level, info: t.tableInfo})
@@ -639,12 +780,18 @@ func (d *DB) Close() error {
 	d.mu.Unlock()
 	d.closeMu.Unlock()
 	var err error
-	if d.wal != nil {
-		err = d.wal.Close()
-		d.wal = nil
-	}
+	logSize := d.wal.Size()
+	err = d.wal.Close()
+	d.wal = nil
 
 	d.bgWG.Wait()
+	if err == nil && !d.failed.Load() {
+		// The log is whole and durable: record its length, so that the next
+		// Open tells damage to its end from a torn tail.
+		d.mu.Lock()
+		err = d.writeEdit(&versionEdit{logs: []logInfo{{num: d.mem.logNum, size: uint64(logSize)}}})
+		d.mu.Unlock()
+	}
 	if rerr := d.releaseAll(); err == nil {
 		err = rerr
 	}

@@ -27,6 +27,9 @@ const (
 	fileLog
 	fileTable
 	fileTemp
+	// fileEmptyLog is a log without records: recovery's word for it, never
+	// parseFileName's.
+	fileEmptyLog
 )
 
 const (

@@ -143,7 +143,7 @@ func FuzzDB(f *testing.F) {
 		fsys := vfs.NewMem()
 		opts := smallOptions()
 		opts.FS, opts.Logger = fsys, quietLogger
-		opts.MemstoreSize = 64 << 10
+		opts.MemstoreSize = MinMemstoreSize
 		db, err := Open("/db", opts)
 		if err != nil {
 			t.Fatal(err)

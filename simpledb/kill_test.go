@@ -42,7 +42,7 @@ func killBatch(i int) workloadOp {
 
 func killOptions() *Options {
 	o := smallOptions()
-	o.MemstoreSize = 64 << 10
+	o.MemstoreSize = MinMemstoreSize
 	o.Logger = quietLogger
 	return o
 }

@@ -85,7 +85,7 @@ func TestLinearizability(t *testing.T) {
 
 func recordHistory(t *testing.T, seed uint64) []porcupine.Operation {
 	opts := smallOptions()
-	opts.MemstoreSize = 64 << 10
+	opts.MemstoreSize = MinMemstoreSize
 	opts.Logger = quietLogger
 	db, err := Open(t.TempDir(), opts)
 	require.NoError(t, err)

@@ -29,6 +29,16 @@ import (
 //	5 delete table level uvarint | file number uvarint
 //	6 add table    level | number | size | smallest seq | largest seq
 //	               (uvarints) | smallest key | largest key (uvarint-prefixed)
+//	7 log format   uvarint: how the logs this manifest names encode batches
+//	8 log          number | size (uvarints): a log exists; size 0 while it
+//	               is written, then its final length once it is closed
+//
+// Field 8 lets Open prove that every log the state needs is there and
+// whole: a log is recorded before anything is written to it (when a
+// rotation starts it, or Open names it in a new manifest) and again with
+// its length when it is closed (by a rotation or Close). A log the
+// manifest names that is missing, shorter than its recorded length or
+// damaged within it is corruption, never a torn tail.
 const (
 	tagComparator = iota + 1
 	tagLogNum
@@ -36,6 +46,16 @@ const (
 	tagLastSeq
 	tagDeleteTable
 	tagAddTable
+	tagLogFormat
+	tagLog
+)
+
+// Log formats. A manifest without a log format field predates the
+// batch header's synced field: its logs use logFormatV1.
+const (
+	logFormatV1      = 1 // batch header: seq | count
+	logFormatSynced  = 2 // batch header: seq | count | synced
+	currentLogFormat = logFormatSynced
 )
 
 const comparatorName = "strata.bytewise"
@@ -52,11 +72,19 @@ type levelTable struct {
 	info  tableInfo
 }
 
+// logInfo is what the manifest records about a log: its number, and its
+// final length once closed (0 while it is written).
+type logInfo struct {
+	num, size uint64
+}
+
 type versionEdit struct {
 	comparator                   string
 	logNum, nextFileNum, lastSeq uint64       // 0: unchanged
+	logFormat                    uint64       // 0: unchanged
 	deleted                      []levelTable // only level and info.num set
 	added                        []levelTable
+	logs                         []logInfo
 }
 
 func (e *versionEdit) encode() []byte {
@@ -76,7 +104,7 @@ func (e *versionEdit) encode() []byte {
 	if e.comparator != "" {
 		field(tagComparator, []byte(e.comparator))
 	}
-	for _, f := range []struct{ tag, v uint64 }{{tagLogNum, e.logNum}, {tagNextFileNum, e.nextFileNum}, {tagLastSeq, e.lastSeq}} {
+	for _, f := range []struct{ tag, v uint64 }{{tagLogNum, e.logNum}, {tagNextFileNum, e.nextFileNum}, {tagLastSeq, e.lastSeq}, {tagLogFormat, e.logFormat}} {
 		if f.v != 0 {
 			field(f.tag, uvarints(f.v))
 		}
@@ -90,6 +118,9 @@ func (e *versionEdit) encode() []byte {
 		v = append(v, t.smallest...)
 		v = binary.AppendUvarint(v, uint64(len(t.largest)))
 		field(tagAddTable, append(v, t.largest...))
+	}
+	for _, l := range e.logs {
+		field(tagLog, uvarints(l.num, l.size))
 	}
 	return b
 }
@@ -121,6 +152,12 @@ func decodeEdit(b []byte) (versionEdit, error) {
 			e.nextFileNum = r.uvarint()
 		case tagLastSeq:
 			e.lastSeq = r.uvarint()
+		case tagLogFormat:
+			if e.logFormat = r.uvarint(); r.err == nil && (e.logFormat < logFormatV1 || e.logFormat > currentLogFormat) {
+				r.fail(fmt.Sprintf("log format %d", e.logFormat))
+			}
+		case tagLog:
+			e.logs = append(e.logs, logInfo{num: r.uvarint(), size: r.uvarint()})
 		case tagDeleteTable:
 			level, num := r.uvarint(), r.uvarint()
 			e.deleted = append(e.deleted, levelTable{level: int(level), info: tableInfo{num: num}})
@@ -187,6 +224,12 @@ func (r *editReader) fail(msg string) {
 type manifestState struct {
 	levels                       [numLevels]map[uint64]tableInfo
 	logNum, nextFileNum, lastSeq uint64
+	logFormat                    uint64
+	// logs holds the logs at or after logNum the manifest names, with
+	// their recorded lengths (0: being written when the manifest ended).
+	logs map[uint64]uint64
+	// torn is the damage of a torn last edit that replay dropped, if any.
+	torn error
 }
 
 func (s *manifestState) apply(e *versionEdit) error {
@@ -208,6 +251,20 @@ func (s *manifestState) apply(e *versionEdit) error {
 	s.logNum = max(s.logNum, e.logNum)
 	s.nextFileNum = max(s.nextFileNum, e.nextFileNum)
 	s.lastSeq = max(s.lastSeq, e.lastSeq)
+	if e.logFormat != 0 {
+		s.logFormat = e.logFormat
+	}
+	if s.logs == nil {
+		s.logs = map[uint64]uint64{}
+	}
+	for _, l := range e.logs {
+		s.logs[l.num] = l.size
+	}
+	for num := range s.logs {
+		if num < s.logNum {
+			delete(s.logs, num) // flushed: obsolete
+		}
+	}
 	return nil
 }
 
@@ -236,9 +293,12 @@ func readCurrent(fsys vfs.FS, dir string) (string, error) {
 	return name, nil
 }
 
-// replayManifest rebuilds the state a manifest describes. Only a truncated
-// last edit (the crash came before its sync, so nothing depended on it) is
-// tolerated; any other damage is corruption, and the caller deletes nothing.
+// replayManifest rebuilds the state a manifest describes. Damage that no
+// valid edit follows is a torn last edit, whose write a crash interrupted,
+// and is dropped: whether anything depended on it (a log or table it made
+// obsolete and that is gone) is for the caller to prove, by finding every
+// file the state without it names. Damage that a valid edit follows is
+// corruption, and the caller deletes nothing.
 func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true})
 	if errors.Is(err, fs.ErrNotExist) {
@@ -248,14 +308,18 @@ func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
 		return nil, fmt.Errorf("simpledb: manifest: %w", err)
 	}
 	defer r.Close()
-	s := &manifestState{}
+	s := &manifestState{logFormat: logFormatV1, logs: map[uint64]uint64{}}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
 			break
 		}
-		if errors.Is(err, recordio.ErrTruncatedHeader) || errors.Is(err, recordio.ErrTruncatedPayload) {
-			break
+		if errors.Is(err, ErrCorruption) {
+			if _, rerr := r.Resync(); rerr == io.EOF {
+				s.torn = err // a torn last edit
+				break
+			}
+			return nil, fmt.Errorf("simpledb: manifest: %w, and valid edits follow", err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("simpledb: manifest: %w", err)

@@ -29,7 +29,7 @@ type modelSnapshot struct {
 // hundred writes, so that tests exercise every level of the machinery.
 func smallOptions() *Options {
 	return &Options{
-		MemstoreSize:        256 << 10,
+		MemstoreSize:        MinMemstoreSize,
 		L0CompactionTrigger: 2,
 		BaseLevelSize:       512 << 10,
 		LevelSizeRatio:      4,

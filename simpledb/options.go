@@ -15,6 +15,11 @@ const (
 	MaxValueSize = 64 << 20
 	// MaxBatchSize bounds a batch's encoded size, 512 MiB.
 	MaxBatchSize = 512 << 20
+	// MinMemstoreSize is the smallest MemstoreSize, 256 KiB: a memstore
+	// takes memory in 64 KiB chunks for its keys and values, so a smaller
+	// one would be full after one write, and every write would make a
+	// table.
+	MinMemstoreSize = 256 << 10
 )
 
 // numLevels is the number of levels: L0 and L1 to L6.
@@ -27,7 +32,8 @@ type Options struct {
 	// FS is the filesystem. Default: vfs.Default.
 	FS vfs.FS
 	// MemstoreSize is how large the active memstore grows before it is
-	// turned into a table in the background. Default: 64 MiB.
+	// turned into a table in the background. Values below MinMemstoreSize
+	// are raised to it. Default: 64 MiB.
 	MemstoreSize int64
 	// MaxImmutableMemstores bounds the full memstores waiting for their
 	// flush; writers stall beyond it, so memory stays bounded. Default: 2.
@@ -89,6 +95,7 @@ func (o *Options) withDefaults() Options {
 	if r.MemstoreSize <= 0 {
 		r.MemstoreSize = 64 << 20
 	}
+	r.MemstoreSize = max(r.MemstoreSize, MinMemstoreSize)
 	if r.MaxImmutableMemstores <= 0 {
 		r.MaxImmutableMemstores = 2
 	}

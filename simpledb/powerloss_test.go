@@ -142,7 +142,7 @@ func powerLossCycle(t *testing.T, seed uint64, torn bool) {
 	fsys := vfs.NewMem()
 	opts := smallOptions()
 	opts.FS, opts.Logger = fsys, quietLogger
-	opts.MemstoreSize = 128 << 10
+	opts.MemstoreSize = MinMemstoreSize
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 

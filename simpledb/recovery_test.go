@@ -91,11 +91,15 @@ func TestTornLogTailIsDropped(t *testing.T) {
 		"header cut": func(data []byte) []byte { return data[:len(data)-len("value499")-10] },
 	} {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			db, err := Open(dir, nil)
+			// A crash, not Close: Close records the log's length, and the
+			// same tear is then damage (TestDamageIsReported).
+			live := t.TempDir()
+			db, err := Open(live, nil)
 			require.NoError(t, err)
+			defer db.Close()
 			acked := putAcked(t, db, 0, 500)
-			require.NoError(t, db.Close())
+			dir := copyDir(t, live)
+			require.NoError(t, os.Remove(filepath.Join(dir, lockName)))
 			log := lastLog(t, dir)
 			data, err := os.ReadFile(log)
 			require.NoError(t, err)
@@ -124,6 +128,14 @@ func TestDamageIsReported(t *testing.T) {
 			write:  func(t *testing.T, db *DB) { putAcked(t, db, 0, 500) },
 			file:   lastLog,
 			offset: func(size int) int { return size / 2 },
+		},
+		{
+			// Close recorded the log's length: its last record is no
+			// torn tail.
+			name:   "log's last record after Close",
+			write:  func(t *testing.T, db *DB) { putAcked(t, db, 0, 500) },
+			file:   lastLog,
+			offset: func(size int) int { return size - 2 },
 		},
 		{
 			name: "manifest",
@@ -170,7 +182,7 @@ func TestNotADatabase(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
 	_, err := Open(dir, nil)
 	require.ErrorIs(t, err, ErrNotDB)
-	require.Equal(t, []string{lockName, "notes.txt"}, listDir(t, dir))
+	require.Equal(t, []string{"notes.txt"}, listDir(t, dir), "the directory as it was: no LOCK left behind")
 
 	// A log without CURRENT is not ours to replay or delete either.
 	dir = t.TempDir()
@@ -476,15 +488,17 @@ func TestInterruptedLogs(t *testing.T) {
 		require.NoError(t, w.Close())
 		require.NoError(t, fsys.SyncDir("/db"))
 	}
-	// tornDB returns a database whose last log lost the end of its last
-	// record, the number of that log, and the writes it still holds.
+	// tornDB returns a database, as a crash left it, whose last log lost
+	// the end of its last record, the number of that log, and the writes
+	// it still holds.
 	tornDB := func(t *testing.T) (*vfs.MemFS, uint64, model) {
-		mem := vfs.NewMem()
+		live := vfs.NewMem()
 		opts := smallOptions()
-		opts.FS, opts.Logger = mem, quietLogger
+		opts.FS, opts.Logger = live, quietLogger
 		db, err := Open("/db", opts)
 		require.NoError(t, err)
 		acked := putAcked(t, db, 0, 100)
+		mem := live.CrashClone(vfs.CrashOptions{})
 		require.NoError(t, db.Close())
 		delete(acked, "key0099")
 		names, err := mem.List("/db")
@@ -653,4 +667,96 @@ func TestComparatorMismatch(t *testing.T) {
 		require.ErrorIs(t, err, ErrComparatorMismatch)
 		require.NotErrorIs(t, err, ErrCorruption)
 	})
+}
+
+// dirContents returns every file of dir with its bytes.
+func dirContents(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, name := range listDir(t, dir) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		files[name] = data
+	}
+	return files
+}
+
+// requireIntactOrRefused opens dir and requires one of the two outcomes a
+// damaged database may have: it opens holding exactly acked, or Open fails
+// with ErrCorruption naming damaged and the directory is as it was. It
+// reports whether the database opened.
+func requireIntactOrRefused(t *testing.T, dir string, acked model, damaged string) bool {
+	t.Helper()
+	before := dirContents(t, dir)
+	db, err := Open(dir, &Options{Logger: quietLogger})
+	if err != nil {
+		require.ErrorIs(t, err, ErrCorruption)
+		require.Contains(t, err.Error(), damaged)
+		require.Equal(t, before, dirContents(t, dir), "a refused Open leaves the directory as it was")
+		return false
+	}
+	defer db.Close()
+	requireAcked(t, db, acked)
+	require.Equal(t, acked, readAll(t, db))
+	return true
+}
+
+// A manifest whose tail is cut: before, Open dropped the last edit though
+// the log it made obsolete was gone, lost the second flush's keys and
+// deleted their table, the only copy of them.
+func TestManifestTailCut(t *testing.T) {
+	for cut := 1; cut <= 10; cut++ {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(dir, &Options{Logger: quietLogger})
+			require.NoError(t, err)
+			acked := putAcked(t, db, 0, 200)
+			require.NoError(t, db.Flush())
+			maps.Copy(acked, putAcked(t, db, 200, 400))
+			require.NoError(t, db.Flush())
+			require.NoError(t, db.Close())
+
+			manifests, err := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+			require.NoError(t, err)
+			require.Len(t, manifests, 1)
+			data, err := os.ReadFile(manifests[0])
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(manifests[0], data[:len(data)-cut], 0o644))
+			requireIntactOrRefused(t, dir, acked, filepath.Base(manifests[0]))
+		})
+	}
+}
+
+// A log the manifest needs that is missing is corruption naming it: before,
+// Open succeeded without the log's acknowledged writes.
+func TestMissingLogIsCorruption(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, &Options{Logger: quietLogger})
+	require.NoError(t, err)
+	putAcked(t, db, 0, 10)
+	require.NoError(t, db.Close())
+
+	log := lastLog(t, dir)
+	require.NoError(t, os.Remove(log))
+	require.False(t, requireIntactOrRefused(t, dir, nil, filepath.Base(log)))
+}
+
+// A memstore smaller than MinMemstoreSize is raised to it: before, a 64 KiB
+// one was full after one write (its first 64 KiB arena chunk), and every
+// write made a table; under about 1.9 KiB an empty memstore was already
+// full.
+func TestSmallMemstoreIsClamped(t *testing.T) {
+	for _, size := range []int64{1 << 10, 64 << 10} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			db, err := Open("/db", &Options{FS: vfs.NewMem(), MemstoreSize: size, NoSync: true, Logger: quietLogger})
+			require.NoError(t, err)
+			defer db.Close()
+			value := bytes.Repeat([]byte("v"), 60)
+			for i := range 2000 {
+				require.NoError(t, db.Put(fmt.Appendf(nil, "key%06d", i), value))
+			}
+			s := db.Stats()
+			require.LessOrEqual(t, s.Flushes+int64(s.ImmutableMemstores), int64(2), "2,000 small writes fill at most a memstore or two")
+		})
+	}
 }

@@ -50,7 +50,7 @@ func TestStatsDoesNotWait(t *testing.T) {
 	var gate createGate
 	opts := smallOptions()
 	opts.FS, opts.Logger = &hookFS{FS: vfs.NewMem(), before: gate.wait}, quietLogger
-	opts.MemstoreSize, opts.MaxImmutableMemstores = 32<<10, 1
+	opts.MemstoreSize, opts.MaxImmutableMemstores = MinMemstoreSize, 1
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	defer db.Close()
