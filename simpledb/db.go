@@ -72,14 +72,14 @@ type DB struct {
 
 	// walMu guards the log writer and what the append stage owns. mem
 	// changes only under both walMu and mu, so either suffices to read it.
-	walMu      sync.Mutex
-	wal        *recordio.Writer
-	walFile    vfs.File // the log's file, which the sync stage fsyncs
+	walMu   sync.Mutex
+	wal     *recordio.Writer
+	walFile vfs.File // the log's file, which the sync stage fsyncs
 	// walBase maps the logs' logical length, in which the sync stage
 	// measures durability, to offsets in the current log: offset =
 	// logical length - walBase.
-	walBase int64
-	lastSeq    uint64   // the last sequence number assigned
+	walBase    int64
+	lastSeq    uint64 // the last sequence number assigned
 	writeStats writeCounters
 
 	// pubMu guards the groups appended but not yet published, in order.
