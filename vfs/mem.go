@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -272,6 +273,10 @@ type CrashOptions struct {
 // sync, and each file's synced bytes (plus, with opts.Rand, a torn part of
 // the rest). Locks are not carried over. The original is unchanged and can
 // go on being used.
+//
+// The clone is a function of the filesystem and the state of opts.Rand:
+// files draw from it one after another, depth first in order of name, so a
+// given seed gives the same clone every time.
 func (fsys *MemFS) CrashClone(opts CrashOptions) *MemFS {
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
@@ -284,7 +289,10 @@ func (fsys *MemFS) CrashClone(opts CrashOptions) *MemFS {
 		if n.dir {
 			c := newDirNode()
 			clones[n] = c
-			for name, child := range entries {
+			// In order of name, not of map iteration, so that the draws
+			// from opts.Rand, and so the clone, are the same every time.
+			for _, name := range slices.Sorted(maps.Keys(entries)) {
+				child := entries[name]
 				c.children[name] = clone(child, child.synced)
 			}
 			c.synced = cloneEntries(c.children)

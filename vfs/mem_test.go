@@ -1,8 +1,10 @@
 package vfs
 
 import (
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,4 +135,51 @@ func TestCrashCloneTearsTails(t *testing.T) {
 	require.Equal(t, "synced|", got)
 	got, _ = readFile(t, fsys, "/d/f")
 	require.Equal(t, "synced|0123456789!", got)
+}
+
+// written returns n bytes as a file would hold them, none of them zero, so
+// that a lost page can be told from a kept one.
+func written(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(1 + i%251)
+	}
+	return b
+}
+
+// A seed determines the clone, however many files draw from it.
+func TestCrashCloneIsDeterministic(t *testing.T) {
+	fsys := NewMem()
+	var names []string
+	for d := range 3 {
+		dir := fmt.Sprintf("/d%d", d)
+		require.NoError(t, fsys.MkdirAll(dir, 0o755))
+		for i := range 8 {
+			name := fmt.Sprintf("%s/%d", dir, i)
+			writeFile(t, fsys, name, strings.Repeat("x", 100*i), true)
+			names = append(names, name)
+		}
+		require.NoError(t, fsys.SyncDir(dir))
+	}
+	require.NoError(t, fsys.SyncDir("/"))
+	for _, name := range names {
+		f, err := fsys.Create(name) // truncated in place: all unsynced now
+		require.NoError(t, err)
+		_, err = f.Write(written(3000))
+		require.NoError(t, err)
+	}
+
+	contents := func(clone *MemFS) []string {
+		var all []string
+		for _, name := range names {
+			got, ok := readFile(t, clone, name)
+			require.True(t, ok)
+			all = append(all, got)
+		}
+		return all
+	}
+	for seed := range uint64(20) {
+		opts := func() CrashOptions { return CrashOptions{Rand: rand.New(rand.NewPCG(seed, 5))} }
+		require.Equal(t, contents(fsys.CrashClone(opts())), contents(fsys.CrashClone(opts())), "seed %d", seed)
+	}
 }
