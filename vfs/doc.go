@@ -12,6 +12,22 @@
 // File.Sync; a created, renamed or removed name is durable after SyncDir of
 // its parent directory.
 //
+// NewMem returns a MemFS, an in-memory FS that tracks exactly that: each
+// file's bytes and how many of them are synced, each directory's entries now
+// and as of its last SyncDir. MemFS.CrashClone returns what a power loss at
+// that instant leaves, shaped by CrashOptions:
+//
+//	CrashOptions{}                           synced bytes only
+//	CrashOptions{Rand: r}                    plus a random prefix of the
+//	                                         unsynced bytes (a torn tail)
+//	CrashOptions{Rand: r, PageLoss: true}    plus a random length of them in
+//	                                         which each page is kept or reads
+//	                                         as zeros, in any order
+//
+// Directory entries are always those of each directory's last sync, and the
+// same filesystem and seed always give the same clone, so a failing crash
+// test replays.
+//
 // The package is public, not internal, because the Options of the upper
 // layers carry an FS: callers must be able to name the type to supply one.
 package vfs

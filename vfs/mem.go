@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,12 @@ import (
 // written bytes are durable once Sync returns; a create, rename or remove is
 // durable once SyncDir of its directory returns. CrashClone returns the
 // filesystem as a power loss at that instant would leave it.
+//
+// The storage model: a file is its bytes and how many of them (a prefix)
+// have been synced; a directory is its entries now and its entries as of its
+// last SyncDir. That is all a power loss needs. What becomes of the unsynced
+// bytes is CrashOptions' choice: lost, torn to a prefix, or kept and lost
+// page by page in any order.
 //
 // Files are append-only (every Write appends), which is how Strata writes.
 // Errors match what package os returns under errors.Is: fs.ErrNotExist,
@@ -259,19 +266,85 @@ func (l memLock) Close() error {
 	return nil
 }
 
-// CrashOptions shape a simulated power loss.
+// DefaultCrashPageSize is the page size CrashOptions.PageLoss uses when
+// CrashOptions.PageSize is zero: 4096 bytes, the page of the page cache and
+// the block of common filesystems on common hardware, and so the unit in
+// which dirty data reaches the disk.
+const DefaultCrashPageSize = 4096
+
+// CrashOptions shape a simulated power loss. The zero value keeps exactly
+// what was synced.
 type CrashOptions struct {
-	// Rand, if set, tears writes: each file keeps a random prefix (possibly
-	// empty, possibly all) of its unsynced bytes, as when the disk wrote
-	// part of what the cache held. Nil keeps only what was synced.
+	// Rand, if set, lets some unsynced bytes survive, drawn from Rand: by
+	// default a torn tail (each file keeps a random prefix, possibly empty,
+	// possibly all, of its unsynced bytes, as when the disk wrote part of
+	// what the cache held, in order); with PageLoss, pages lost in any
+	// order. Nil (the default) keeps only what was synced, and the other
+	// fields have no effect.
 	Rand *rand.Rand
+
+	// PageLoss, with Rand, models a disk that writes dirty pages back in any
+	// order, as when the power fails during an fsync or after the kernel
+	// has written some pages early: each file keeps a random length between
+	// its synced length and its full length (the size the metadata reached),
+	// and within the unsynced part each page (PageSize bytes aligned to file
+	// offsets; a page cut by the synced length or the kept length counts as
+	// a page) independently either holds the bytes written or is lost and
+	// reads as zeros. So a log can end in zeros followed by valid records.
+	// The synced prefix is never touched. False (the default) tears tails
+	// instead.
+	//
+	// A lost page reads as zeros, not as stale bytes, because that is what
+	// the files Strata writes get: appends land in newly allocated blocks,
+	// and today's filesystems (ext4 and XFS with their unwritten extents,
+	// copy-on-write ones such as btrfs) read a block never written as
+	// zeros, as they read a hole. Stale contents of a reused block would be
+	// the filesystem leaking another file's data; a checksum rejects them
+	// as it does any torn record, while zeros are the case a reader can
+	// mistake for padding or a clean end of the log.
+	PageLoss bool
+
+	// PageSize is the unit of PageLoss, in bytes. Zero or less (the default)
+	// means DefaultCrashPageSize. A test with small files can set it lower so
+	// that a short unsynced tail spans many pages.
+	PageSize int
+}
+
+// crashFile returns what a power loss leaves of a file holding data, of
+// which the first synced bytes are durable. The result does not alias data.
+func (o CrashOptions) crashFile(data []byte, synced int) []byte {
+	keep := synced
+	if o.Rand != nil && len(data) > keep {
+		keep += o.Rand.IntN(len(data) - keep + 1)
+	}
+	kept := slices.Clone(data[:keep])
+	if o.Rand == nil || !o.PageLoss {
+		return kept
+	}
+	page := o.PageSize
+	if page <= 0 {
+		page = DefaultCrashPageSize
+	}
+	// Pages are aligned to file offsets, so the first unsynced page may
+	// begin in the synced prefix; only its unsynced part can be lost.
+	for start := synced - synced%page; start < keep; start += page {
+		if o.Rand.IntN(2) == 0 {
+			clear(kept[max(start, synced):min(start+page, keep)])
+		}
+	}
+	return kept
 }
 
 // CrashClone returns a new filesystem holding what a power loss at this
 // instant would leave: the directory entries as of each directory's last
-// sync, and each file's synced bytes (plus, with opts.Rand, a torn part of
-// the rest). Locks are not carried over. The original is unchanged and can
-// go on being used.
+// sync, and each file's synced bytes, plus, with opts.Rand, part of the
+// rest (a torn tail, or with opts.PageLoss pages lost in any order; see
+// CrashOptions). Every byte of the clone counts as synced. Locks are not
+// carried over. The original is unchanged and can go on being used.
+//
+// The clone is a function of the filesystem and the state of opts.Rand:
+// files draw from it one after another, depth first in order of name, so a
+// given seed gives the same clone every time.
 func (fsys *MemFS) CrashClone(opts CrashOptions) *MemFS {
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
@@ -284,17 +357,17 @@ func (fsys *MemFS) CrashClone(opts CrashOptions) *MemFS {
 		if n.dir {
 			c := newDirNode()
 			clones[n] = c
-			for name, child := range entries {
+			// In order of name, not of map iteration, so that the draws
+			// from opts.Rand, and so the clone, are the same every time.
+			for _, name := range slices.Sorted(maps.Keys(entries)) {
+				child := entries[name]
 				c.children[name] = clone(child, child.synced)
 			}
 			c.synced = cloneEntries(c.children)
 			return c
 		}
-		keep := n.syncedLen
-		if opts.Rand != nil && len(n.data) > keep {
-			keep += opts.Rand.IntN(len(n.data) - keep + 1)
-		}
-		c := &memNode{data: slices.Clone(n.data[:keep]), syncedLen: keep, modTime: n.modTime}
+		data := opts.crashFile(n.data, n.syncedLen)
+		c := &memNode{data: data, syncedLen: len(data), modTime: n.modTime}
 		clones[n] = c
 		return c
 	}
