@@ -132,12 +132,34 @@ func TestPowerLoss(t *testing.T) {
 	}
 	seed := testseed.Seed(t)
 	for cycle := range cycles {
-		powerLossCycle(t, seed+uint64(cycle), cycle%2 == 1)
+		powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
 	}
 	t.Logf("%d power-loss cycles", cycles)
 }
 
-func powerLossCycle(t *testing.T, seed uint64, torn bool) {
+// crashMode is what a power loss does to the unsynced end of each file.
+type crashMode int
+
+const (
+	crashLosesUnsynced crashMode = iota // only synced bytes remain
+	crashTearsTail                      // a random prefix of the unsynced bytes remains
+	crashLosesPages                     // unsynced pages remain or read as zeros, in any order
+)
+
+// options returns the crash options of the mode, drawing from rng.
+func (m crashMode) options(rng *rand.Rand) vfs.CrashOptions {
+	switch m {
+	case crashTearsTail:
+		return vfs.CrashOptions{Rand: rng}
+	case crashLosesPages:
+		// Pages smaller than the filesystem's give a small log's tail many
+		// of them, lost or kept independently.
+		return vfs.CrashOptions{Rand: rng, PageLoss: true, PageSize: []int{64, 512, 4096}[rng.IntN(3)]}
+	}
+	return vfs.CrashOptions{}
+}
+
+func powerLossCycle(t *testing.T, seed uint64, mode crashMode) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	fsys := vfs.NewMem()
 	opts := smallOptions()
@@ -165,11 +187,7 @@ func powerLossCycle(t *testing.T, seed uint64, torn bool) {
 			durable = len(ops)
 		}
 	}
-	crash := vfs.CrashOptions{}
-	if torn {
-		crash.Rand = rng
-	}
-	clone := fsys.CrashClone(crash)
+	clone := fsys.CrashClone(mode.options(rng))
 	db.Close()
 
 	opts.FS = clone
@@ -189,4 +207,80 @@ func powerLossCycle(t *testing.T, seed uint64, torn bool) {
 	v, err := recovered.Get([]byte("after"))
 	require.NoError(t, err)
 	require.Equal(t, "crash", string(v))
+}
+
+// A power loss that keeps the unsynced end of the log with pages lost in
+// any order (zeros, then valid records) loses no synced write and keeps a
+// prefix of the unsynced ones. Before the log's records carried their
+// synced length, Open refused such a log as damaged.
+func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
+	seed := testseed.Seed(t)
+	for i := range uint64(100) {
+		rng := rand.New(rand.NewPCG(seed+i, 3))
+		live := vfs.NewMem()
+		opts := smallOptions()
+		opts.FS, opts.Logger = live, quietLogger
+		db, err := Open("/db", opts)
+		require.NoError(t, err)
+		synced := putAcked(t, db, 0, 50)
+		unsynced := []string{}
+		for j := range 100 {
+			k := fmt.Sprintf("unsynced%04d", j)
+			require.NoError(t, db.WriteWithOptions(batchOf([]byte(k), []byte(k)), &WriteOptions{}))
+			unsynced = append(unsynced, k)
+		}
+		clone := live.CrashClone(vfs.CrashOptions{Rand: rng, PageLoss: true, PageSize: 64})
+		require.NoError(t, db.Close())
+
+		opts.FS = clone
+		db, err = Open("/db", opts)
+		require.NoError(t, err, "seed %d", seed+i)
+		requireAcked(t, db, synced)
+		got := readAll(t, db)
+		kept := len(got) - len(synced)
+		for j, k := range unsynced {
+			_, ok := got[k]
+			require.Equal(t, j < kept, ok, "seed %d: the unsynced writes kept are a prefix", seed+i)
+		}
+		require.NoError(t, db.Close())
+	}
+}
+
+// Damage to synced records, in a log a crash left open, is not taken for
+// a torn tail: the later records say the log was durable past it.
+func TestSyncedDamageIsNoTornTail(t *testing.T) {
+	live := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger = live, quietLogger
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	putAcked(t, db, 0, 100)
+	crashed := live.CrashClone(vfs.CrashOptions{})
+	require.NoError(t, db.Close())
+
+	names, err := crashed.List("/db")
+	require.NoError(t, err)
+	var log string
+	for _, name := range names {
+		if kind, _ := parseFileName(name); kind == fileLog {
+			log = "/db/" + name
+		}
+	}
+	f, err := crashed.Open(log)
+	require.NoError(t, err)
+	data, err := io.ReadAll(f)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	data[len(data)/2] ^= 0x01
+	f, err = crashed.Create(log)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+
+	opts.FS = crashed
+	_, err = Open("/db", opts)
+	require.ErrorIs(t, err, ErrCorruption)
+	require.Contains(t, err.Error(), "durable up to")
 }

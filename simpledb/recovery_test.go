@@ -372,13 +372,14 @@ func crashAtEveryStep(t *testing.T, base *vfs.MemFS, acked model, run func(fsys 
 		crashes := []*vfs.MemFS{
 			mem.CrashClone(vfs.CrashOptions{}),
 			mem.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(uint64(n), 1))}),
+			mem.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(uint64(n), 2)), PageLoss: true, PageSize: 64}),
 		}
 		rule.Disable()
 		if db != nil {
 			db.Close()
 		}
 		for i, crashed := range crashes {
-			msg := fmt.Sprintf("power lost at change %d (torn: %v), after %v", n+1, i == 1, err)
+			msg := fmt.Sprintf("power lost at change %d (clone %d: synced only, torn, pages lost), after %v", n+1, i, err)
 			opts := smallOptions()
 			opts.FS, opts.Logger, opts.DisableAutoCompaction = crashed, quietLogger, true
 			db, err := Open("/db", opts)
