@@ -763,8 +763,10 @@ func (d *DB) checkOpen() error {
 }
 
 // Close stops background work, makes every acknowledged write durable and
-// releases the database's files and lock. Iterators and snapshots still
-// open keep working until they are closed; the database does not.
+// releases the database's files and lock. Iterators still open keep
+// working until they are closed: each holds the tables it reads. Reads
+// through a snapshot, like every other call, return ErrClosed; releasing
+// it is still allowed.
 func (d *DB) Close() error {
 	// Writes already under way finish first; then the log is synced and
 	// closed.

@@ -49,15 +49,34 @@
 //
 // # Recovery and damage
 //
-// Open replays the logs the manifest still needs, writes what they held to
-// an L0 table, starts a new manifest that names a new log, and only then
-// creates that log, so that an Open interrupted at any point leaves a
-// database the next Open recovers. A torn tail (damage that no valid record
-// follows, in its log or any later one) is the unacknowledged end of the
-// last write, or a log whose creation was cut short, and is dropped; damage
-// anywhere else, in a log, the manifest or a table, is an error matching
-// ErrCorruption that names the file and offset, and nothing is deleted. A
-// directory holding files but no database gives ErrNotDB.
+// Open proves before it changes anything. It reads CURRENT and the
+// manifest, checks that every log the manifest names exists (each log is
+// recorded before anything is written to it, and again with its length
+// when a rotation or Close closes it), that every table it names has its
+// recorded size and opens, and replays the logs. Only then does it write
+// what the logs held to an L0 table, create a new log, start a new
+// manifest naming it, switch CURRENT and remove obsolete files; an Open
+// interrupted at any point leaves a database the next Open recovers.
+//
+// A torn tail, the unsynced end of the last write that a crash or power
+// loss cut, is dropped: damage at the end of a log that no valid record
+// follows, or one that only records follow that were appended before the
+// log was synced past it. Every log record carries the log length known
+// durable when it was appended, so a power loss that wrote the unsynced
+// pages out of order (zeros, then valid records) is a torn tail, while
+// damage below a length some record or the manifest vouches for is not.
+// The manifest's last edit may be torn the same way, and is dropped only
+// if nothing it recorded is needed: a log it made obsolete that is gone
+// makes the Open fail instead.
+//
+// Anything else (a missing or damaged file, a log shorter than its
+// recorded length, CURRENT missing beside a database's files) is an error
+// matching ErrCorruption that names the file and offset, and the
+// directory is left exactly as it was, down to the LOCK file, for a person
+// or a tool to act on. Damage inside a table's data blocks is found when a
+// read reaches it, which then returns ErrCorruption; Open reads only each
+// table's index, filter and properties. A directory holding files but no
+// database gives ErrNotDB.
 //
 // # Errors
 //

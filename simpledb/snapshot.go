@@ -10,7 +10,9 @@ import (
 // Snapshot is a point-in-time view: reads through it see the database as
 // it was when the snapshot was taken, whatever is written after. A live
 // snapshot keeps compaction from discarding the versions it sees, so
-// release it when done. It is safe for concurrent use.
+// release it when done. It is safe for concurrent use. Once the database
+// is closed its reads return ErrClosed; iterators made from it before keep
+// working until closed.
 type Snapshot struct {
 	db  *DB
 	seq uint64

@@ -163,3 +163,25 @@ func TestSnapshotOfEmptyDB(t *testing.T) {
 		require.NoError(t, it.Close())
 	}
 }
+
+// After Close, a snapshot's reads return ErrClosed, as the docs say, while
+// an iterator made from it before goes on.
+func TestSnapshotAfterClose(t *testing.T) {
+	db, err := Open("/db", &Options{FS: vfs.NewMem(), Logger: quietLogger})
+	require.NoError(t, err)
+	require.NoError(t, db.Put([]byte("k"), []byte("v")))
+	snap := db.NewSnapshot()
+	it, err := snap.NewIterator(nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	_, err = snap.Get([]byte("k"))
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = snap.NewIterator(nil, nil)
+	require.ErrorIs(t, err, ErrClosed)
+	require.True(t, it.First())
+	require.Equal(t, "k", string(it.Key()))
+	require.Equal(t, "v", string(it.Value()))
+	require.NoError(t, it.Close())
+	require.NoError(t, snap.Release())
+}
