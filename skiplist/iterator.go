@@ -71,14 +71,23 @@ func (it *Iterator[K, V]) Valid() bool {
 	return it.n != nil
 }
 
-// Key returns the current key. The iterator must be valid.
+// Key returns the current key, or the zero K when the iterator is not
+// valid (unpositioned or exhausted).
 func (it *Iterator[K, V]) Key() K {
+	if it.n == nil {
+		var zero K
+		return zero
+	}
 	return it.n.key
 }
 
 // Value returns the current value: the value the key held when Value was
-// called. The iterator must be valid.
+// called. It returns the zero V when the iterator is not valid.
 func (it *Iterator[K, V]) Value() V {
+	if it.n == nil {
+		var zero V
+		return zero
+	}
 	return it.n.load()
 }
 
