@@ -36,6 +36,8 @@ type Iterator struct {
 	// versions: every version of every key (NewEntryIterator), or only the
 	// newest version of each key, without tombstones (NewIterator).
 	versions bool
+	// closed: Close ran, and First and SeekGE return false.
+	closed bool
 	// lower and upper are the skiplist bounds, which list points at.
 	lower, upper entry
 }
@@ -83,6 +85,9 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 
 // First moves to the first entry and reports whether there is one.
 func (it *Iterator) First() bool {
+	if it.closed {
+		return false
+	}
 	it.list.First()
 	return it.settle()
 }
@@ -91,6 +96,9 @@ func (it *Iterator) First() bool {
 // (the newest visible version of key, if any) and reports whether there is
 // one. A key below the lower bound seeks to the lower bound.
 func (it *Iterator) SeekGE(key []byte) bool {
+	if it.closed {
+		return false
+	}
 	it.list.SeekGE(searchEntry(key, it.seq))
 	return it.settle()
 }
@@ -140,24 +148,29 @@ func (it *Iterator) Valid() bool {
 	return it.list.Valid()
 }
 
-// Key returns the current entry's key. The iterator must be valid.
+// Key returns the current entry's key, or nil when the iterator is not
+// valid (unpositioned, exhausted or closed).
 func (it *Iterator) Key() []byte {
+	// A skiplist iterator that is not valid returns the zero entry, whose
+	// key and value are nil and sequence number and kind 0: no check here.
 	return it.list.Key().key()
 }
 
 // Value returns the current entry's value: nil for a tombstone, a non-nil
-// slice otherwise, empty for an empty value. The iterator must be valid.
+// slice otherwise, empty for an empty value. It returns nil when the
+// iterator is not valid.
 func (it *Iterator) Value() []byte {
 	return it.list.Key().value()
 }
 
-// Seq returns the current entry's sequence number. The iterator must be
-// valid.
+// Seq returns the current entry's sequence number, or 0 when the iterator
+// is not valid.
 func (it *Iterator) Seq() uint64 {
 	return it.list.Key().seq()
 }
 
-// Kind returns the current entry's kind. The iterator must be valid.
+// Kind returns the current entry's kind, or the zero Kind when the
+// iterator is not valid: check Valid, or the last move's result, first.
 func (it *Iterator) Kind() Kind {
 	return it.list.Key().kind()
 }
@@ -168,14 +181,14 @@ func (it *Iterator) Err() error {
 	return nil
 }
 
-// Close releases the iterator, which must not be used afterwards. It always
-// returns nil.
+// Close releases the iterator. Afterwards it is not valid, its moves
+// return false and its accessors zero values. It always returns nil.
 func (it *Iterator) Close() error {
 	// Drop every reference into the memstore, but keep an empty skiplist
-	// iterator, so that Valid and Next on a closed iterator report false
-	// rather than panic.
+	// iterator, so that Valid, Next and the accessors on a closed iterator
+	// report false or zero values rather than panic.
 	*it.list = skiplist.Iterator[entry, struct{}]{}
-	*it = Iterator{list: it.list}
+	*it = Iterator{list: it.list, closed: true}
 	return nil
 }
 
