@@ -169,8 +169,9 @@ func (it *Iterator) Seq() uint64 {
 	return it.list.Key().seq()
 }
 
-// Kind returns the current entry's kind, or the zero Kind when the
-// iterator is not valid: check Valid, or the last move's result, first.
+// Kind returns the current entry's kind. When the iterator is not valid it
+// returns 0, which reads as KindDelete: check Valid, or the last move's
+// result, first.
 func (it *Iterator) Kind() Kind {
 	return it.list.Key().kind()
 }

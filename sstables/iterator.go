@@ -144,17 +144,44 @@ func (it *Iterator) stop(err error) bool {
 // Valid reports whether the iterator is at an entry.
 func (it *Iterator) Valid() bool { return it.valid }
 
-// Key returns the current entry's key.
-func (it *Iterator) Key() []byte { return it.data.key }
+// Key returns the current entry's key, or nil when the iterator is not
+// valid (unpositioned, exhausted, failed or closed).
+func (it *Iterator) Key() []byte {
+	// Every accessor checks valid: once the iterator stops, data still
+	// holds the entry it was last at, or one past the upper bound.
+	if !it.valid {
+		return nil
+	}
+	return it.data.key
+}
 
-// Seq returns the current entry's sequence number.
-func (it *Iterator) Seq() uint64 { return it.data.seq() }
+// Seq returns the current entry's sequence number, or 0 when the iterator
+// is not valid.
+func (it *Iterator) Seq() uint64 {
+	if !it.valid {
+		return 0
+	}
+	return it.data.seq()
+}
 
-// Kind returns whether the current entry is a value or a tombstone.
-func (it *Iterator) Kind() Kind { return it.data.kind() }
+// Kind returns whether the current entry is a value or a tombstone. When
+// the iterator is not valid it returns 0, which reads as KindDelete: check
+// Valid, or the last move's result, first.
+func (it *Iterator) Kind() Kind {
+	if !it.valid {
+		return 0
+	}
+	return it.data.kind()
+}
 
-// Value returns the current entry's value (empty for a tombstone).
-func (it *Iterator) Value() []byte { return it.data.value }
+// Value returns the current entry's value (empty for a tombstone), or nil
+// when the iterator is not valid.
+func (it *Iterator) Value() []byte {
+	if !it.valid {
+		return nil
+	}
+	return it.data.value
+}
 
 // Err returns the error that stopped the iterator, if any. An iterator that
 // stops at the end of its range has no error.

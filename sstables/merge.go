@@ -9,7 +9,9 @@ import (
 // EntryIterator is what a MergingIterator merges: anything that walks
 // entries in key order, versions of a key from the newest. Table iterators
 // and memstore iterators both are. Key, Seq, Kind and Value describe the
-// current entry and may be called only while Valid reports true.
+// current entry; a MergingIterator calls them only while the child is at
+// one. (This package's and memstore's iterators return zero values when
+// not; other implementations need not.)
 type EntryIterator interface {
 	First() bool
 	SeekGE(key []byte) bool
@@ -167,17 +169,44 @@ func (m *MergingIterator) stop(err error) bool {
 // Valid reports whether the iterator is at an entry.
 func (m *MergingIterator) Valid() bool { return m.cur != nil }
 
-// Key returns the current entry's key.
-func (m *MergingIterator) Key() []byte { return m.curKey }
+// Key returns the current entry's key, or nil when the iterator is not
+// valid (unpositioned, exhausted, failed or closed).
+func (m *MergingIterator) Key() []byte {
+	// Every accessor checks cur: once the merge stops there is no child to
+	// ask, and curKey still holds the last key shown.
+	if m.cur == nil {
+		return nil
+	}
+	return m.curKey
+}
 
-// Seq returns the current entry's sequence number.
-func (m *MergingIterator) Seq() uint64 { return m.cur.Seq() }
+// Seq returns the current entry's sequence number, or 0 when the iterator
+// is not valid.
+func (m *MergingIterator) Seq() uint64 {
+	if m.cur == nil {
+		return 0
+	}
+	return m.cur.Seq()
+}
 
-// Kind returns the current entry's kind.
-func (m *MergingIterator) Kind() Kind { return m.cur.Kind() }
+// Kind returns the current entry's kind. When the iterator is not valid it
+// returns 0, which reads as KindDelete: check Valid, or the last move's
+// result, first.
+func (m *MergingIterator) Kind() Kind {
+	if m.cur == nil {
+		return 0
+	}
+	return m.cur.Kind()
+}
 
-// Value returns the current entry's value.
-func (m *MergingIterator) Value() []byte { return m.cur.Value() }
+// Value returns the current entry's value, or nil when the iterator is not
+// valid.
+func (m *MergingIterator) Value() []byte {
+	if m.cur == nil {
+		return nil
+	}
+	return m.cur.Value()
+}
 
 // Err returns the first error of any merged iterator.
 func (m *MergingIterator) Err() error { return m.err }
