@@ -28,8 +28,9 @@ type IterOptions struct {
 // number, the iterator's snapshot: writes that land while it runs have later
 // sequence numbers and stay invisible to it. It is not safe for concurrent
 // use, but any number of iterators may run concurrently with each other and
-// with writers, without locking. Key and Value alias the memstore's memory:
-// they stay valid as long as the memstore, and must not be modified.
+// with writers, without locking. Key and Value alias the memstore's memory
+// (see Key): they must not be modified, and stay valid after the iterator
+// moves or closes.
 type Iterator struct {
 	list *skiplist.Iterator[entry, struct{}]
 	seq  uint64
@@ -149,7 +150,11 @@ func (it *Iterator) Valid() bool {
 }
 
 // Key returns the current entry's key, or nil when the iterator is not
-// valid (unpositioned, exhausted or closed).
+// valid (unpositioned, exhausted or closed). The key is the stored entry's,
+// not a copy: it must not be modified, which would change the entry for
+// every reader and the table the next flush writes, and break the order
+// that searches and iterators rely on. The memstore never overwrites or
+// frees it, so it stays valid after the iterator moves or closes.
 func (it *Iterator) Key() []byte {
 	// A skiplist iterator that is not valid returns the zero entry, whose
 	// key and value are nil and sequence number and kind 0: no check here.
@@ -158,7 +163,9 @@ func (it *Iterator) Key() []byte {
 
 // Value returns the current entry's value: nil for a tombstone, a non-nil
 // slice otherwise, empty for an empty value. It returns nil when the
-// iterator is not valid.
+// iterator is not valid. Like Key, it is the stored entry's: not to be
+// modified (the next flush would write the change), and valid after the
+// iterator moves or closes.
 func (it *Iterator) Value() []byte {
 	return it.list.Key().value()
 }
@@ -195,7 +202,8 @@ func (it *Iterator) Close() error {
 
 // All returns the live view as of the start of the loop, for use in a range
 // loop: each key with its newest value, in key order, without deleted keys.
-// The slices alias the memstore's memory and must not be modified.
+// The slices are the stored entries' (see Iterator.Key): they must not be
+// modified, and stay valid after the loop.
 func (m *Memstore) All() iter.Seq2[[]byte, []byte] {
 	return func(yield func(key, value []byte) bool) {
 		it := m.NewIterator(nil)
