@@ -48,9 +48,15 @@
 // # Memory
 //
 // Writes copy the caller's key and value, which the caller may reuse at
-// once. Slices that reads return (Get's value, an iterator's Key and Value)
-// alias the memstore's memory: they stay valid as long as the memstore and
-// must not be modified.
+// once. Slices that reads return (Get's and GetAt's value, an iterator's
+// Key and Value, All's keys and values) are the stored bytes, not copies,
+// so that reads allocate nothing. They must not be modified: a write would
+// change the entry for every reader and for the table the next flush
+// writes, and a changed key breaks the order searches and iterators rely
+// on; appending is safe, as their capacity ends with them. The memstore
+// never overwrites or frees them, so they stay valid after an iterator
+// moves on or closes. An iterator that is not at an entry returns nil and 0
+// from its accessors.
 //
 // Key and value bytes go into an arena of 64 KiB chunks; an entry over
 // 16 KiB gets an allocation of its own. Each entry is a skiplist node of

@@ -28,14 +28,17 @@ type IterOptions struct {
 // number, the iterator's snapshot: writes that land while it runs have later
 // sequence numbers and stay invisible to it. It is not safe for concurrent
 // use, but any number of iterators may run concurrently with each other and
-// with writers, without locking. Key and Value alias the memstore's memory:
-// they stay valid as long as the memstore, and must not be modified.
+// with writers, without locking. Key and Value alias the memstore's memory
+// (see Key): they must not be modified, and stay valid after the iterator
+// moves or closes.
 type Iterator struct {
 	list *skiplist.Iterator[entry, struct{}]
 	seq  uint64
 	// versions: every version of every key (NewEntryIterator), or only the
 	// newest version of each key, without tombstones (NewIterator).
 	versions bool
+	// closed: Close ran, and First and SeekGE return false.
+	closed bool
 	// lower and upper are the skiplist bounds, which list points at.
 	lower, upper entry
 }
@@ -83,6 +86,9 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 
 // First moves to the first entry and reports whether there is one.
 func (it *Iterator) First() bool {
+	if it.closed {
+		return false
+	}
 	it.list.First()
 	return it.settle()
 }
@@ -91,6 +97,9 @@ func (it *Iterator) First() bool {
 // (the newest visible version of key, if any) and reports whether there is
 // one. A key below the lower bound seeks to the lower bound.
 func (it *Iterator) SeekGE(key []byte) bool {
+	if it.closed {
+		return false
+	}
 	it.list.SeekGE(searchEntry(key, it.seq))
 	return it.settle()
 }
@@ -140,24 +149,36 @@ func (it *Iterator) Valid() bool {
 	return it.list.Valid()
 }
 
-// Key returns the current entry's key. The iterator must be valid.
+// Key returns the current entry's key, or nil when the iterator is not
+// valid (unpositioned, exhausted or closed). The key is the stored entry's,
+// not a copy: it must not be modified, which would change the entry for
+// every reader and the table the next flush writes, and break the order
+// that searches and iterators rely on. The memstore never overwrites or
+// frees it, so it stays valid after the iterator moves or closes.
 func (it *Iterator) Key() []byte {
+	// A skiplist iterator that is not valid returns the zero entry, whose
+	// key and value are nil and sequence number and kind 0: no check here.
 	return it.list.Key().key()
 }
 
 // Value returns the current entry's value: nil for a tombstone, a non-nil
-// slice otherwise, empty for an empty value. The iterator must be valid.
+// slice otherwise, empty for an empty value. It returns nil when the
+// iterator is not valid. Like Key, it is the stored entry's: not to be
+// modified (the next flush would write the change), and valid after the
+// iterator moves or closes.
 func (it *Iterator) Value() []byte {
 	return it.list.Key().value()
 }
 
-// Seq returns the current entry's sequence number. The iterator must be
-// valid.
+// Seq returns the current entry's sequence number, or 0 when the iterator
+// is not valid.
 func (it *Iterator) Seq() uint64 {
 	return it.list.Key().seq()
 }
 
-// Kind returns the current entry's kind. The iterator must be valid.
+// Kind returns the current entry's kind. When the iterator is not valid it
+// returns 0, which reads as KindDelete: check Valid, or the last move's
+// result, first.
 func (it *Iterator) Kind() Kind {
 	return it.list.Key().kind()
 }
@@ -168,20 +189,21 @@ func (it *Iterator) Err() error {
 	return nil
 }
 
-// Close releases the iterator, which must not be used afterwards. It always
-// returns nil.
+// Close releases the iterator. Afterwards it is not valid, its moves
+// return false and its accessors zero values. It always returns nil.
 func (it *Iterator) Close() error {
 	// Drop every reference into the memstore, but keep an empty skiplist
-	// iterator, so that Valid and Next on a closed iterator report false
-	// rather than panic.
+	// iterator, so that Valid, Next and the accessors on a closed iterator
+	// report false or zero values rather than panic.
 	*it.list = skiplist.Iterator[entry, struct{}]{}
-	*it = Iterator{list: it.list}
+	*it = Iterator{list: it.list, closed: true}
 	return nil
 }
 
 // All returns the live view as of the start of the loop, for use in a range
 // loop: each key with its newest value, in key order, without deleted keys.
-// The slices alias the memstore's memory and must not be modified.
+// The slices are the stored entries' (see Iterator.Key): they must not be
+// modified, and stay valid after the loop.
 func (m *Memstore) All() iter.Seq2[[]byte, []byte] {
 	return func(yield func(key, value []byte) bool) {
 		it := m.NewIterator(nil)

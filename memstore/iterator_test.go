@@ -193,6 +193,68 @@ func TestIteratorOnEmptyMemstore(t *testing.T) {
 	}
 }
 
+// An iterator that is not at an entry returns zero values, never a panic or
+// the last entry it was at; a closed one also refuses to move.
+func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
+	full := build(t, set("a", "va"), del("b"), set("c", "vc"))
+	empty := New(nil)
+	views := []struct {
+		name string
+		open func(m *Memstore) *Iterator
+	}{
+		{"live", func(m *Memstore) *Iterator { return m.NewIterator(nil) }},
+		{"entries", func(m *Memstore) *Iterator { return m.NewEntryIterator(nil) }},
+	}
+	states := []struct {
+		name string
+		m    *Memstore
+		move func(t *testing.T, it *Iterator)
+	}{
+		{name: "fresh", m: full, move: func(*testing.T, *Iterator) {}},
+		{name: "First on an empty memstore", m: empty, move: func(t *testing.T, it *Iterator) {
+			require.False(t, it.First())
+		}},
+		{name: "Next past the end", m: full, move: func(t *testing.T, it *Iterator) {
+			require.True(t, it.First())
+			for it.Next() {
+			}
+		}},
+		{name: "SeekGE past the end", m: full, move: func(t *testing.T, it *Iterator) {
+			require.True(t, it.First())
+			require.False(t, it.SeekGE([]byte("z")))
+		}},
+		{name: "Close", m: full, move: func(t *testing.T, it *Iterator) {
+			require.True(t, it.First())
+			require.NoError(t, it.Close())
+		}},
+		{name: "First after Close", m: full, move: func(t *testing.T, it *Iterator) {
+			require.NoError(t, it.Close())
+			require.False(t, it.First())
+		}},
+		{name: "SeekGE after Close", m: full, move: func(t *testing.T, it *Iterator) {
+			require.NoError(t, it.Close())
+			require.False(t, it.SeekGE([]byte("a")))
+		}},
+	}
+	for _, v := range views {
+		for _, st := range states {
+			t.Run(v.name+"/"+st.name, func(t *testing.T) {
+				it := v.open(st.m)
+				require.NotPanics(t, func() { st.move(t, it) })
+				var got seen
+				var key, value []byte
+				require.NotPanics(t, func() { key, got.seq, got.kind, value = it.Key(), it.Seq(), it.Kind(), it.Value() })
+				require.False(t, it.Valid())
+				require.Nil(t, key)
+				require.Nil(t, value)
+				require.Zero(t, got)
+				require.False(t, it.Next())
+				require.NoError(t, it.Err())
+			})
+		}
+	}
+}
+
 func TestAll(t *testing.T) {
 	m := build(t, testHistory...)
 	var got []string

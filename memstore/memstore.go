@@ -152,8 +152,9 @@ func validate(kind Kind, key, value []byte) error {
 }
 
 // Get returns the newest entry of key: its value and Found, or nil and
-// Deleted for a tombstone, or nil and Absent. The value aliases the
-// memstore's memory and must not be modified.
+// Deleted for a tombstone, or nil and Absent. The value is the stored
+// entry's, not a copy (see Iterator.Key): it must not be modified, and
+// stays valid.
 func (m *Memstore) Get(key []byte) ([]byte, Result) {
 	return m.GetAt(key, MaxSeq)
 }

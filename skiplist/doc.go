@@ -46,6 +46,15 @@
 // Upsert of an existing key publishes a pointer to a freshly allocated copy
 // of the value with one atomic store.
 //
+// # Ownership
+//
+// Keys and values are stored and returned as they are: a key or value that
+// refers to memory (a slice, a pointer) shares that memory between the
+// writer, the map and every reader. Once inserted, such memory
+// must not be modified: a changed key breaks the order searches rely on,
+// and readers read values without a lock. An iterator that is not at a key
+// returns the zero K and V.
+//
 // # Layout
 //
 // A node's height is random: each further level with probability 1/2, drawn

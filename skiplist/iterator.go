@@ -71,14 +71,30 @@ func (it *Iterator[K, V]) Valid() bool {
 	return it.n != nil
 }
 
-// Key returns the current key. The iterator must be valid.
+// Key returns the current key, or the zero K when the iterator is not
+// valid (unpositioned or exhausted). It is the key as the map stores it,
+// not a copy: a key that refers to memory, such as NewBytes' []byte (the
+// very slice given to Insert), shares it with the map and must not be
+// modified, which would break the order searches and iterators rely on.
+// Keys are never removed, so it stays valid after the iterator moves.
 func (it *Iterator[K, V]) Key() K {
+	if it.n == nil {
+		var zero K
+		return zero
+	}
 	return it.n.key
 }
 
 // Value returns the current value: the value the key held when Value was
-// called. The iterator must be valid.
+// called. It returns the zero V when the iterator is not valid. Like Key,
+// it is the stored value, not a copy: memory it refers to is shared with
+// the map and every reader, and must not be modified, since readers on
+// other goroutines read it without a lock.
 func (it *Iterator[K, V]) Value() V {
+	if it.n == nil {
+		var zero V
+		return zero
+	}
 	return it.n.load()
 }
 
@@ -93,7 +109,8 @@ func (it *Iterator[K, V]) checkUpper() bool {
 }
 
 // All returns every key and value in ascending key order, for use in a range
-// loop. Like an Iterator, it may run concurrently with the writer.
+// loop. Like an Iterator, it may run concurrently with the writer. Keys and
+// values are the stored ones, to be left unmodified (see Iterator.Key).
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
 		for n := m.head.link(0).Load(); n != nil; n = n.link(0).Load() {
@@ -106,7 +123,8 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 
 // Range returns the keys in [lower, upper) and their values in ascending key
 // order, for use in a range loop. Like an Iterator, it may run concurrently
-// with the writer.
+// with the writer. Keys and values are the stored ones, to be left
+// unmodified (see Iterator.Key).
 func (m *Map[K, V]) Range(lower, upper K) iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
 		it := m.NewIterator(&lower, &upper)

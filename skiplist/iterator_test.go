@@ -145,3 +145,42 @@ func TestIteratorUpperBoundAbbreviated(t *testing.T) {
 		require.Equal(t, tt.want, ranged, "Range(%q, %q)", tt.lower, tt.upper)
 	}
 }
+
+// An iterator that is not at a key returns zero values, never a panic or
+// the last key it was at.
+func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
+	full := NewBytes[[]byte](nil)
+	full.Insert([]byte("a"), []byte("va"))
+	full.Insert([]byte("b"), []byte("vb"))
+	tests := []struct {
+		name string
+		m    *Map[[]byte, []byte]
+		move func(t *testing.T, it *Iterator[[]byte, []byte])
+	}{
+		{name: "fresh", m: full, move: func(*testing.T, *Iterator[[]byte, []byte]) {}},
+		{name: "First on an empty map", m: NewBytes[[]byte](nil), move: func(t *testing.T, it *Iterator[[]byte, []byte]) {
+			require.False(t, it.First())
+		}},
+		{name: "Next past the end", m: full, move: func(t *testing.T, it *Iterator[[]byte, []byte]) {
+			require.True(t, it.First())
+			for it.Next() {
+			}
+		}},
+		{name: "SeekGE past the end", m: full, move: func(t *testing.T, it *Iterator[[]byte, []byte]) {
+			require.True(t, it.First())
+			require.False(t, it.SeekGE([]byte("z")))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it := tt.m.NewIterator(nil, nil)
+			tt.move(t, it)
+			var key, value []byte
+			require.NotPanics(t, func() { key, value = it.Key(), it.Value() })
+			require.False(t, it.Valid())
+			require.Nil(t, key)
+			require.Nil(t, value)
+			require.False(t, it.Next())
+		})
+	}
+}

@@ -88,7 +88,8 @@ func (m *Map[K, V]) AllocatedBytes() int64 {
 	return m.alloc.allocated.Load()
 }
 
-// Get returns the value of key and whether the map holds key.
+// Get returns the value of key and whether the map holds key. The value is
+// the stored one, to be left unmodified (see Iterator.Value).
 func (m *Map[K, V]) Get(key K) (V, bool) {
 	if n, exact := m.find(key, m.abbreviationOf(key), nil); exact {
 		return n.load(), true
@@ -98,7 +99,8 @@ func (m *Map[K, V]) Get(key K) (V, bool) {
 }
 
 // Ceiling returns the smallest key in the map that is greater than or equal
-// to key, and its value; ok is false when there is none.
+// to key, and its value; ok is false when there is none. Both are the
+// stored ones, to be left unmodified (see Iterator.Key).
 func (m *Map[K, V]) Ceiling(key K) (k K, v V, ok bool) {
 	if n, _ := m.find(key, m.abbreviationOf(key), nil); n != nil {
 		return n.key, n.load(), true

@@ -89,7 +89,8 @@ func (e errBlock) Error() string { return string(e) }
 // blockIter walks one decoded block. Every length read from the block is
 // checked before use, so damaged bytes give an error, never a panic or an
 // out-of-range read. key and value alias the iterator's key buffer and the
-// block; they change on every move.
+// block; they change on every move and are stale once valid is false (the
+// table iterator's accessors check its own valid flag).
 type blockIter struct {
 	cmp       func(a, b []byte) int
 	index     bool   // an index block: trailers are index sequence codes

@@ -64,4 +64,22 @@
 // outside the blocks, a missing footer) is an error matching ErrCorruption
 // that names the file and offset, never a panic or a wrong value; an I/O
 // error is returned as itself.
+//
+// # Memory
+//
+// Get returns a copy the caller owns. Every other slice a read returns
+// aliases memory the table or an iterator owns, so that scans and lookups
+// copy nothing, and must not be modified:
+//
+//   - an iterator's Key is its buffer, which the next move overwrites (a
+//     table iterator decodes the next key on top of it);
+//   - an iterator's Value, and the value Find passes to its callback, lie in
+//     the table's read-only mapping (where a write faults), in a cached
+//     block other readers share, or in a buffer that is reused;
+//   - Metadata's MinKey and MaxKey are the Reader's.
+//
+// An iterator's Key and Value are valid until its next move or Close, a
+// callback's value until the callback returns, and nothing in the mapping
+// after Reader.Close: copy what you keep. An iterator that is not at an
+// entry returns nil and 0 from its accessors.
 package sstables

@@ -17,9 +17,10 @@ type IterOptions struct {
 // (Kind tells them apart); a merging iterator turns entries into a live
 // view. It is not safe for concurrent use.
 //
-// Key and Value alias the iterator's buffers or the mapped file and change
-// on every move: copy them to keep them. Once the Reader is closed they must
-// not be used, and the next move fails with ErrClosed.
+// Key and Value alias memory the iterator and the Reader own (see Key and
+// Value): they must not be modified, are valid only until the next move or
+// Close, and must not be used once the Reader is closed; copy them to keep
+// them. After the Reader's Close the next move fails with ErrClosed.
 type Iterator struct {
 	r            *Reader
 	lower, upper []byte
@@ -144,17 +145,51 @@ func (it *Iterator) stop(err error) bool {
 // Valid reports whether the iterator is at an entry.
 func (it *Iterator) Valid() bool { return it.valid }
 
-// Key returns the current entry's key.
-func (it *Iterator) Key() []byte { return it.data.key }
+// Key returns the current entry's key, or nil when the iterator is not
+// valid (unpositioned, exhausted, failed or closed). The key is the
+// iterator's buffer, not a copy: it must not be modified, because the next
+// key is decoded on top of it (keys share prefixes), and it is valid only
+// until the next move or Close.
+func (it *Iterator) Key() []byte {
+	// Every accessor checks valid: once the iterator stops, data still
+	// holds the entry it was last at, or one past the upper bound.
+	if !it.valid {
+		return nil
+	}
+	return it.data.key
+}
 
-// Seq returns the current entry's sequence number.
-func (it *Iterator) Seq() uint64 { return it.data.seq() }
+// Seq returns the current entry's sequence number, or 0 when the iterator
+// is not valid.
+func (it *Iterator) Seq() uint64 {
+	if !it.valid {
+		return 0
+	}
+	return it.data.seq()
+}
 
-// Kind returns whether the current entry is a value or a tombstone.
-func (it *Iterator) Kind() Kind { return it.data.kind() }
+// Kind returns whether the current entry is a value or a tombstone. When
+// the iterator is not valid it returns 0, which reads as KindDelete: check
+// Valid, or the last move's result, first.
+func (it *Iterator) Kind() Kind {
+	if !it.valid {
+		return 0
+	}
+	return it.data.kind()
+}
 
-// Value returns the current entry's value (empty for a tombstone).
-func (it *Iterator) Value() []byte { return it.data.value }
+// Value returns the current entry's value (empty for a tombstone), or nil
+// when the iterator is not valid. The value is not a copy: it lies in the
+// block, which is the table's read-only memory mapping (a write faults), a
+// block of the Cache that other readers share, or a buffer the iterator
+// reuses. It must not be modified, and is valid only until the next move or
+// Close, and never after the Reader's Close.
+func (it *Iterator) Value() []byte {
+	if !it.valid {
+		return nil
+	}
+	return it.data.value
+}
 
 // Err returns the error that stopped the iterator, if any. An iterator that
 // stops at the end of its range has no error.
@@ -170,8 +205,9 @@ func (it *Iterator) Close() error {
 }
 
 // All returns the entries from the first on, for range loops. Entries are
-// those Key and Value show, tombstones included. A read error ends the loop
-// early and stays in Err, so check it after the loop:
+// those Key and Value show, tombstones included, and the slices are theirs:
+// not to be modified, valid only until the loop's next iteration. A read
+// error ends the loop early and stays in Err, so check it after the loop:
 //
 //	for k, v := range it.All() {
 //		...

@@ -9,7 +9,11 @@ import (
 // EntryIterator is what a MergingIterator merges: anything that walks
 // entries in key order, versions of a key from the newest. Table iterators
 // and memstore iterators both are. Key, Seq, Kind and Value describe the
-// current entry and may be called only while Valid reports true.
+// current entry; a MergingIterator calls them only while the child is at
+// one. (This package's and memstore's iterators return zero values when
+// not; other implementations need not.) Key and Value may alias the
+// iterator's memory: MergingIterator never modifies them, and passes Value
+// on without a copy.
 type EntryIterator interface {
 	First() bool
 	SeekGE(key []byte) bool
@@ -46,7 +50,9 @@ type MergeOptions struct {
 // Entries order by key, then sequence number descending; entries with equal
 // key and sequence number (tables written without sequence numbers) rank
 // by position in the argument list: earlier iterators are newer. It is not
-// safe for concurrent use; Key and Value change on every move.
+// safe for concurrent use. Key and Value alias memory the iterator and its
+// children own: they must not be modified and are valid only until the next
+// move or Close; copy them to keep them.
 type MergingIterator struct {
 	cmp      func(a, b []byte) int
 	opts     MergeOptions
@@ -167,17 +173,49 @@ func (m *MergingIterator) stop(err error) bool {
 // Valid reports whether the iterator is at an entry.
 func (m *MergingIterator) Valid() bool { return m.cur != nil }
 
-// Key returns the current entry's key.
-func (m *MergingIterator) Key() []byte { return m.curKey }
+// Key returns the current entry's key, or nil when the iterator is not
+// valid (unpositioned, exhausted, failed or closed). The key is the
+// iterator's buffer, not a copy: it must not be modified, because Next
+// (unless AllVersions) compares the next entries with it to skip the older
+// versions of the key, and it is valid only until the next move or Close.
+func (m *MergingIterator) Key() []byte {
+	// Every accessor checks cur: once the merge stops there is no child to
+	// ask, and curKey still holds the last key shown.
+	if m.cur == nil {
+		return nil
+	}
+	return m.curKey
+}
 
-// Seq returns the current entry's sequence number.
-func (m *MergingIterator) Seq() uint64 { return m.cur.Seq() }
+// Seq returns the current entry's sequence number, or 0 when the iterator
+// is not valid.
+func (m *MergingIterator) Seq() uint64 {
+	if m.cur == nil {
+		return 0
+	}
+	return m.cur.Seq()
+}
 
-// Kind returns the current entry's kind.
-func (m *MergingIterator) Kind() Kind { return m.cur.Kind() }
+// Kind returns the current entry's kind. When the iterator is not valid it
+// returns 0, which reads as KindDelete: check Valid, or the last move's
+// result, first.
+func (m *MergingIterator) Kind() Kind {
+	if m.cur == nil {
+		return 0
+	}
+	return m.cur.Kind()
+}
 
-// Value returns the current entry's value.
-func (m *MergingIterator) Value() []byte { return m.cur.Value() }
+// Value returns the current entry's value, or nil when the iterator is not
+// valid. It is the child iterator's Value, not a copy: the memory of a
+// memstore or a table (see Iterator.Value), not to be modified, and valid
+// only until the next move or Close.
+func (m *MergingIterator) Value() []byte {
+	if m.cur == nil {
+		return nil
+	}
+	return m.cur.Value()
+}
 
 // Err returns the first error of any merged iterator.
 func (m *MergingIterator) Err() error { return m.err }
@@ -193,7 +231,8 @@ func (m *MergingIterator) Close() error {
 }
 
 // All returns the entries from the first on, for range loops; check Err
-// after the loop (see Iterator.All).
+// after the loop (see Iterator.All). The slices are Key's and Value's: not
+// to be modified, valid only until the loop's next iteration.
 func (m *MergingIterator) All() iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		for ok := m.First(); ok; ok = m.Next() {

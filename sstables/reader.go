@@ -146,8 +146,10 @@ func (r *Reader) Has(key []byte) (bool, error) {
 // Find looks up the newest entry of key with a sequence number at most seq:
 // found is false when the table holds none. A tombstone is found too, with
 // kind KindDelete, because it hides older versions in other tables. The
-// value is passed to use, which must not keep it after returning; use may
-// be nil.
+// value is passed to use, which may be nil, without a copy: it lies in the
+// table's read-only mapping (a write faults), a cached block other readers
+// share, or a buffer the next lookup reuses, so use must neither modify it
+// nor keep it after returning. Copy it to keep it.
 func (r *Reader) Find(key []byte, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
 	return r.find(key, r.hash(key), seq, use)
 }
@@ -160,7 +162,8 @@ func HashKey(key []byte) KeyHash { return KeyHash(bloom.Hash(key)) }
 
 // FindHash is Find for a key whose hash, HashKey(key), the caller has
 // computed: a lookup across many tables hashes the key once. Another hash
-// makes the filter answer for another key, so the key may be missed.
+// makes the filter answer for another key, so the key may be missed. use
+// gets the value on Find's terms: not to be modified or kept.
 func (r *Reader) FindHash(key []byte, hash KeyHash, seq uint64, use func(value []byte)) (kind Kind, found bool, err error) {
 	return r.find(key, hash, seq, use)
 }
