@@ -244,3 +244,42 @@ func TestCallsRacingClose(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// Key and Value of an iterator not at a key return nil: before, Value
+// panicked in the merging iterator. Levels below L0 are covered too.
+func TestIteratorNotPositioned(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		fill func(t *testing.T, db *DB)
+	}{
+		{"empty", func(*testing.T, *DB) {}},
+		{"memstore", func(t *testing.T, db *DB) { putAcked(t, db, 0, 3) }},
+		{"levels", func(t *testing.T, db *DB) {
+			putAcked(t, db, 0, 3)
+			require.NoError(t, db.Flush())
+			require.NoError(t, db.Compact())
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := Open("/db", &Options{FS: vfs.NewMem(), Logger: quietLogger})
+			require.NoError(t, err)
+			defer db.Close()
+			tt.fill(t, db)
+			it, err := db.NewIterator(nil, nil)
+			require.NoError(t, err)
+			unpositioned := func(state string) {
+				require.False(t, it.Valid(), state)
+				require.Nil(t, it.Key(), state)
+				require.Nil(t, it.Value(), state)
+			}
+			unpositioned("before the first move")
+			for ok := it.First(); ok; ok = it.Next() {
+			}
+			unpositioned("past the end")
+			require.False(t, it.SeekGE([]byte("zzz")))
+			unpositioned("sought past the end")
+			require.NoError(t, it.Close())
+			unpositioned("closed")
+		})
+	}
+}

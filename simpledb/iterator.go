@@ -12,7 +12,12 @@ import (
 // Iterator walks the live keys in [lower, upper) in order, as of the
 // moment it was created: writes after that are not seen, and flushes and
 // compactions do not disturb it. It is not safe for concurrent use.
-// Key and Value are valid until the next move; copy them to keep them.
+//
+// Key and Value return slices of the database's own memory (a memstore's
+// entries, a cached block): they are valid until the next move or Close,
+// and must not be modified. Writing into a value changes what other
+// readers see and what the next flush persists; writing into a key can
+// break the order the iterator walks. Copy them to keep or change them.
 type Iterator struct {
 	db           *DB
 	rs           *readState
@@ -100,10 +105,13 @@ func (it *Iterator) settle(ok bool) bool {
 // Valid reports whether the iterator is at a key.
 func (it *Iterator) Valid() bool { return !it.closed && it.m.Valid() }
 
-// Key returns the current key.
+// Key returns the current key, or nil when the iterator is not at one
+// (before the first move, past the end, after Close). The slice must not
+// be modified: see Iterator.
 func (it *Iterator) Key() []byte { return it.m.Key() }
 
-// Value returns the current value.
+// Value returns the current value, or nil when the iterator is not at a
+// key. The slice must not be modified: see Iterator.
 func (it *Iterator) Value() []byte { return it.m.Value() }
 
 // Err returns the error that ended the iteration, if any; reaching the
@@ -126,9 +134,10 @@ func (it *Iterator) Close() error {
 	return err
 }
 
-// All returns the keys and values from the first on, for range loops. A
-// read error ends the loop early; it stays in Err, so check it after the
-// loop:
+// All returns the keys and values from the first on, for range loops.
+// Each pair is valid only during its turn of the loop and must not be
+// modified (see Iterator). A read error ends the loop early; it stays in
+// Err, so check it after the loop:
 //
 //	for k, v := range it.All() {
 //		...
@@ -198,12 +207,39 @@ func (l *levelIter) open(i int) bool {
 	return true
 }
 
-func (l *levelIter) Valid() bool     { return l.cur != nil && l.cur.Valid() }
-func (l *levelIter) Key() []byte     { return l.cur.Key() }
-func (l *levelIter) Seq() uint64     { return l.cur.Seq() }
-func (l *levelIter) Kind() base.Kind { return l.cur.Kind() }
-func (l *levelIter) Value() []byte   { return l.cur.Value() }
-func (l *levelIter) Err() error      { return l.err }
+// The accessors return zero values once the level is exhausted (no table
+// open), as the table iterator's do past its end.
+func (l *levelIter) Valid() bool { return l.cur != nil && l.cur.Valid() }
+
+func (l *levelIter) Key() []byte {
+	if l.cur == nil {
+		return nil
+	}
+	return l.cur.Key()
+}
+
+func (l *levelIter) Seq() uint64 {
+	if l.cur == nil {
+		return 0
+	}
+	return l.cur.Seq()
+}
+
+func (l *levelIter) Kind() base.Kind {
+	if l.cur == nil {
+		return 0
+	}
+	return l.cur.Kind()
+}
+
+func (l *levelIter) Value() []byte {
+	if l.cur == nil {
+		return nil
+	}
+	return l.cur.Value()
+}
+
+func (l *levelIter) Err() error { return l.err }
 
 func (l *levelIter) Close() error {
 	if l.cur != nil {
