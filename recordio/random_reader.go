@@ -90,8 +90,9 @@ func (r *RandomReader) Size() int64 { return r.size }
 
 // RecordAt returns the record that starts at off. The result may use buf's
 // storage (pass nil to allocate); a nil record comes back as nil, an empty
-// one as a non-nil empty slice. At the end of the file, or where only zero
-// padding follows, it returns io.EOF; damage gives a *CorruptionError.
+// one as a non-nil empty slice, as from Reader.Next. At the end of the
+// file, or where only zero padding follows, it returns io.EOF; damage gives
+// a *CorruptionError.
 func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
 	rec, _, err := r.recordAt(off, 0, buf, false)
 	return rec, err

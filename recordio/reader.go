@@ -110,7 +110,8 @@ func (r *Reader) Offset() int64 { return r.recOff }
 // Next returns the next record, or io.EOF at a clean end of the file. A
 // clean end is the end of the last record, possibly followed by zero bytes
 // (padding left by preallocation or direct I/O). A nil record comes back as
-// nil, an empty one as a non-nil empty slice.
+// nil, an empty one as a non-nil empty slice (go-sstables' v1 and v2 files
+// have no nil flag; the package documentation says how they read).
 //
 // Damage gives a *CorruptionError naming the file and the offset of the
 // damaged record; the reader stays there, so Next fails again until
@@ -218,7 +219,7 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.opts.ZeroCopy {
+	if r.opts.ZeroCopy && rec != nil {
 		r.out = rec
 	}
 	return rec, nil
