@@ -19,9 +19,12 @@
 //		...
 //	}
 //
-// A Reader scans in order (optionally zero-copy), a RandomReader returns the
-// record at an offset and is safe for concurrent use, and Reader.Resync
-// skips forward past damage to the next valid record.
+// A Reader scans in order, a RandomReader returns the record at an offset
+// and is safe for concurrent use, and Reader.Resync skips forward past damage
+// to the next valid record. Records are the caller's, except from the
+// zero-copy paths (ReaderOptions.ZeroCopy, RandomReader.RecordView): those
+// alias the reader's buffers or the mapped file, must not be modified, and
+// are valid only until the next call (RecordView: until Close).
 //
 // # File format
 //
