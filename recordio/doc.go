@@ -19,9 +19,12 @@
 //		...
 //	}
 //
-// A Reader scans in order (optionally zero-copy), a RandomReader returns the
-// record at an offset and is safe for concurrent use, and Reader.Resync
-// skips forward past damage to the next valid record.
+// A Reader scans in order, a RandomReader returns the record at an offset
+// and is safe for concurrent use, and Reader.Resync skips forward past damage
+// to the next valid record. Records are the caller's, except from the
+// zero-copy paths (ReaderOptions.ZeroCopy, RandomReader.RecordView): those
+// alias the reader's buffers or the mapped file, must not be modified, and
+// are valid only until the next call (RecordView: until Close).
 //
 // # File format
 //
@@ -66,8 +69,12 @@
 //
 // followed by the payload: clen bytes when the file has a codec (every
 // payload is then compressed), else ulen bytes (clen is then 0); nothing
-// for a nil record, whatever clen says. v1 and v2 cannot tell a nil record
-// from an empty one and read both as empty. Their payloads carry no
+// for a nil record, whatever clen says. A clen of 0 in a file with a codec
+// is an empty payload, which does not decompress (ErrBadPayload), as in
+// go-sstables. v1 and v2 cannot tell a nil record from an empty one and
+// read both as empty, except v1 snappy files, which read both as nil:
+// go-sstables' own reader is the reference, and testdata/gosstables holds
+// its golden files with what it reads from each. Their payloads carry no
 // checksum, so only Strata's format detects damage to payload bytes.
 //
 // # Errors

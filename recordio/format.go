@@ -164,6 +164,10 @@ type recordHeader struct {
 	plen       uint64 // the payload's length on disk
 	hasCRC     bool   // payloadCRC is set (VersionStrata)
 	payloadCRC uint32
+	// emptyIsNil makes a record that decompresses to nothing read back as
+	// nil: go-sstables reads an empty record of a v1 snappy file so (its v1
+	// path decodes into a nil slice), whatever was written.
+	emptyIsNil bool
 }
 
 // checkPayload reports whether payload matches the header's checksum, when
@@ -196,6 +200,9 @@ func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte
 	rec, err := d.decompress(codec, dst, payload, int(h.ulen))
 	if err != nil {
 		return nil, badHeader(ErrBadPayload, "%v: %v", codec, err)
+	}
+	if len(rec) == 0 && h.emptyIsNil {
+		return nil, nil
 	}
 	return rec, nil
 }
@@ -311,6 +318,13 @@ func (h FileHeader) decodeV1(b []byte) (recordHeader, int, error) {
 // settleLegacyLengths applies the go-sstables length rules: a nil record has
 // no payload whatever its compressed length says; with a codec the payload
 // is the compressed length; without, the compressed length must be 0.
+//
+// A v1 record with a codec and a compressed length of 0 thus has an empty
+// payload, which no codec decompresses: go-sstables fails on it too (its
+// gzip reader returns io.EOF, wrapped, which its callers take for the end
+// of the file), and Strata reports ErrBadPayload. The bytes that follow are
+// not a payload stored uncompressed: go-sstables reads them as the next
+// record header.
 func (h FileHeader) settleLegacyLengths(rh *recordHeader, isNil bool) error {
 	rh.isNil = isNil
 	switch {
@@ -321,6 +335,7 @@ func (h FileHeader) settleLegacyLengths(rh *recordHeader, isNil bool) error {
 		rh.plen = 0
 	case h.Codec != CodecNone:
 		rh.compressed = true
+		rh.emptyIsNil = h.Version == VersionV1 && h.Codec == CodecSnappy
 	case rh.plen != 0:
 		return badHeader(ErrBadHeader, "compressed length %d in a file without codec", rh.plen)
 	default:

@@ -44,9 +44,12 @@ type ReaderOptions struct {
 	// claiming more is corruption. Default: DefaultMaxRecordSize.
 	MaxRecordSize int
 	// ZeroCopy makes Reader.Next return records that alias the reader's
-	// buffers and stay valid only until the next call, instead of records
-	// the caller owns. It saves an allocation and a copy per record.
-	// Default: false.
+	// memory instead of copies the caller owns: its read buffer, its
+	// decompression buffer or, when Open mapped the file, the mapped file
+	// itself. Such a record must not be modified (a mapping is read-only: a
+	// write kills the process) and is valid only until the next call to
+	// Next, Resync or Close; copy what must outlive it. It saves an
+	// allocation and a copy per record. Default: false.
 	ZeroCopy bool
 	// NoMmap makes Open and OpenRandom read through the file instead of
 	// mapping it into memory. Mapping saves a copy per byte, but a mapped

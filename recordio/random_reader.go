@@ -90,18 +90,22 @@ func (r *RandomReader) Size() int64 { return r.size }
 
 // RecordAt returns the record that starts at off. The result may use buf's
 // storage (pass nil to allocate); a nil record comes back as nil, an empty
-// one as a non-nil empty slice. At the end of the file, or where only zero
-// padding follows, it returns io.EOF; damage gives a *CorruptionError.
+// one as a non-nil empty slice, as from Reader.Next. At the end of the
+// file, or where only zero padding follows, it returns io.EOF; damage gives
+// a *CorruptionError.
 func (r *RandomReader) RecordAt(off int64, buf []byte) ([]byte, error) {
 	rec, _, err := r.recordAt(off, 0, buf, false)
 	return rec, err
 }
 
-// RecordView is RecordAt for readers that only look: when the file is
+// RecordView is RecordAt for readers that only look. When the file is
 // memory-mapped and the record is stored uncompressed, the result is the
-// record in place, with no copy, valid until Close, and inPlace is true; it
-// must not be modified. Otherwise it behaves as RecordAt, so a caller that
-// recycles buf knows whether the result is its own.
+// record in place, a slice of the mapped file with no copy, and inPlace is
+// true: it must not be modified (the mapping is read-only: a write kills the
+// process), it is valid until Close, and its capacity ends with it.
+// Otherwise inPlace is false and the result is as from RecordAt, buf's
+// storage or a new slice, the caller's: a caller that recycles buf knows
+// whether the result is its own.
 func (r *RandomReader) RecordView(off int64, buf []byte) (rec []byte, inPlace bool, err error) {
 	return r.recordAt(off, 0, buf, true)
 }

@@ -14,9 +14,9 @@ import (
 // use; see RandomReader for that.
 //
 // Next returns records the caller owns, or with ReaderOptions.ZeroCopy,
-// records that alias the reader's buffers until the next call. Either way
-// the reader's own buffers are reused, so a scan allocates nothing beyond
-// the records it hands out.
+// records that alias the reader's buffers or the mapped file: read-only,
+// and valid only until the next call. Either way the reader's own buffers
+// are reused, so a scan allocates nothing beyond the records it hands out.
 type Reader struct {
 	src    io.Reader
 	closer io.Closer // set when the reader owns src
@@ -110,7 +110,13 @@ func (r *Reader) Offset() int64 { return r.recOff }
 // Next returns the next record, or io.EOF at a clean end of the file. A
 // clean end is the end of the last record, possibly followed by zero bytes
 // (padding left by preallocation or direct I/O). A nil record comes back as
-// nil, an empty one as a non-nil empty slice.
+// nil, an empty one as a non-nil empty slice (go-sstables' v1 and v2 files
+// have no nil flag; the package documentation says how they read).
+//
+// The record is the caller's, unless ReaderOptions.ZeroCopy is set: then it
+// aliases the reader's buffer, its decompression buffer or the mapped file,
+// must not be modified, and is valid only until the next call to Next,
+// Resync or Close. Its capacity ends with it, so appending to it copies.
 //
 // Damage gives a *CorruptionError naming the file and the offset of the
 // damaged record; the reader stays there, so Next fails again until
@@ -197,6 +203,9 @@ func (r *Reader) refreshSize() {
 
 // decodePayload verifies and decompresses a payload. The result aliases the
 // reader's buffers in zero-copy mode and is the caller's otherwise.
+// Aliasing results are capped at their length, so that an append by the
+// caller cannot write over the records that follow in the buffer (or into
+// a read-only mapping).
 func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 	if h.isNil {
 		return nil, nil
@@ -206,7 +215,7 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 	}
 	if !h.compressed {
 		if r.opts.ZeroCopy {
-			return payload, nil
+			return payload[:len(payload):len(payload)], nil
 		}
 		return bytes.Clone(payload), nil
 	}
@@ -218,8 +227,9 @@ func (r *Reader) decodePayload(h recordHeader, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.opts.ZeroCopy {
+	if r.opts.ZeroCopy && rec != nil {
 		r.out = rec
+		rec = rec[:len(rec):len(rec)]
 	}
 	return rec, nil
 }

@@ -501,6 +501,38 @@ func TestMappedRandomReadsInPlace(t *testing.T) {
 	}
 }
 
+// Records that alias the reader's memory end at their length, so that a
+// caller's append copies instead of writing over the records that follow
+// (or into a read-only mapping).
+func TestZeroCopyRecordsEndAtTheirLength(t *testing.T) {
+	records := [][]byte{seededBytes(100, 1), bytes.Repeat([]byte("ab"), 100), seededBytes(100, 2)}
+	for _, codec := range []Codec{CodecNone, CodecSnappy} {
+		path := filepath.Join(t.TempDir(), "f.rio")
+		offsets := writeFile(t, path, &WriterOptions{Codec: codec}, records)
+		for _, noMmap := range []bool{false, true} {
+			r, err := Open(path, &ReaderOptions{ZeroCopy: true, NoMmap: noMmap})
+			require.NoError(t, err)
+			for i, want := range records {
+				got, err := r.Next()
+				require.NoError(t, err)
+				require.Equal(t, want, got)
+				require.Equal(t, len(got), cap(got), "%v record %d, noMmap %v", codec, i, noMmap)
+			}
+			require.NoError(t, r.Close())
+
+			rr, err := OpenRandom(path, &ReaderOptions{NoMmap: noMmap})
+			require.NoError(t, err)
+			for i, off := range offsets {
+				got, _, err := rr.RecordView(off, nil)
+				require.NoError(t, err)
+				require.Equal(t, records[i], got)
+				require.Equal(t, len(got), cap(got), "%v record %d, noMmap %v", codec, i, noMmap)
+			}
+			require.NoError(t, rr.Close())
+		}
+	}
+}
+
 // Concurrent zstd writers compress in parallel, each with an encoder of its
 // own (run with -race).
 func TestConcurrentZstdWriters(t *testing.T) {
