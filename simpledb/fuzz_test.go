@@ -66,7 +66,8 @@ func FuzzBatch(f *testing.F) {
 // FuzzVersionEdit fuzzes the decoder of manifest records: an edit that
 // decodes must encode and decode to the same edit.
 func FuzzVersionEdit(f *testing.F) {
-	e := versionEdit{comparator: comparatorName, logNum: 7, nextFileNum: 12, lastSeq: 99,
+	e := versionEdit{comparator: comparatorName, logNum: 7, nextFileNum: 12, lastSeq: 99, logFormat: currentLogFormat,
+		logs:    []logInfo{{num: 7, size: 4096}, {num: 11}},
 		deleted: []levelTable{{level: 1, info: tableInfo{num: 3}}},
 		added:   []levelTable{{level: 2, info: tableInfo{num: 9, size: 100, smallest: []byte("a"), largest: []byte("z"), smallestSeq: 1, largestSeq: 50}}}}
 	f.Add(e.encode())
