@@ -54,7 +54,7 @@ var waiterPool = sync.Pool{New: func() any { return &commitWaiter{done: make(cha
 // commitGroup is a group between its append and its publication.
 type commitGroup struct {
 	waiters []*commitWaiter
-	mem     *memTable // the memstore its batches go to; nil if none
+	mem     *memTable // the memstore its batches go to; nil if none, or the append failed
 	lastSeq uint64
 	logEnd  uint64 // the log's logical length after the group
 	sync    bool
@@ -200,10 +200,8 @@ func (d *DB) appendGroup(g *commitGroup) {
 	if g.err = d.makeRoom(); g.err != nil {
 		return
 	}
-	g.mem = d.mem
 	seq := d.lastSeq + 1
 	var batches, userBytes int64
-	start := d.wal.Size()
 	for _, w := range g.waiters {
 		if w.batch == nil {
 			g.flush = true
@@ -214,19 +212,22 @@ func (d *DB) appendGroup(g *commitGroup) {
 		seq += uint64(w.batch.count)
 		g.sync = g.sync || w.sync
 		userBytes += w.batch.bytes
-		if _, err := d.wal.Write(w.batch.data); err != nil {
-			g.err = d.fail(err)
-			return
-		}
 	}
 	if seq-1 > base.MaxSeq {
 		g.err = d.fail(fmt.Errorf("sequence numbers exhausted"))
 		return
 	}
-	logBytes := d.wal.Size() - start
-	if logBytes == 0 {
-		g.mem = nil // only flush requests: nothing to apply
-	} else {
+	start := d.wal.Size()
+	for _, w := range g.waiters {
+		if w.batch == nil {
+			continue
+		}
+		if _, err := d.wal.Write(w.batch.data); err != nil {
+			g.err = d.fail(err)
+			return
+		}
+	}
+	if logBytes := d.wal.Size() - start; logBytes > 0 {
 		// Synced groups stay in the log's buffer for the fsync that will
 		// cover them; unsynced ones reach the operating system now, so
 		// they survive a crash of the process, if not of the machine.
@@ -238,6 +239,9 @@ func (d *DB) appendGroup(g *commitGroup) {
 		}
 		g.logEnd = uint64(d.writeStats.logBytes.Add(logBytes))
 		g.lastSeq, d.lastSeq = seq-1, seq-1
+		// Only now is the group the memstore's to apply: apply marks it
+		// done, and a failed append never counted.
+		g.mem = d.mem
 		g.mem.writes.Add(1)
 		g.mem.appended++
 	}

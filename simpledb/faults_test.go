@@ -23,8 +23,19 @@ type faultCase struct {
 
 func faultCases() []faultCase {
 	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v")) }
+	// An unsynced write reaches the log's file at once; a synced one
+	// larger than the log's buffer does too. A small synced write stays in
+	// the buffer until its fsync.
+	putUnsynced := func(db *DB) error {
+		b := db.NewBatch()
+		b.Put([]byte("provoke"), []byte("v"))
+		return db.WriteWithOptions(b, &WriteOptions{Sync: false})
+	}
+	putLarge := func(db *DB) error { return db.Put([]byte("provoke"), make([]byte, 300<<10)) }
 	return []faultCase{
 		{"log append", errorfs.OpWrite, errorfs.Suffix(".log"), put},
+		{"unsynced log append", errorfs.OpWrite, errorfs.Suffix(".log"), putUnsynced},
+		{"large log append", errorfs.OpWrite, errorfs.Suffix(".log"), putLarge},
 		{"log sync", errorfs.OpSync, errorfs.Suffix(".log"), put},
 		{"flush table write", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Flush},
 		{"flush table create", errorfs.OpCreate, errorfs.Suffix(".sst.tmp"), (*DB).Flush},
