@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -37,10 +38,12 @@ const maxGroupBytes = 4 << 20
 type commitWaiter struct {
 	// batch is nil for a flush request, which asks the leader to make the
 	// active memstore immutable; rotated is then the log number of the
-	// newest immutable memstore, for Flush to wait for (0 if none).
+	// newest immutable memstore, for Flush to wait for (0 if none), and
+	// err the rotation's failure, which is not the batches' in its group.
 	batch   *Batch
 	sync    bool
 	rotated uint64
+	err     error
 	done    chan commitResult
 }
 
@@ -59,6 +62,7 @@ type commitGroup struct {
 	logEnd  uint64 // the log's logical length after the group
 	sync    bool
 	flush   bool // the group holds flush requests
+	logged  bool // it wrote to the log, if only in part
 	err     error
 }
 
@@ -222,8 +226,9 @@ func (d *DB) appendGroup(g *commitGroup) {
 		if w.batch == nil {
 			continue
 		}
+		g.logged = true
 		if _, err := d.wal.Write(w.batch.data); err != nil {
-			g.err = d.fail(err)
+			g.err = d.failLog(err)
 			return
 		}
 	}
@@ -233,7 +238,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		// they survive a crash of the process, if not of the machine.
 		if !g.sync {
 			if err := d.wal.Flush(); err != nil {
-				g.err = d.fail(err)
+				g.err = d.failLog(err)
 				return
 			}
 		}
@@ -259,7 +264,12 @@ func (d *DB) appendGroup(g *commitGroup) {
 		// written to it, and waits for the newest frozen one.
 		if d.mem.appended > 0 {
 			w.rotated = d.mem.logNum
-			if g.err = d.rotate(); g.err != nil {
+			if err := d.rotate(); err != nil {
+				for _, w := range g.waiters {
+					if w.batch == nil {
+						w.err = err
+					}
+				}
 				return
 			}
 			continue
@@ -283,10 +293,10 @@ func (d *DB) appendGroup(g *commitGroup) {
 func (d *DB) syncLog(end uint64) {
 	for {
 		d.syncMu.Lock()
-		for d.syncing && d.syncedTo < end && d.syncErr == nil {
+		for d.syncing && d.syncedTo < end && d.logErr == nil {
 			d.syncCond.Wait()
 		}
-		done := d.syncedTo >= end || d.syncErr != nil
+		done := d.syncedTo >= end || d.logErr != nil
 		d.syncMu.Unlock()
 		if done {
 			return
@@ -294,7 +304,7 @@ func (d *DB) syncLog(end uint64) {
 
 		d.walMu.Lock()
 		d.syncMu.Lock()
-		claimed := !d.syncing && d.syncedTo < end
+		claimed := !d.syncing && d.syncedTo < end && d.logErr == nil
 		d.syncing = d.syncing || claimed
 		d.syncMu.Unlock()
 		if !claimed {
@@ -309,21 +319,20 @@ func (d *DB) syncLog(end uint64) {
 			err = file.Sync()
 			d.logSyncNanos.Add(int64(time.Since(start)))
 		}
+		if err != nil {
+			// Recorded before the fsync counts as finished, so that a
+			// rotation waiting for it finds the log failed.
+			d.failLog(fmt.Errorf("sync log: %w", err))
+		}
 
 		d.syncMu.Lock()
 		d.syncing = false
 		if err == nil {
 			d.syncedTo = max(d.syncedTo, target)
 			d.logSyncs.Add(1)
-		} else {
-			d.syncErr = fmt.Errorf("sync log: %w", err)
 		}
-		syncErr := d.syncErr
 		d.syncCond.Broadcast()
 		d.syncMu.Unlock()
-		if err != nil {
-			d.fail(syncErr)
-		}
 		d.publishReady()
 	}
 }
@@ -331,25 +340,35 @@ func (d *DB) syncLog(end uint64) {
 // publishReady is stage 3: it applies and publishes, in order, every group
 // at the head of the pending list that is ready, and hands each writer its
 // result. A group is ready once it failed, or did not ask for durability,
-// or the log is synced past it; after a log failure every group fails.
+// or the log is synced past it. After a log failure every group the log
+// had not made durable fails, synced or not, and once a group that reached
+// the log has failed no later one succeeds: a write is never visible or
+// acknowledged without every write before it.
 func (d *DB) publishReady() {
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()
 	d.syncMu.Lock()
-	synced, syncErr := d.syncedTo, d.syncErr
+	synced, logErr := d.syncedTo, d.logErr
 	d.syncMu.Unlock()
 	n := 0
 	for ; n < len(d.pending); n++ {
 		g := d.pending[n]
-		if g.err == nil && g.sync && g.logEnd > synced && syncErr == nil {
-			break
+		if g.err == nil && g.mem != nil && g.logEnd > synced {
+			if logErr != nil {
+				g.err = logErr
+			} else if g.sync {
+				break // awaits its fsync
+			}
 		}
-		if g.err == nil && syncErr != nil && g.sync && g.logEnd > synced {
-			g.err = syncErr
+		if g.err == nil && g.logged && d.pubErr != nil {
+			g.err = d.pubErr
 		}
 		d.apply(g)
+		if g.err != nil && g.logged && d.pubErr == nil {
+			d.pubErr = g.err
+		}
 		for _, w := range g.waiters {
-			w.done <- commitResult{err: g.err}
+			w.done <- commitResult{err: cmp.Or(g.err, w.err)}
 		}
 	}
 	d.pending = d.pending[n:]
@@ -376,7 +395,9 @@ func (d *DB) apply(g *commitGroup) {
 			return g.mem.m.Apply(seq, kind, key, value)
 		})
 		if err != nil {
-			g.err = d.fail(fmt.Errorf("apply: %w", err))
+			// Some of its entries may be in the memstore, unpublished:
+			// nothing later may publish them.
+			g.err = d.failLog(fmt.Errorf("apply: %w", err))
 			return
 		}
 	}
@@ -389,12 +410,34 @@ func (d *DB) backgroundError() error {
 	return d.bgErr
 }
 
-// fail records a failure of the write path: the log's tail is in an
-// unknown state, so the database refuses further writes.
+// fail records a failure of the write path that leaves the log intact:
+// the database refuses further writes.
 func (d *DB) fail(err error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.setBackgroundError(fmt.Errorf("write: %w", err))
+}
+
+// failLog records a failure of the log, of an append or an fsync, and
+// returns the error for the writes it hits. What the log holds past its
+// last good fsync may or may not be on disk: after a failed fsync the
+// kernel may have dropped the dirty pages and cleared the error, so a
+// second fsync that succeeds proves nothing. So the log is never synced
+// again (rotate and Close refuse to), every write it has not made durable
+// fails, and the database fails. The database's failed state is set first,
+// so that no writer sees the log failed and the database not.
+func (d *DB) failLog(err error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.setBackgroundError(fmt.Errorf("write: %w", err))
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	if d.logErr == nil {
+		d.logErr = fmt.Errorf("%w: write: %w", ErrBackground, err)
+		d.logFailed.Store(true)
+		d.syncCond.Broadcast()
+	}
+	return d.logErr
 }
 
 // setBackgroundError records the first failure and wakes stalled writers.
@@ -465,17 +508,23 @@ wait:
 // as the active one, which it still is to them.
 //
 // The old log is synced and closed once no fsync of it is running; none
-// can start meanwhile, since syncLog claims one only under walMu. A crash
-// after the new log is created but before its header is durable leaves a
-// header-less newest log, which recovery treats as empty.
+// can start meanwhile, since syncLog claims one only under walMu. If that
+// fsync failed, or any before it, the log is not synced again: rotate
+// refuses. A crash after the new log is created but before its header is
+// durable leaves a header-less newest log, which recovery treats as empty.
 func (d *DB) rotate() error {
 	d.syncMu.Lock()
 	for d.syncing {
 		d.syncCond.Wait()
 	}
+	failed := d.logErr != nil
 	d.syncMu.Unlock()
+	if failed {
+		return d.backgroundError()
+	}
 	if err := d.wal.Close(); err != nil { // syncs what the old memstore holds
-		return d.fail(fmt.Errorf("close log: %w", err))
+		d.failLog(fmt.Errorf("close log: %w", err))
+		return d.backgroundError()
 	}
 	d.syncMu.Lock()
 	d.syncedTo = uint64(d.writeStats.logBytes.Load())

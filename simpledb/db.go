@@ -77,16 +77,23 @@ type DB struct {
 	lastSeq    uint64   // the last sequence number assigned
 	writeStats writeCounters
 
-	// pubMu guards the groups appended but not yet published, in order.
+	// pubMu guards the groups appended but not yet published, in order,
+	// and pubErr: once a group that reached the log fails, every later one
+	// fails with it.
 	pubMu   sync.Mutex
 	pending []*commitGroup
+	pubErr  error
 
-	// syncMu guards the sync stage.
-	syncMu       sync.Mutex
-	syncCond     *sync.Cond
-	syncedTo     uint64 // the logs are durable up to this logical length
-	syncing      bool   // an fsync is running
-	syncErr      error
+	// syncMu guards the sync stage and logErr.
+	syncMu   sync.Mutex
+	syncCond *sync.Cond
+	syncedTo uint64 // the logs are durable up to this logical length
+	syncing  bool   // an fsync is running
+	// logErr is the log's first failure, of an append or an fsync (set by
+	// failLog, with logFailed): nothing is appended or synced after it,
+	// and every write past syncedTo fails with it.
+	logErr       error
+	logFailed    atomic.Bool
 	logSyncs     atomic.Int64
 	logSyncNanos atomic.Int64
 
