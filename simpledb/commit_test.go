@@ -243,7 +243,7 @@ func TestCommitLogFailureConcurrent(t *testing.T) {
 				}
 			}
 			requireAcked(t, db, acked)
-			db.Close()
+			require.ErrorIs(t, db.Close(), syscall.EIO, "Close reports the failed log")
 
 			rule.Disable()
 			crashed := mem.CrashClone(vfs.CrashOptions{})

@@ -631,6 +631,12 @@ func (d *DB) checkOpen() error {
 // Close stops background work, makes every acknowledged write durable and
 // releases the database's files and lock. Iterators and snapshots still
 // open keep working until they are closed; the database does not.
+//
+// If the log has failed (an append to it or its fsync), Close returns that
+// failure, matching ErrBackground, and does not fsync the log again: what
+// the log holds since its last good fsync may be lost already, and a retry
+// that succeeds would not prove otherwise. It releases everything all the
+// same.
 func (d *DB) Close() error {
 	// Writes already under way finish first; then the log is synced and
 	// closed.
@@ -645,8 +651,17 @@ func (d *DB) Close() error {
 	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.closeMu.Unlock()
-	var err error
-	if d.wal != nil {
+	d.syncMu.Lock()
+	err := d.logErr
+	d.syncMu.Unlock()
+	switch {
+	case err != nil:
+		// The log's writer would flush and fsync it on Close, so its file
+		// is closed instead. The error is moot: the log failed already (and
+		// a rotation whose fsync failed closed the file).
+		d.walFile.Close()
+		d.wal = nil
+	case d.wal != nil:
 		err = d.wal.Close()
 		d.wal = nil
 	}

@@ -19,6 +19,8 @@ type faultCase struct {
 	match func(path string) bool
 	// provoke runs the operation the fault hits and returns its error.
 	provoke func(db *DB) error
+	// log: the fault hits the log, so Close reports it too.
+	log bool
 }
 
 func faultCases() []faultCase {
@@ -33,17 +35,17 @@ func faultCases() []faultCase {
 	}
 	putLarge := func(db *DB) error { return db.Put([]byte("provoke"), make([]byte, 300<<10)) }
 	return []faultCase{
-		{"log append", errorfs.OpWrite, errorfs.Suffix(".log"), put},
-		{"unsynced log append", errorfs.OpWrite, errorfs.Suffix(".log"), putUnsynced},
-		{"large log append", errorfs.OpWrite, errorfs.Suffix(".log"), putLarge},
-		{"log sync", errorfs.OpSync, errorfs.Suffix(".log"), put},
-		{"flush table write", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Flush},
-		{"flush table create", errorfs.OpCreate, errorfs.Suffix(".sst.tmp"), (*DB).Flush},
-		{"flush table rename", errorfs.OpRename, errorfs.Suffix(".sst"), (*DB).Flush},
-		{"compaction", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Compact},
-		{"manifest write", errorfs.OpWrite, errorfs.Contains("MANIFEST"), (*DB).Flush},
-		{"manifest sync", errorfs.OpSync, errorfs.Contains("MANIFEST"), (*DB).Flush},
-		{"log rotation sync", errorfs.OpSyncDir, nil, (*DB).Flush},
+		{"log append", errorfs.OpWrite, errorfs.Suffix(".log"), put, true},
+		{"unsynced log append", errorfs.OpWrite, errorfs.Suffix(".log"), putUnsynced, true},
+		{"large log append", errorfs.OpWrite, errorfs.Suffix(".log"), putLarge, true},
+		{"log sync", errorfs.OpSync, errorfs.Suffix(".log"), put, true},
+		{"flush table write", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Flush, false},
+		{"flush table create", errorfs.OpCreate, errorfs.Suffix(".sst.tmp"), (*DB).Flush, false},
+		{"flush table rename", errorfs.OpRename, errorfs.Suffix(".sst"), (*DB).Flush, false},
+		{"compaction", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Compact, false},
+		{"manifest write", errorfs.OpWrite, errorfs.Contains("MANIFEST"), (*DB).Flush, false},
+		{"manifest sync", errorfs.OpSync, errorfs.Contains("MANIFEST"), (*DB).Flush, false},
+		{"log rotation sync", errorfs.OpSyncDir, nil, (*DB).Flush, false},
 	}
 }
 
@@ -89,7 +91,13 @@ func TestFaultInjection(t *testing.T) {
 				require.ErrorIs(t, err, ErrBackground)
 				require.ErrorIs(t, err, errno)
 
-				db.Close() // may report the fault; must not hang or panic
+				// Close must not hang or panic; it may report the fault, and
+				// must when the log failed (it does not sync it again).
+				err = db.Close()
+				if fc.log {
+					require.ErrorIs(t, err, ErrBackground)
+					require.ErrorIs(t, err, errno)
+				}
 				rule.Disable()
 				db, err = Open("/db", opts)
 				require.NoError(t, err, "reopen after the fault clears")
@@ -184,5 +192,58 @@ func TestReadFaults(t *testing.T) {
 			requireAcked(t, db, acked)
 			require.NoError(t, db.Put([]byte("after"), []byte("fault")), "a read fault does not stop writes")
 		})
+	}
+}
+
+// After a log fsync fails, Close reports it and does not fsync the log
+// again: the kernel may have dropped the dirty pages with the error, so a
+// retry that succeeds would prove nothing. It still releases the database.
+// The same holds after a failed append.
+func TestCloseAfterLogFailure(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
+		for _, tc := range []struct {
+			name string
+			ops  errorfs.Op
+			sync bool
+		}{
+			{"sync", errorfs.OpSync, true},
+			{"append", errorfs.OpWrite, false},
+		} {
+			t.Run(fmt.Sprintf("%v/%s", errno, tc.name), func(t *testing.T) {
+				before := runtime.NumGoroutine()
+				rule := &errorfs.Rule{Ops: tc.ops, Match: errorfs.Suffix(".log"), Err: errno}
+				syncs := newGate(errorfs.OpSync, errorfs.Suffix(".log")) // never armed: it counts
+				opts := smallOptions()
+				opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), injectors{rule, syncs}), quietLogger
+				db, err := Open("/db", opts)
+				require.NoError(t, err)
+				acked := putAcked(t, db, 0, 10)
+
+				rule.Enable()
+				b := db.NewBatch()
+				b.Put([]byte("failed"), []byte("v"))
+				require.ErrorIs(t, db.WriteWithOptions(b, &WriteOptions{Sync: tc.sync}), errno)
+				rule.Disable() // a retry would succeed
+				synced := syncs.seen.Load()
+				for range 2 {
+					err := db.Put([]byte("later"), []byte("v"))
+					require.ErrorIs(t, err, ErrBackground)
+					require.ErrorIs(t, err, errno)
+				}
+
+				err = db.Close()
+				require.ErrorIs(t, err, ErrBackground)
+				require.ErrorIs(t, err, errno)
+				require.Equal(t, synced, syncs.seen.Load(), "the failed log is not synced again")
+				require.ErrorIs(t, db.Put([]byte("closed"), []byte("v")), ErrClosed)
+				require.ErrorIs(t, db.Close(), ErrClosed)
+				requireNoGoroutineLeak(t, before)
+
+				db, err = Open("/db", opts) // the lock was released
+				require.NoError(t, err)
+				requireAcked(t, db, acked)
+				require.NoError(t, db.Close())
+			})
+		}
 	}
 }
