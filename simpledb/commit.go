@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -102,14 +101,25 @@ func putBatch(b *Batch) {
 }
 
 // Write applies a batch atomically, synced unless Options.NoSync says
-// otherwise. An empty batch is a no-op.
+// otherwise. An empty batch is a no-op. Its error says what became of the
+// batch:
+//
+//   - nil: it is applied, visible to reads, and durable if synced.
+//   - An error matching ErrWriteOutcomeUnknown (and ErrBackground): the
+//     log failed on this write or an earlier one not yet durable. The batch
+//     is not visible, but may be on disk and back after a reopen.
+//   - Any other error (bad input, ErrClosed, ErrBackground alone): it did
+//     not reach the log; it is not applied and never will be.
+//
+// A flush or compaction failing meanwhile does not fail a write that has
+// reached the log.
 func (d *DB) Write(b *Batch) error {
 	return d.WriteWithOptions(b, nil)
 }
 
 // WriteWithOptions applies a batch atomically with per-write options; nil
 // means the database's defaults. Non-nil options replace the defaults
-// whole: see WriteOptions.
+// whole: see WriteOptions. Its errors are Write's.
 func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	sync := !d.opts.NoSync
 	if o != nil {
@@ -368,22 +378,31 @@ func (d *DB) publishReady() {
 			d.pubErr = g.err
 		}
 		for _, w := range g.waiters {
-			w.done <- commitResult{err: cmp.Or(g.err, w.err)}
+			err := g.err
+			if w.batch == nil {
+				// A flush request fails with its rotation or the database,
+				// not with its group's batches.
+				err = w.err
+				if err == nil && g.err != nil {
+					err = d.backgroundError()
+				}
+			}
+			w.done <- commitResult{err: err}
 		}
 	}
 	d.pending = d.pending[n:]
 }
 
-// apply applies a group's batches to its memstore and publishes them.
-// The caller holds d.pubMu.
+// apply applies a group's batches to its memstore and publishes them,
+// unless the group failed. A group that reached the log, and its fsync if
+// it asked for one, is applied even if the database has failed since: a
+// flush or compaction failure does not undo a durable write. The caller
+// holds d.pubMu.
 func (d *DB) apply(g *commitGroup) {
 	if g.mem == nil {
 		return
 	}
 	defer g.mem.writes.Done()
-	if g.err == nil && d.failed.Load() {
-		g.err = d.backgroundError() // nothing after a failure is applied
-	}
 	if g.err != nil {
 		return
 	}
@@ -433,7 +452,7 @@ func (d *DB) failLog(err error) error {
 	d.syncMu.Lock()
 	defer d.syncMu.Unlock()
 	if d.logErr == nil {
-		d.logErr = fmt.Errorf("%w: write: %w", ErrBackground, err)
+		d.logErr = fmt.Errorf("%w: %w: write: %w", ErrWriteOutcomeUnknown, ErrBackground, err)
 		d.logFailed.Store(true)
 		d.syncCond.Broadcast()
 	}

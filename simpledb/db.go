@@ -633,10 +633,10 @@ func (d *DB) checkOpen() error {
 // open keep working until they are closed; the database does not.
 //
 // If the log has failed (an append to it or its fsync), Close returns that
-// failure, matching ErrBackground, and does not fsync the log again: what
-// the log holds since its last good fsync may be lost already, and a retry
-// that succeeds would not prove otherwise. It releases everything all the
-// same.
+// failure, matching ErrBackground and ErrWriteOutcomeUnknown, and does not
+// fsync the log again: what the log holds since its last good fsync may be
+// lost already, and a retry that succeeds would not prove otherwise. It
+// releases everything all the same.
 func (d *DB) Close() error {
 	// Writes already under way finish first; then the log is synced and
 	// closed.

@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -19,7 +20,8 @@ type faultCase struct {
 	match func(path string) bool
 	// provoke runs the operation the fault hits and returns its error.
 	provoke func(db *DB) error
-	// log: the fault hits the log, so Close reports it too.
+	// log: the fault hits the log, so the failing write's outcome is
+	// unknown, and Close reports it too.
 	log bool
 }
 
@@ -81,6 +83,7 @@ func TestFaultInjection(t *testing.T) {
 				rule.Enable()
 				err = fc.provoke(db)
 				require.Error(t, err, "the failing call returns an error")
+				require.Equal(t, fc.log, errors.Is(err, ErrWriteOutcomeUnknown), "outcome unknown: %v", err)
 				require.Positive(t, rule.Hits())
 				injected[fc.name] += rule.Hits()
 
@@ -90,18 +93,21 @@ func TestFaultInjection(t *testing.T) {
 				err = db.Put([]byte("later"), []byte("x"))
 				require.ErrorIs(t, err, ErrBackground)
 				require.ErrorIs(t, err, errno)
+				require.NotErrorIs(t, err, ErrWriteOutcomeUnknown, "refused before the log")
 
 				// Close must not hang or panic; it may report the fault, and
 				// must when the log failed (it does not sync it again).
 				err = db.Close()
 				if fc.log {
 					require.ErrorIs(t, err, ErrBackground)
+					require.ErrorIs(t, err, ErrWriteOutcomeUnknown)
 					require.ErrorIs(t, err, errno)
 				}
 				rule.Disable()
 				db, err = Open("/db", opts)
 				require.NoError(t, err, "reopen after the fault clears")
 				requireAcked(t, db, acked)
+				requireAbsent(t, db, "later")
 				require.NoError(t, db.Put([]byte("after"), []byte("fault")))
 				require.NoError(t, db.Close())
 
@@ -198,16 +204,26 @@ func TestReadFaults(t *testing.T) {
 // After a log fsync fails, Close reports it and does not fsync the log
 // again: the kernel may have dropped the dirty pages with the error, so a
 // retry that succeeds would prove nothing. It still releases the database.
-// The same holds after a failed append.
+// The same holds after a failed append, and after a rotation's fsync of
+// the old log fails.
 func TestCloseAfterLogFailure(t *testing.T) {
+	write := func(sync bool) func(*DB) error {
+		return func(db *DB) error {
+			b := db.NewBatch()
+			b.Put([]byte("failed"), []byte("v"))
+			return db.WriteWithOptions(b, &WriteOptions{Sync: sync})
+		}
+	}
 	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
 		for _, tc := range []struct {
-			name string
-			ops  errorfs.Op
-			sync bool
+			name    string
+			ops     errorfs.Op
+			provoke func(*DB) error
+			unknown bool // the provoking call wrote to the log
 		}{
-			{"sync", errorfs.OpSync, true},
-			{"append", errorfs.OpWrite, false},
+			{"sync", errorfs.OpSync, write(true), true},
+			{"append", errorfs.OpWrite, write(false), true},
+			{"rotation", errorfs.OpSync, (*DB).Flush, false},
 		} {
 			t.Run(fmt.Sprintf("%v/%s", errno, tc.name), func(t *testing.T) {
 				before := runtime.NumGoroutine()
@@ -220,19 +236,22 @@ func TestCloseAfterLogFailure(t *testing.T) {
 				acked := putAcked(t, db, 0, 10)
 
 				rule.Enable()
-				b := db.NewBatch()
-				b.Put([]byte("failed"), []byte("v"))
-				require.ErrorIs(t, db.WriteWithOptions(b, &WriteOptions{Sync: tc.sync}), errno)
+				err = tc.provoke(db)
+				require.ErrorIs(t, err, ErrBackground)
+				require.ErrorIs(t, err, errno)
+				require.Equal(t, tc.unknown, errors.Is(err, ErrWriteOutcomeUnknown))
 				rule.Disable() // a retry would succeed
 				synced := syncs.seen.Load()
 				for range 2 {
 					err := db.Put([]byte("later"), []byte("v"))
 					require.ErrorIs(t, err, ErrBackground)
 					require.ErrorIs(t, err, errno)
+					require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
 				}
 
 				err = db.Close()
 				require.ErrorIs(t, err, ErrBackground)
+				require.ErrorIs(t, err, ErrWriteOutcomeUnknown)
 				require.ErrorIs(t, err, errno)
 				require.Equal(t, synced, syncs.seen.Load(), "the failed log is not synced again")
 				require.ErrorIs(t, db.Put([]byte("closed"), []byte("v")), ErrClosed)
