@@ -37,10 +37,12 @@ const maxGroupBytes = 4 << 20
 type commitWaiter struct {
 	// batch is nil for a flush request, which asks the leader to make the
 	// active memstore immutable; rotated is then the log number of the
-	// newest immutable memstore, for Flush to wait for (0 if none).
+	// newest immutable memstore, for Flush to wait for (0 if none), and
+	// err the rotation's failure, which is not the batches' in its group.
 	batch   *Batch
 	sync    bool
 	rotated uint64
+	err     error
 	done    chan commitResult
 }
 
@@ -54,11 +56,12 @@ var waiterPool = sync.Pool{New: func() any { return &commitWaiter{done: make(cha
 // commitGroup is a group between its append and its publication.
 type commitGroup struct {
 	waiters []*commitWaiter
-	mem     *memTable // the memstore its batches go to; nil if none
+	mem     *memTable // the memstore its batches go to; nil if none, or the append failed
 	lastSeq uint64
 	logEnd  uint64 // the log's logical length after the group
 	sync    bool
 	flush   bool // the group holds flush requests
+	logged  bool // it wrote to the log, if only in part
 	err     error
 }
 
@@ -98,14 +101,25 @@ func putBatch(b *Batch) {
 }
 
 // Write applies a batch atomically, synced unless Options.NoSync says
-// otherwise. An empty batch is a no-op.
+// otherwise. An empty batch is a no-op. Its error says what became of the
+// batch:
+//
+//   - nil: it is applied, visible to reads, and durable if synced.
+//   - An error matching ErrWriteOutcomeUnknown (and ErrBackground): the
+//     log failed on this write or an earlier one not yet durable. The batch
+//     is not visible, but may be on disk and back after a reopen.
+//   - Any other error (bad input, ErrClosed, ErrBackground alone): it did
+//     not reach the log; it is not applied and never will be.
+//
+// A flush or compaction failing meanwhile does not fail a write that has
+// reached the log.
 func (d *DB) Write(b *Batch) error {
 	return d.WriteWithOptions(b, nil)
 }
 
 // WriteWithOptions applies a batch atomically with per-write options; nil
 // means the database's defaults. Non-nil options replace the defaults
-// whole: see WriteOptions.
+// whole: see WriteOptions. Its errors are Write's.
 func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	sync := !d.opts.NoSync
 	if o != nil {
@@ -200,10 +214,8 @@ func (d *DB) appendGroup(g *commitGroup) {
 	if g.err = d.makeRoom(); g.err != nil {
 		return
 	}
-	g.mem = d.mem
 	seq := d.lastSeq + 1
 	var batches, userBytes int64
-	start := d.wal.Size()
 	d.syncMu.Lock()
 	synced := int64(d.syncedTo) - d.walBase
 	d.syncMu.Unlock()
@@ -218,30 +230,37 @@ func (d *DB) appendGroup(g *commitGroup) {
 		seq += uint64(w.batch.count)
 		g.sync = g.sync || w.sync
 		userBytes += w.batch.bytes
-		if _, err := d.wal.Write(w.batch.data); err != nil {
-			g.err = d.fail(err)
-			return
-		}
 	}
 	if seq-1 > base.MaxSeq {
 		g.err = d.fail(fmt.Errorf("sequence numbers exhausted"))
 		return
 	}
-	logBytes := d.wal.Size() - start
-	if logBytes == 0 {
-		g.mem = nil // only flush requests: nothing to apply
-	} else {
+	start := d.wal.Size()
+	for _, w := range g.waiters {
+		if w.batch == nil {
+			continue
+		}
+		g.logged = true
+		if _, err := d.wal.Write(w.batch.data); err != nil {
+			g.err = d.failLog(err)
+			return
+		}
+	}
+	if logBytes := d.wal.Size() - start; logBytes > 0 {
 		// Synced groups stay in the log's buffer for the fsync that will
 		// cover them; unsynced ones reach the operating system now, so
 		// they survive a crash of the process, if not of the machine.
 		if !g.sync {
 			if err := d.wal.Flush(); err != nil {
-				g.err = d.fail(err)
+				g.err = d.failLog(err)
 				return
 			}
 		}
 		g.logEnd = uint64(d.writeStats.logBytes.Add(logBytes))
 		g.lastSeq, d.lastSeq = seq-1, seq-1
+		// Only now is the group the memstore's to apply: apply marks it
+		// done, and a failed append never counted.
+		g.mem = d.mem
 		g.mem.writes.Add(1)
 		g.mem.appended++
 	}
@@ -259,7 +278,12 @@ func (d *DB) appendGroup(g *commitGroup) {
 		// written to it, and waits for the newest frozen one.
 		if d.mem.appended > 0 {
 			w.rotated = d.mem.logNum
-			if g.err = d.rotate(); g.err != nil {
+			if err := d.rotate(); err != nil {
+				for _, w := range g.waiters {
+					if w.batch == nil {
+						w.err = err
+					}
+				}
 				return
 			}
 			continue
@@ -283,10 +307,10 @@ func (d *DB) appendGroup(g *commitGroup) {
 func (d *DB) syncLog(end uint64) {
 	for {
 		d.syncMu.Lock()
-		for d.syncing && d.syncedTo < end && d.syncErr == nil {
+		for d.syncing && d.syncedTo < end && d.logErr == nil {
 			d.syncCond.Wait()
 		}
-		done := d.syncedTo >= end || d.syncErr != nil
+		done := d.syncedTo >= end || d.logErr != nil
 		d.syncMu.Unlock()
 		if done {
 			return
@@ -294,7 +318,7 @@ func (d *DB) syncLog(end uint64) {
 
 		d.walMu.Lock()
 		d.syncMu.Lock()
-		claimed := !d.syncing && d.syncedTo < end
+		claimed := !d.syncing && d.syncedTo < end && d.logErr == nil
 		d.syncing = d.syncing || claimed
 		d.syncMu.Unlock()
 		if !claimed {
@@ -309,21 +333,20 @@ func (d *DB) syncLog(end uint64) {
 			err = file.Sync()
 			d.logSyncNanos.Add(int64(time.Since(start)))
 		}
+		if err != nil {
+			// Recorded before the fsync counts as finished, so that a
+			// rotation waiting for it finds the log failed.
+			d.failLog(fmt.Errorf("sync log: %w", err))
+		}
 
 		d.syncMu.Lock()
 		d.syncing = false
 		if err == nil {
 			d.syncedTo = max(d.syncedTo, target)
 			d.logSyncs.Add(1)
-		} else {
-			d.syncErr = fmt.Errorf("sync log: %w", err)
 		}
-		syncErr := d.syncErr
 		d.syncCond.Broadcast()
 		d.syncMu.Unlock()
-		if err != nil {
-			d.fail(syncErr)
-		}
 		d.publishReady()
 	}
 }
@@ -331,40 +354,59 @@ func (d *DB) syncLog(end uint64) {
 // publishReady is stage 3: it applies and publishes, in order, every group
 // at the head of the pending list that is ready, and hands each writer its
 // result. A group is ready once it failed, or did not ask for durability,
-// or the log is synced past it; after a log failure every group fails.
+// or the log is synced past it. After a log failure every group the log
+// had not made durable fails, synced or not, and once a group that reached
+// the log has failed no later one succeeds: a write is never visible or
+// acknowledged without every write before it.
 func (d *DB) publishReady() {
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()
 	d.syncMu.Lock()
-	synced, syncErr := d.syncedTo, d.syncErr
+	synced, logErr := d.syncedTo, d.logErr
 	d.syncMu.Unlock()
 	n := 0
 	for ; n < len(d.pending); n++ {
 		g := d.pending[n]
-		if g.err == nil && g.sync && g.logEnd > synced && syncErr == nil {
-			break
+		if g.err == nil && g.mem != nil && g.logEnd > synced {
+			if logErr != nil {
+				g.err = logErr
+			} else if g.sync {
+				break // awaits its fsync
+			}
 		}
-		if g.err == nil && syncErr != nil && g.sync && g.logEnd > synced {
-			g.err = syncErr
+		if g.err == nil && g.logged && d.pubErr != nil {
+			g.err = d.pubErr
 		}
 		d.apply(g)
+		if g.err != nil && g.logged && d.pubErr == nil {
+			d.pubErr = g.err
+		}
 		for _, w := range g.waiters {
-			w.done <- commitResult{err: g.err}
+			err := g.err
+			if w.batch == nil {
+				// A flush request fails with its rotation or the database,
+				// not with its group's batches.
+				err = w.err
+				if err == nil && g.err != nil {
+					err = d.backgroundError()
+				}
+			}
+			w.done <- commitResult{err: err}
 		}
 	}
 	d.pending = d.pending[n:]
 }
 
-// apply applies a group's batches to its memstore and publishes them.
-// The caller holds d.pubMu.
+// apply applies a group's batches to its memstore and publishes them,
+// unless the group failed. A group that reached the log, and its fsync if
+// it asked for one, is applied even if the database has failed since: a
+// flush or compaction failure does not undo a durable write. The caller
+// holds d.pubMu.
 func (d *DB) apply(g *commitGroup) {
 	if g.mem == nil {
 		return
 	}
 	defer g.mem.writes.Done()
-	if g.err == nil && d.failed.Load() {
-		g.err = d.backgroundError() // nothing after a failure is applied
-	}
 	if g.err != nil {
 		return
 	}
@@ -376,7 +418,9 @@ func (d *DB) apply(g *commitGroup) {
 			return g.mem.m.Apply(seq, kind, key, value)
 		})
 		if err != nil {
-			g.err = d.fail(fmt.Errorf("apply: %w", err))
+			// Some of its entries may be in the memstore, unpublished:
+			// nothing later may publish them.
+			g.err = d.failLog(fmt.Errorf("apply: %w", err))
 			return
 		}
 	}
@@ -389,12 +433,34 @@ func (d *DB) backgroundError() error {
 	return d.bgErr
 }
 
-// fail records a failure of the write path: the log's tail is in an
-// unknown state, so the database refuses further writes.
+// fail records a failure of the write path that leaves the log intact:
+// the database refuses further writes.
 func (d *DB) fail(err error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.setBackgroundError(fmt.Errorf("write: %w", err))
+}
+
+// failLog records a failure of the log, of an append or an fsync, and
+// returns the error for the writes it hits. What the log holds past its
+// last good fsync may or may not be on disk: after a failed fsync the
+// kernel may have dropped the dirty pages and cleared the error, so a
+// second fsync that succeeds proves nothing. So the log is never synced
+// again (rotate and Close refuse to), every write it has not made durable
+// fails, and the database fails. The database's failed state is set first,
+// so that no writer sees the log failed and the database not.
+func (d *DB) failLog(err error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.setBackgroundError(fmt.Errorf("write: %w", err))
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	if d.logErr == nil {
+		d.logErr = fmt.Errorf("%w: %w: write: %w", ErrWriteOutcomeUnknown, ErrBackground, err)
+		d.logFailed.Store(true)
+		d.syncCond.Broadcast()
+	}
+	return d.logErr
 }
 
 // setBackgroundError records the first failure and wakes stalled writers.
@@ -465,18 +531,24 @@ wait:
 // as the active one, which it still is to them.
 //
 // The old log is synced and closed once no fsync of it is running; none
-// can start meanwhile, since syncLog claims one only under walMu. A crash
-// after the new log is created but before its header is durable leaves a
-// header-less newest log, which recovery treats as empty.
+// can start meanwhile, since syncLog claims one only under walMu. If that
+// fsync failed, or any before it, the log is not synced again: rotate
+// refuses. A crash after the new log is created but before its header is
+// durable leaves a header-less newest log, which recovery treats as empty.
 func (d *DB) rotate() error {
 	d.syncMu.Lock()
 	for d.syncing {
 		d.syncCond.Wait()
 	}
+	failed := d.logErr != nil
 	d.syncMu.Unlock()
+	if failed {
+		return d.backgroundError()
+	}
 	oldNum, oldSize := d.mem.logNum, d.wal.Size()
 	if err := d.wal.Close(); err != nil { // syncs what the old memstore holds
-		return d.fail(fmt.Errorf("close log: %w", err))
+		d.failLog(fmt.Errorf("close log: %w", err))
+		return d.backgroundError()
 	}
 	logical := d.writeStats.logBytes.Load()
 	d.syncMu.Lock()

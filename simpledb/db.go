@@ -82,16 +82,23 @@ type DB struct {
 	lastSeq    uint64 // the last sequence number assigned
 	writeStats writeCounters
 
-	// pubMu guards the groups appended but not yet published, in order.
+	// pubMu guards the groups appended but not yet published, in order,
+	// and pubErr: once a group that reached the log fails, every later one
+	// fails with it.
 	pubMu   sync.Mutex
 	pending []*commitGroup
+	pubErr  error
 
-	// syncMu guards the sync stage.
-	syncMu       sync.Mutex
-	syncCond     *sync.Cond
-	syncedTo     uint64 // the logs are durable up to this logical length
-	syncing      bool   // an fsync is running
-	syncErr      error
+	// syncMu guards the sync stage and logErr.
+	syncMu   sync.Mutex
+	syncCond *sync.Cond
+	syncedTo uint64 // the logs are durable up to this logical length
+	syncing  bool   // an fsync is running
+	// logErr is the log's first failure, of an append or an fsync (set by
+	// failLog, with logFailed): nothing is appended or synced after it,
+	// and every write past syncedTo fails with it.
+	logErr       error
+	logFailed    atomic.Bool
 	logSyncs     atomic.Int64
 	logSyncNanos atomic.Int64
 
@@ -767,6 +774,12 @@ func (d *DB) checkOpen() error {
 // working until they are closed: each holds the tables it reads. Reads
 // through a snapshot, like every other call, return ErrClosed; releasing
 // it is still allowed.
+//
+// If the log has failed (an append to it or its fsync), Close returns that
+// failure, matching ErrBackground and ErrWriteOutcomeUnknown, and does not
+// fsync the log again: what the log holds since its last good fsync may be
+// lost already, and a retry that succeeds would not prove otherwise. It
+// releases everything all the same.
 func (d *DB) Close() error {
 	// Writes already under way finish first; then the log is synced and
 	// closed.
@@ -781,13 +794,25 @@ func (d *DB) Close() error {
 	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.closeMu.Unlock()
-	var err error
-	logSize := d.wal.Size()
-	err = d.wal.Close()
-	d.wal = nil
+	d.syncMu.Lock()
+	err := d.logErr
+	d.syncMu.Unlock()
+	var logSize int64
+	switch {
+	case err != nil:
+		// The log's writer would flush and fsync it on Close, so its file
+		// is closed instead. The error is moot: the log failed already (and
+		// a rotation whose fsync failed closed the file).
+		d.walFile.Close()
+		d.wal = nil
+	case d.wal != nil:
+		logSize = d.wal.Size()
+		err = d.wal.Close()
+		d.wal = nil
+	}
 
 	d.bgWG.Wait()
-	if err == nil && !d.failed.Load() {
+	if err == nil && logSize > 0 {
 		// The log is whole and durable: record its length, so that the next
 		// Open tells damage to its end from a torn tail.
 		d.mu.Lock()

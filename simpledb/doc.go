@@ -84,7 +84,17 @@
 // ErrValueTooLarge (values over MaxValueSize) or ErrBatchTooLarge. Calls after
 // Close return ErrClosed; a second Open of a directory returns ErrLocked,
 // and one of a database written with another key order
-// ErrComparatorMismatch. When background work fails (a flush or compaction that cannot write),
-// reads go on, writes return ErrBackground wrapping the cause, and reopening
-// recovers everything acknowledged.
+// ErrComparatorMismatch.
+//
+// When background work (a flush or compaction) or the log cannot write,
+// the database fails: reads go on, writes return ErrBackground wrapping the
+// cause, and reopening recovers every acknowledged write. A write that
+// returned nil is applied, and durable if synced; one that failed before
+// reaching the log (bad input, ErrClosed, ErrBackground) never will be; a
+// flush or compaction failure does not fail a write already in the log.
+// Only a failure of the log itself, on the write or an earlier one not yet
+// durable, leaves the outcome open: the error also matches
+// ErrWriteOutcomeUnknown, and the write, invisible now, may be back after a
+// reopen. Close then reports the failure and does not fsync the log again:
+// after a failed fsync a retry proves nothing.
 package simpledb

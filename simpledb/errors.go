@@ -26,10 +26,23 @@ var (
 	ErrLocked = vfs.ErrLocked
 	// ErrNotDB: the directory holds files but no database.
 	ErrNotDB = errors.New("simpledb: directory is not a database")
-	// ErrBackground: background work (a flush, a compaction, a log write)
-	// failed; the database refuses writes until it is reopened. The error
-	// wraps the cause. Acknowledged writes are never lost to it.
+	// ErrBackground: background work (a flush, a compaction) or the log
+	// failed; the database refuses writes until it is reopened, and reads
+	// go on. The error wraps the cause. Acknowledged writes are never lost
+	// to it.
 	ErrBackground = errors.New("simpledb: background error")
+	// ErrWriteOutcomeUnknown: the log failed, an append to it or its fsync,
+	// on this write or on an earlier one not yet durable. The write is not
+	// applied, but it may be on disk: after a reopen it may be there or
+	// not. Such errors match ErrBackground and the I/O error too. A write
+	// error that does not match it means the write never reached the log
+	// and never will be applied.
+	//
+	// It is a sentinel wrapped alongside ErrBackground, not an error type:
+	// callers need only tell the two outcomes apart (to reconcile after a
+	// reopen, or retry an idempotent write), the cause is in the chain, and
+	// code that matches ErrBackground alone keeps working.
+	ErrWriteOutcomeUnknown = errors.New("simpledb: write outcome unknown")
 	// ErrComparatorMismatch: the database, or one of its tables, was
 	// written with another key order than this one. The files are intact:
 	// it does not match ErrCorruption.

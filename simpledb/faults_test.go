@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -19,20 +20,34 @@ type faultCase struct {
 	match func(path string) bool
 	// provoke runs the operation the fault hits and returns its error.
 	provoke func(db *DB) error
+	// log: the fault hits the log, so the failing write's outcome is
+	// unknown, and Close reports it too.
+	log bool
 }
 
 func faultCases() []faultCase {
 	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v")) }
+	// An unsynced write reaches the log's file at once; a synced one
+	// larger than the log's buffer does too. A small synced write stays in
+	// the buffer until its fsync.
+	putUnsynced := func(db *DB) error {
+		b := db.NewBatch()
+		b.Put([]byte("provoke"), []byte("v"))
+		return db.WriteWithOptions(b, &WriteOptions{Sync: false})
+	}
+	putLarge := func(db *DB) error { return db.Put([]byte("provoke"), make([]byte, 300<<10)) }
 	return []faultCase{
-		{"log append", errorfs.OpWrite, errorfs.Suffix(".log"), put},
-		{"log sync", errorfs.OpSync, errorfs.Suffix(".log"), put},
-		{"flush table write", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Flush},
-		{"flush table create", errorfs.OpCreate, errorfs.Suffix(".sst.tmp"), (*DB).Flush},
-		{"flush table rename", errorfs.OpRename, errorfs.Suffix(".sst"), (*DB).Flush},
-		{"compaction", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Compact},
-		{"manifest write", errorfs.OpWrite, errorfs.Contains("MANIFEST"), (*DB).Flush},
-		{"manifest sync", errorfs.OpSync, errorfs.Contains("MANIFEST"), (*DB).Flush},
-		{"log rotation sync", errorfs.OpSyncDir, nil, (*DB).Flush},
+		{"log append", errorfs.OpWrite, errorfs.Suffix(".log"), put, true},
+		{"unsynced log append", errorfs.OpWrite, errorfs.Suffix(".log"), putUnsynced, true},
+		{"large log append", errorfs.OpWrite, errorfs.Suffix(".log"), putLarge, true},
+		{"log sync", errorfs.OpSync, errorfs.Suffix(".log"), put, true},
+		{"flush table write", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Flush, false},
+		{"flush table create", errorfs.OpCreate, errorfs.Suffix(".sst.tmp"), (*DB).Flush, false},
+		{"flush table rename", errorfs.OpRename, errorfs.Suffix(".sst"), (*DB).Flush, false},
+		{"compaction", errorfs.OpWrite | errorfs.OpSync, errorfs.Suffix(".sst.tmp"), (*DB).Compact, false},
+		{"manifest write", errorfs.OpWrite, errorfs.Contains("MANIFEST"), (*DB).Flush, false},
+		{"manifest sync", errorfs.OpSync, errorfs.Contains("MANIFEST"), (*DB).Flush, false},
+		{"log rotation sync", errorfs.OpSyncDir, nil, (*DB).Flush, false},
 	}
 }
 
@@ -68,6 +83,7 @@ func TestFaultInjection(t *testing.T) {
 				rule.Enable()
 				err = fc.provoke(db)
 				require.Error(t, err, "the failing call returns an error")
+				require.Equal(t, fc.log, errors.Is(err, ErrWriteOutcomeUnknown), "outcome unknown: %v", err)
 				require.Positive(t, rule.Hits())
 				injected[fc.name] += rule.Hits()
 
@@ -77,12 +93,21 @@ func TestFaultInjection(t *testing.T) {
 				err = db.Put([]byte("later"), []byte("x"))
 				require.ErrorIs(t, err, ErrBackground)
 				require.ErrorIs(t, err, errno)
+				require.NotErrorIs(t, err, ErrWriteOutcomeUnknown, "refused before the log")
 
-				db.Close() // may report the fault; must not hang or panic
+				// Close must not hang or panic; it may report the fault, and
+				// must when the log failed (it does not sync it again).
+				err = db.Close()
+				if fc.log {
+					require.ErrorIs(t, err, ErrBackground)
+					require.ErrorIs(t, err, ErrWriteOutcomeUnknown)
+					require.ErrorIs(t, err, errno)
+				}
 				rule.Disable()
 				db, err = Open("/db", opts)
 				require.NoError(t, err, "reopen after the fault clears")
 				requireAcked(t, db, acked)
+				requireAbsent(t, db, "later")
 				require.NoError(t, db.Put([]byte("after"), []byte("fault")))
 				require.NoError(t, db.Close())
 
@@ -173,5 +198,71 @@ func TestReadFaults(t *testing.T) {
 			requireAcked(t, db, acked)
 			require.NoError(t, db.Put([]byte("after"), []byte("fault")), "a read fault does not stop writes")
 		})
+	}
+}
+
+// After a log fsync fails, Close reports it and does not fsync the log
+// again: the kernel may have dropped the dirty pages with the error, so a
+// retry that succeeds would prove nothing. It still releases the database.
+// The same holds after a failed append, and after a rotation's fsync of
+// the old log fails.
+func TestCloseAfterLogFailure(t *testing.T) {
+	write := func(sync bool) func(*DB) error {
+		return func(db *DB) error {
+			b := db.NewBatch()
+			b.Put([]byte("failed"), []byte("v"))
+			return db.WriteWithOptions(b, &WriteOptions{Sync: sync})
+		}
+	}
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
+		for _, tc := range []struct {
+			name    string
+			ops     errorfs.Op
+			provoke func(*DB) error
+			unknown bool // the provoking call wrote to the log
+		}{
+			{"sync", errorfs.OpSync, write(true), true},
+			{"append", errorfs.OpWrite, write(false), true},
+			{"rotation", errorfs.OpSync, (*DB).Flush, false},
+		} {
+			t.Run(fmt.Sprintf("%v/%s", errno, tc.name), func(t *testing.T) {
+				before := runtime.NumGoroutine()
+				rule := &errorfs.Rule{Ops: tc.ops, Match: errorfs.Suffix(".log"), Err: errno}
+				syncs := newGate(errorfs.OpSync, errorfs.Suffix(".log")) // never armed: it counts
+				opts := smallOptions()
+				opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), injectors{rule, syncs}), quietLogger
+				db, err := Open("/db", opts)
+				require.NoError(t, err)
+				acked := putAcked(t, db, 0, 10)
+
+				rule.Enable()
+				err = tc.provoke(db)
+				require.ErrorIs(t, err, ErrBackground)
+				require.ErrorIs(t, err, errno)
+				require.Equal(t, tc.unknown, errors.Is(err, ErrWriteOutcomeUnknown))
+				rule.Disable() // a retry would succeed
+				synced := syncs.seen.Load()
+				for range 2 {
+					err := db.Put([]byte("later"), []byte("v"))
+					require.ErrorIs(t, err, ErrBackground)
+					require.ErrorIs(t, err, errno)
+					require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
+				}
+
+				err = db.Close()
+				require.ErrorIs(t, err, ErrBackground)
+				require.ErrorIs(t, err, ErrWriteOutcomeUnknown)
+				require.ErrorIs(t, err, errno)
+				require.Equal(t, synced, syncs.seen.Load(), "the failed log is not synced again")
+				require.ErrorIs(t, db.Put([]byte("closed"), []byte("v")), ErrClosed)
+				require.ErrorIs(t, db.Close(), ErrClosed)
+				requireNoGoroutineLeak(t, before)
+
+				db, err = Open("/db", opts) // the lock was released
+				require.NoError(t, err)
+				requireAcked(t, db, acked)
+				require.NoError(t, db.Close())
+			})
+		}
 	}
 }

@@ -1,0 +1,318 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
+	"github.com/stretchr/testify/require"
+)
+
+// gate is an errorfs.Injector for deterministic interleavings: once armed,
+// it holds the next operation it matches until the test releases it, and
+// fails it with the error released (nil lets it through). It counts every
+// operation it matches.
+type gate struct {
+	ops     errorfs.Op
+	match   func(path string) bool
+	armed   atomic.Bool
+	held    chan struct{} // receives once the armed operation starts
+	release chan error
+	seen    atomic.Int64
+}
+
+func newGate(ops errorfs.Op, match func(path string) bool) *gate {
+	return &gate{ops: ops, match: match, held: make(chan struct{}), release: make(chan error)}
+}
+
+// MaybeError implements errorfs.Injector.
+func (g *gate) MaybeError(op errorfs.Op, path string) error {
+	if g.ops&op == 0 || !g.match(path) {
+		return nil
+	}
+	g.seen.Add(1)
+	if !g.armed.CompareAndSwap(true, false) {
+		return nil
+	}
+	g.held <- struct{}{}
+	if err := <-g.release; err != nil {
+		return &errorfs.InjectedError{Op: op, Path: path, Err: err}
+	}
+	return nil
+}
+
+// injectors injects the first error any of them returns.
+type injectors []errorfs.Injector
+
+func (is injectors) MaybeError(op errorfs.Op, path string) error {
+	for _, inj := range is {
+		if err := inj.MaybeError(op, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openGated opens a database on a memory filesystem whose operations inj
+// can hold or fail.
+func openGated(t *testing.T, inj errorfs.Injector) (*DB, *Options) {
+	t.Helper()
+	opts := smallOptions()
+	opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), inj), quietLogger
+	opts.DisableAutoCompaction = true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	return db, opts
+}
+
+// goWrite puts key in the background, synced or not, and returns where its
+// result arrives.
+func goWrite(db *DB, key string, sync bool) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		b := db.NewBatch()
+		b.Put([]byte(key), []byte("v-"+key))
+		done <- db.WriteWithOptions(b, &WriteOptions{Sync: sync})
+	}()
+	return done
+}
+
+// waitPending waits until n groups are appended and await publication.
+func waitPending(t *testing.T, db *DB, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		db.pubMu.Lock()
+		defer db.pubMu.Unlock()
+		return len(db.pending) == n
+	}, 5*time.Second, time.Millisecond)
+}
+
+func requireAbsent(t *testing.T, db *DB, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		_, err := db.Get([]byte(k))
+		require.ErrorIs(t, err, ErrNotFound, k)
+	}
+}
+
+// A failed fsync fails every group appended after the one it was for,
+// synced or not: none is acknowledged or becomes visible, even when a
+// writer publishes between the failure and the database's failed state.
+func TestCommitLogSyncFailureFailsLaterGroups(t *testing.T) {
+	before := runtime.NumGoroutine()
+	g := newGate(errorfs.OpSync, errorfs.Suffix(".log"))
+	db, _ := openGated(t, g)
+	acked := putAcked(t, db, 0, 10)
+
+	g.armed.Store(true)
+	synced := goWrite(db, "synced", true)
+	<-g.held // its fsync runs
+	unsynced := goWrite(db, "unsynced", false)
+	waitPending(t, db, 2) // appended behind it, awaiting its publication
+	later := goWrite(db, "later", true)
+	waitPending(t, db, 3) // waits for an fsync after the running one
+
+	// Holding d.mu holds the database short of its failed state, which
+	// needs it, while the fsync fails and the writers react.
+	db.mu.Lock()
+	g.release <- syscall.EIO
+	var unsyncedErr error
+	select {
+	case unsyncedErr = <-unsynced:
+		db.mu.Unlock()
+	case <-time.After(200 * time.Millisecond):
+		db.mu.Unlock()
+		unsyncedErr = <-unsynced
+	}
+	require.Error(t, unsyncedErr, "a write behind a failed fsync is not acknowledged")
+	for _, err := range []error{<-synced, unsyncedErr, <-later} {
+		require.ErrorIs(t, err, ErrBackground)
+		require.ErrorIs(t, err, ErrWriteOutcomeUnknown)
+		require.ErrorIs(t, err, syscall.EIO)
+	}
+	requireAbsent(t, db, "synced", "unsynced", "later")
+	requireAcked(t, db, acked)
+	err := db.Put([]byte("after"), []byte("x"))
+	require.ErrorIs(t, err, ErrBackground)
+	require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
+	db.Close()
+	requireNoGoroutineLeak(t, before)
+}
+
+// A log rotation waiting for a running fsync that fails does not sync the
+// failed log again (which could succeed and call the writes durable): it
+// refuses.
+func TestCommitRotateRefusesFailedLog(t *testing.T) {
+	before := runtime.NumGoroutine()
+	g := newGate(errorfs.OpSync, errorfs.Suffix(".log"))
+	db, _ := openGated(t, g)
+	acked := putAcked(t, db, 0, 10)
+
+	g.armed.Store(true)
+	synced := goWrite(db, "synced", true)
+	<-g.held
+	flushed := make(chan error, 1)
+	go func() { flushed <- db.Flush() }()
+	// The flush's rotation holds walMu while it waits for the fsync.
+	require.Eventually(t, func() bool {
+		if db.walMu.TryLock() {
+			db.walMu.Unlock()
+			return false
+		}
+		return true
+	}, 5*time.Second, time.Millisecond)
+	syncs := g.seen.Load()
+	g.release <- syscall.EIO
+
+	require.ErrorIs(t, <-synced, ErrWriteOutcomeUnknown)
+	err := <-flushed
+	require.ErrorIs(t, err, ErrBackground)
+	require.NotErrorIs(t, err, ErrWriteOutcomeUnknown, "a flush writes nothing to the log")
+	require.Equal(t, syncs, g.seen.Load(), "no log is synced after the failure")
+	requireAbsent(t, db, "synced")
+	requireAcked(t, db, acked)
+	db.Close()
+	requireNoGoroutineLeak(t, before)
+}
+
+// A write whose append and fsync succeed is applied and acknowledged even
+// when a flush fails meanwhile: it is durable, so failing it would report
+// as lost a write that comes back on reopen. Writes after the failure are
+// refused before they reach the log, and never come back.
+func TestCommitSurvivesFlushFailure(t *testing.T) {
+	before := runtime.NumGoroutine()
+	logSync := newGate(errorfs.OpSync, errorfs.Suffix(".log"))
+	tableWrite := newGate(errorfs.OpWrite, errorfs.Suffix(".sst.tmp"))
+	db, opts := openGated(t, injectors{logSync, tableWrite})
+	acked := putAcked(t, db, 0, 10)
+
+	tableWrite.armed.Store(true)
+	flushed := make(chan error, 1)
+	go func() { flushed <- db.Flush() }()
+	<-tableWrite.held // the flush writes its table
+	logSync.armed.Store(true)
+	synced := goWrite(db, "synced", true)
+	<-logSync.held // the write's fsync runs
+	tableWrite.release <- syscall.EIO
+	require.ErrorIs(t, <-flushed, ErrBackground) // the database has failed
+	logSync.release <- nil
+
+	require.NoError(t, <-synced, "a durable write is acknowledged")
+	acked["synced"] = "v-synced"
+	requireAcked(t, db, acked)
+	err := db.Put([]byte("refused"), []byte("v"))
+	require.ErrorIs(t, err, ErrBackground)
+	require.ErrorIs(t, err, syscall.EIO)
+	require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
+	require.NoError(t, db.Close(), "the log is intact")
+	requireNoGoroutineLeak(t, before)
+
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	requireAcked(t, db, acked)
+	requireAbsent(t, db, "refused")
+	require.NoError(t, db.Close())
+}
+
+// Many writers, synced and not, while the log's fsyncs start failing at a
+// random point: every acknowledged write is visible and survives a reopen
+// (a synced one a power loss too), no failed write is visible, a write
+// refused before the log never comes back, and no write that starts after
+// another has failed succeeds.
+func TestCommitLogFailureConcurrent(t *testing.T) {
+	// The seed picks the failing fsync and which writes sync; the
+	// interleaving is the scheduler's.
+	seed := testseed.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	const writers, perWriter = 16, 200
+	for round := range 5 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			mem := vfs.NewMem()
+			// Open syncs the log's header once; the rest are the writers'.
+			rule := &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO, After: 1 + rng.Int64N(200)}
+			rule.Enable()
+			opts := smallOptions()
+			opts.FS, opts.Logger = errorfs.Wrap(mem, rule), quietLogger
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+
+			type result struct {
+				key        string
+				sync       bool
+				err        error
+				afterError bool // it started after another write had failed
+			}
+			var failed atomic.Bool
+			results := make([][]result, writers)
+			var wg sync.WaitGroup
+			for w := range writers {
+				syncs := rand.New(rand.NewPCG(seed, uint64(w+1)))
+				wg.Go(func() {
+					for i := range perWriter {
+						r := result{key: fmt.Sprintf("w%02d-%04d", w, i), sync: syncs.IntN(2) == 0}
+						r.afterError = failed.Load()
+						b := db.NewBatch()
+						b.Put([]byte(r.key), []byte("v-"+r.key))
+						r.err = db.WriteWithOptions(b, &WriteOptions{Sync: r.sync})
+						if r.err != nil {
+							failed.Store(true)
+						}
+						results[w] = append(results[w], r)
+					}
+				})
+			}
+			wg.Wait()
+			require.Positive(t, rule.Hits(), "the fault was injected")
+
+			acked, ackedSynced := model{}, model{}
+			var refused []string
+			for _, rs := range results {
+				for _, r := range rs {
+					if r.err == nil {
+						require.False(t, r.afterError, "%s succeeded after another write failed", r.key)
+						acked[r.key] = "v-" + r.key
+						if r.sync {
+							ackedSynced[r.key] = "v-" + r.key
+						}
+						continue
+					}
+					require.ErrorIs(t, r.err, ErrBackground, r.key)
+					require.ErrorIs(t, r.err, syscall.EIO, r.key)
+					requireAbsent(t, db, r.key)
+					if !errors.Is(r.err, ErrWriteOutcomeUnknown) {
+						refused = append(refused, r.key)
+					}
+				}
+			}
+			requireAcked(t, db, acked)
+			t.Logf("acknowledged %d, refused before the log %d, outcome unknown %d",
+				len(acked), len(refused), writers*perWriter-len(acked)-len(refused))
+			require.ErrorIs(t, db.Close(), ErrWriteOutcomeUnknown, "Close reports the failed log")
+
+			rule.Disable()
+			crashed := mem.CrashClone(vfs.CrashOptions{})
+			db, err = Open("/db", opts)
+			require.NoError(t, err)
+			requireAcked(t, db, acked)
+			requireAbsent(t, db, refused...)
+			require.NoError(t, db.Close())
+
+			opts.FS = crashed
+			db, err = Open("/db", opts)
+			require.NoError(t, err)
+			requireAcked(t, db, ackedSynced)
+			require.NoError(t, db.Close())
+			requireNoGoroutineLeak(t, before)
+		})
+	}
+}
