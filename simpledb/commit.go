@@ -125,6 +125,9 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	if o != nil {
 		sync = o.Sync
 	}
+	if b == nil {
+		return ErrNilBatch
+	}
 	if b.err != nil {
 		return b.err
 	}

@@ -81,10 +81,11 @@
 // # Errors
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over 64 KiB),
-// ErrValueTooLarge (values over MaxValueSize) or ErrBatchTooLarge. Calls after
-// Close return ErrClosed; a second Open of a directory returns ErrLocked,
-// and one of a database written with another key order
-// ErrComparatorMismatch.
+// ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
+// ErrNilBatch. Calls after Close return ErrClosed; a second Open of a
+// directory returns ErrLocked, and one of a database written with another
+// key order ErrComparatorMismatch. A MemstoreSize below MinMemstoreSize is
+// raised to it.
 //
 // When background work (a flush or compaction) or the log cannot write,
 // the database fails: reads go on, writes return ErrBackground wrapping the

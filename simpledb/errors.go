@@ -19,6 +19,8 @@ var (
 	ErrValueTooLarge = errors.New("simpledb: value too large")
 	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize.
 	ErrBatchTooLarge = errors.New("simpledb: batch too large")
+	// ErrNilBatch: Write was given a nil *Batch.
+	ErrNilBatch = errors.New("simpledb: nil batch")
 	// ErrClosed: the database, iterator or snapshot was closed or released.
 	ErrClosed = errors.New("simpledb: closed")
 	// ErrLocked: another Open, in this process or another, holds the

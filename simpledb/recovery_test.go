@@ -251,6 +251,9 @@ func TestBadInput(t *testing.T) {
 	b.Reset()
 	require.NoError(t, b.Put([]byte("a"), []byte("1")))
 	require.NoError(t, db.Write(b))
+	// A nil batch is an error, not a panic.
+	require.ErrorIs(t, db.Write(nil), ErrNilBatch)
+	require.ErrorIs(t, db.WriteWithOptions(nil, &WriteOptions{Sync: true}), ErrNilBatch)
 
 	snap := db.NewSnapshot()
 	it, err := db.NewIterator(nil, nil)
