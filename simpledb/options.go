@@ -142,7 +142,8 @@ type WriteOptions struct {
 	// writes share one fsync). Unsynced, a write returns once it is in the
 	// operating system, survives a crash of the process but not of the
 	// machine, and becomes durable with a later synced write, Flush or
-	// Close. False means unsynced, whatever Options.NoSync says.
+	// Close that succeeds (one that fails reports ErrWriteOutcomeUnknown:
+	// see Close). False means unsynced, whatever Options.NoSync says.
 	Sync bool
 }
 
