@@ -67,9 +67,9 @@ bench-scale:
 TEST_LINES := ^(=== RUN|--- |ok|FAIL|PASS|panic:)|^ +[^ ]+\.go:[0-9]+: |Error|Messages|expected|actual|timed out
 
 # The randomised and crash tests at stress length: model, power loss,
-# linearizability, corruption. Each prints what it checked.
+# linearizability, corruption, the damage matrix. Each prints what it checked.
 stress:
-	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption' \
+	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix' \
 		-count=1 -timeout 90m -v ./simpledb/ -long | grep -E '$(TEST_LINES)'
 
 # Kills a child process writing synced batches 200 times, at random
