@@ -460,7 +460,6 @@ func (d *DB) failLog(err error) error {
 	defer d.syncMu.Unlock()
 	if d.logErr == nil {
 		d.logErr = fmt.Errorf("%w: %w: write: %w", ErrWriteOutcomeUnknown, ErrBackground, err)
-		d.logFailed.Store(true)
 		d.syncCond.Broadcast()
 	}
 	return d.logErr

@@ -95,10 +95,9 @@ type DB struct {
 	syncedTo uint64 // the logs are durable up to this logical length
 	syncing  bool   // an fsync is running
 	// logErr is the log's first failure, of an append or an fsync (set by
-	// failLog, with logFailed): nothing is appended or synced after it,
+	// failLog): nothing is appended or synced after it,
 	// and every write past syncedTo fails with it.
 	logErr       error
-	logFailed    atomic.Bool
 	logSyncs     atomic.Int64
 	logSyncNanos atomic.Int64
 
