@@ -141,8 +141,9 @@ func header(p plan, now time.Time) []string {
 		"",
 		fmt.Sprintf("%s; %s, %s/%s, %d CPUs%s; directory %s.", now.Format("2006-01-02 15:04"),
 			runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), p.dir),
-		fmt.Sprintf("%d keys of %d bytes, values of %d bytes (synced workloads: %d), %d reads, %s per timed workload, %d repeats (median, with the range over repeats in brackets); one process and one fresh directory per run.",
-			p.keys, keySize, valueSize, syncValueSize, p.reads, p.duration, p.repeats),
+		fmt.Sprintf("%d keys of %d bytes, values of %d bytes (synced workloads: %d), %d reads, %s per timed workload; one process and one fresh directory per run.",
+			p.keys, keySize, valueSize, syncValueSize, p.reads, p.duration),
+		fmt.Sprintf("Repeats: %d; a figure is the median, with the range over the repeats in brackets.", p.repeats),
 	}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		var mods []string

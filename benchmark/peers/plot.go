@@ -48,8 +48,8 @@ func plotSVG(rp report, results []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", plotWidth, height)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
-	fmt.Fprintf(&b, `<text x="10" y="20" font-weight="bold">Strata's throughput over the best peer's (median of %d repeats, %s keys)</text>`+"\n",
-		rp.repeats, human(float64(rp.keys)))
+	fmt.Fprintf(&b, `<text x="10" y="20" font-weight="bold">Strata's throughput over the best peer's (%s keys; medians of %d runs each)</text>`+"\n",
+		human(float64(rp.keys)), rp.repeats)
 	for j, c := range rp.configs {
 		x := plotLabelWidth + j*170
 		fmt.Fprintf(&b, `<rect x="%d" y="32" width="10" height="10" fill="%s"/><text x="%d" y="41">%s</text>`+"\n",
