@@ -24,9 +24,15 @@ SCALE_CONFIG ?= default
 YCSB_WORKLOADS ?= workloada workloadb workloadc workloadd workloade workloadf simpledb
 YCSB_DIR ?= /tmp/strata-ycsb
 
-.PHONY: test vet race ycsb-test examples bench bench-full bench-scale stress crash fuzz ycsb
+# `make bench-peers`: where the runs go (put it on the disk to measure, not
+# a tmpfs), extra flags, and the outputs, relative to benchmark/peers.
+PEERS_DIR   ?= /tmp/strata-peers
+PEERS_FLAGS ?=
+PEERS_OUT   ?= results
 
-test: vet race ycsb-test examples
+.PHONY: test vet race ycsb-test peers-test examples bench bench-full bench-scale bench-peers bench-peers-smoke stress crash fuzz ycsb
+
+test: vet race ycsb-test peers-test examples
 
 vet:
 	$(GO) vet ./...
@@ -37,6 +43,12 @@ race:
 # The YCSB binding is its own module (see ycsb below); vet and test it too.
 ycsb-test:
 	cd benchmark/ycsb && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# The peer comparison is its own module too. Its smoke test runs every
+# engine once at tiny sizes, in about 10 s; without -race, which slows the
+# peers' code tenfold and finds nothing of Strata's that race does not.
+peers-test:
+	cd benchmark/peers && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 examples:
 	@for d in examples/*/; do \
@@ -76,6 +88,19 @@ stress:
 # moments, and checks each recovery.
 crash:
 	$(GO) test -run '^TestProcessKill$$' -count=1 -timeout 30m -v ./simpledb/ -kill-cycles 200 | grep -E '$(TEST_LINES)'
+
+# Strata beside Pebble, goleveldb, Badger and go-sstables: 1M keys, every
+# workload in a fresh process per engine, interleaved, 3 repeats. Prints
+# markdown tables (also kept in benchmark/peers/$(PEERS_OUT).md) and writes
+# the raw results and a chart beside them. See benchmark/peers/README.md.
+bench-peers:
+	@cd benchmark/peers && $(GO) run . -dir $(PEERS_DIR) \
+		-json $(PEERS_OUT).json -svg $(PEERS_OUT).svg $(PEERS_FLAGS) | tee $(PEERS_OUT).md
+
+# The same at smoke size, in about a minute, its outputs in /tmp.
+bench-peers-smoke:
+	@$(MAKE) --no-print-directory bench-peers PEERS_OUT=$(PEERS_DIR)-smoke \
+		PEERS_FLAGS='-keys 20000 -repeats 1 -duration 1s $(PEERS_FLAGS)'
 
 # Load then run each YCSB workload through go-ycsb's client, synced and
 # unsynced, with 1 and 16 threads, printing go-ycsb's result lines. The

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// childEnv, set in a process's environment, makes it a child: it runs one
+// engine's workload (or one disk probe) as its flags say, prints the result
+// as a JSON line and exits.
+const childEnv = "STRATA_PEERS_CHILD"
+
+// task is what a child runs.
+type task struct {
+	engine, workload, config string
+	cacheBytes               int64
+	dir                      string
+	repeat                   int
+	params
+}
+
+// args returns the child's command line for t.
+func (t task) args() []string {
+	return []string{
+		"-engine", t.engine, "-workload", t.workload, "-config", t.config,
+		"-cache-bytes", fmt.Sprint(t.cacheBytes), "-dir", t.dir, "-repeat", fmt.Sprint(t.repeat),
+		"-keys", fmt.Sprint(t.keys), "-reads", fmt.Sprint(t.reads), "-duration", t.duration.String(),
+	}
+}
+
+// parseTask reads a child's command line.
+func parseTask(args []string) (task, error) {
+	var t task
+	fs := flag.NewFlagSet("child", flag.ContinueOnError)
+	fs.StringVar(&t.engine, "engine", "", "engine, or disk for a probe")
+	fs.StringVar(&t.workload, "workload", "", "workload or probe")
+	fs.StringVar(&t.config, "config", "", "configuration name")
+	fs.Int64Var(&t.cacheBytes, "cache-bytes", 0, "block cache size; 0 for the engine's default")
+	fs.StringVar(&t.dir, "dir", "", "fresh directory to run in")
+	fs.IntVar(&t.repeat, "repeat", 0, "repeat number, for the result")
+	fs.IntVar(&t.keys, "keys", 0, "keys")
+	fs.IntVar(&t.reads, "reads", 0, "reads")
+	fs.DurationVar(&t.duration, "duration", 0, "length of timed workloads")
+	if err := fs.Parse(args); err != nil {
+		return t, err
+	}
+	if t.dir == "" {
+		return t, errors.New("peers: child without -dir")
+	}
+	return t, nil
+}
+
+// runChild runs the task its arguments describe and writes the result to
+// out.
+func runChild(args []string, out io.Writer) error {
+	t, err := parseTask(args)
+	if err != nil {
+		return err
+	}
+	var r result
+	if t.engine == diskEngine {
+		r, err = t.probe()
+	} else {
+		r, err = t.run()
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w", t.engine, t.workload, t.config, err)
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", line)
+	return err
+}
+
+// result returns the result of t for measure m.
+func (t task) result(unit string, m measure) result {
+	r := result{
+		Engine: t.engine, Workload: t.workload, Config: t.config, Repeat: t.repeat, Keys: t.keys,
+		Ops: m.ops, Seconds: m.elapsed.Seconds(), Unit: unit,
+	}
+	if m.elapsed > 0 {
+		r.Rate = float64(m.ops) / m.elapsed.Seconds()
+	}
+	return r
+}
+
+func (t task) probe() (result, error) {
+	p, err := findProbe(t.workload)
+	if err != nil {
+		return result{}, err
+	}
+	m, err := p.run(t.dir, t.duration)
+	r := t.result("ops/s", m)
+	r.Config = ""
+	return r, err
+}
+
+// run opens the engine, fills it first if the workload needs it, runs the
+// timed workload and closes the engine.
+func (t task) run() (result, error) {
+	e, err := findEngine(t.engine)
+	if err != nil {
+		return result{}, err
+	}
+	w, err := findWorkload(t.workload)
+	if err != nil {
+		return result{}, err
+	}
+	s := settings{sync: w.sync, cacheBytes: t.cacheBytes}
+	var fillTime time.Duration
+	if w.filled {
+		if fillTime, err = t.fill(e, s); err != nil {
+			return result{}, err
+		}
+	}
+	db, err := e.open(t.dir, s)
+	if err != nil {
+		return result{}, fmt.Errorf("open: %w", err)
+	}
+	m, err := w.run(db, t.params)
+	closeTime, closeErr := timed(db.Close)
+	if errors.Is(err, errUnsupported) {
+		r := t.result(w.unit, measure{})
+		r.Unsupported = err.Error()
+		return r, closeErr
+	}
+	if err != nil {
+		return result{}, err
+	}
+	if closeErr != nil {
+		return result{}, fmt.Errorf("close: %w", closeErr)
+	}
+	r := t.result(w.unit, m)
+	r.FillSeconds = fillTime.Seconds()
+	r.CloseSeconds = closeTime.Seconds()
+	if len(m.reads) > 0 {
+		p50, p99 := readPercentiles(m.reads)
+		r.ReadP50 = float64(p50.Nanoseconds()) / 1e3
+		r.ReadP99 = float64(p99.Nanoseconds()) / 1e3
+	}
+	return r, nil
+}
+
+// fill writes every key, in fillOrder, unsynced, into a fresh database in
+// t.dir and closes it, so that the workload reopens it: reads then come from
+// what the engine made of its fill, not straight from its write path.
+func (t task) fill(e engine, s settings) (time.Duration, error) {
+	order := fillOrder(t.keys)
+	return timed(func() error {
+		db, err := e.open(t.dir, s)
+		if err != nil {
+			return fmt.Errorf("open for fill: %w", err)
+		}
+		if err := fill(db, t.keys, order); err != nil {
+			db.Close()
+			return fmt.Errorf("fill: %w", err)
+		}
+		if err := db.Close(); err != nil {
+			return fmt.Errorf("close after fill: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,28 @@
+// Command peers measures Strata side by side with other embedded Go
+// key-value engines: Pebble, goleveldb, Badger and go-sstables' simpledb.
+// It is its own module, so that the library never depends on its peers.
+//
+//	go run . -keys 1000000 -repeats 3 -json results.json -svg ratios.svg
+//
+// # How it runs
+//
+// The parent process plans every run (engine × workload × configuration ×
+// repeat), interleaved: for each repeat, configuration and workload, every
+// engine in turn, in an order rotated between repeats. It runs each in a
+// child, a copy of this binary started with STRATA_PEERS_CHILD set, on a
+// fresh directory that it removes afterwards; the child prints one JSON
+// result line. A fresh process per run keeps one engine's caches, goroutines
+// and garbage out of the next one's figures.
+//
+// The read, scan and mixed workloads first fill the database in the child:
+// every key, unsynced, in a seeded random order, then a close and a reopen.
+// That fill is timed apart (fill_seconds in the JSON) and never counts in
+// the workload's figure. Every value read is compared, byte for byte, with
+// the one written; a wrong or missing value fails the whole run.
+//
+// Before the engines of each repeat, disk probes measure what the
+// directory's disk allows a synced log: appends and in-place overwrites of
+// 1 KB and 32 KB records, each followed by fdatasync.
+//
+// See README.md for the workloads and each engine's settings.
+package main

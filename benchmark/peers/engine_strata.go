@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/stratadb/strata/simpledb"
+)
+
+// strataEngine is Strata's simpledb. Unsynced runs open it with NoSync, so
+// Put is acknowledged once in the operating system; synced runs keep the
+// default, durable on return, with concurrent writers sharing an fsync.
+type strataEngine struct {
+	db *simpledb.DB
+}
+
+func openStrata(dir string, s settings) (Engine, error) {
+	opts := &simpledb.Options{
+		NoSync: !s.sync,
+		// Background events go to the log at Debug and failures at
+		// Error; failures also reach the writers as ErrBackground.
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if s.cacheBytes > 0 {
+		opts.BlockCacheSize = s.cacheBytes
+	}
+	db, err := simpledb.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &strataEngine{db: db}, nil
+}
+
+func (e *strataEngine) Put(key, value []byte) error { return e.db.Put(key, value) }
+
+func (e *strataEngine) Get(key []byte, visit func([]byte) error) error {
+	v, err := e.db.Get(key)
+	if errors.Is(err, simpledb.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return visit(v)
+}
+
+func (e *strataEngine) Scan(visit func(key, value []byte) error) error {
+	it, err := e.db.NewIterator(nil, nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := visit(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Err(), it.Close())
+}
+
+func (e *strataEngine) Close() error { return e.db.Close() }

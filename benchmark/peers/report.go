@@ -1,0 +1,219 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// cell names one entry of the tables.
+type cell struct {
+	config, workload, engine string
+}
+
+// stat summarises one cell's repeats.
+type stat struct {
+	n                int
+	median, min, max float64
+	p50, p99         float64 // medians of the mixed workload's read latencies, µs
+	unsupported      string
+}
+
+// summarize groups results by cell and takes each cell's median and range.
+func summarize(results []result) map[cell]stat {
+	rates := map[cell][]float64{}
+	p50s := map[cell][]float64{}
+	p99s := map[cell][]float64{}
+	out := map[cell]stat{}
+	for _, r := range results {
+		c := cell{r.Config, r.Workload, r.Engine}
+		if r.Unsupported != "" {
+			out[c] = stat{unsupported: r.Unsupported}
+			continue
+		}
+		rates[c] = append(rates[c], r.Rate)
+		if r.ReadP50 > 0 {
+			p50s[c] = append(p50s[c], r.ReadP50)
+			p99s[c] = append(p99s[c], r.ReadP99)
+		}
+	}
+	for c, rs := range rates {
+		slices.Sort(rs)
+		out[c] = stat{n: len(rs), median: median(rs), min: rs[0], max: rs[len(rs)-1],
+			p50: median(p50s[c]), p99: median(p99s[c])}
+	}
+	return out
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), 0 for none. It sorts xs.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	}
+	return xs[m]
+}
+
+// human writes v with three significant digits and a K or M suffix.
+func human(v float64) string {
+	switch {
+	case v >= 1e6:
+		return trimFloat(v/1e6) + "M"
+	case v >= 1e3:
+		return trimFloat(v/1e3) + "K"
+	default:
+		return trimFloat(v)
+	}
+}
+
+func trimFloat(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// figure is a cell as the tables show it: median, then the range over the
+// repeats when there were several.
+func (s stat) figure() string {
+	switch {
+	case s.unsupported != "":
+		return "n/a"
+	case s.n == 0:
+		return ""
+	case s.n == 1:
+		return human(s.median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", human(s.median), human(s.min), human(s.max))
+}
+
+// ratios returns Strata's median over the best peer's, the best peer's
+// title, and Strata's median over Pebble's; a ratio is 0 when either side
+// has no figure.
+func ratios(stats map[cell]stat, config, workload string, es []engine) (best float64, bestPeer string, pebble float64) {
+	strata := stats[cell{config, workload, "strata"}].median
+	var top float64
+	for _, e := range es {
+		if e.name == "strata" {
+			continue
+		}
+		if m := stats[cell{config, workload, e.name}].median; m > top {
+			top, bestPeer = m, e.title
+		}
+	}
+	if strata > 0 && top > 0 {
+		best = strata / top
+	}
+	if p := stats[cell{config, workload, "pebble"}].median; strata > 0 && p > 0 {
+		pebble = strata / p
+	}
+	return best, bestPeer, pebble
+}
+
+func ratioText(r float64) string {
+	if r == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+// report is what the tables describe besides the results.
+type report struct {
+	plan
+	header []string // lines printed above the tables: machine, date, sizes
+}
+
+// write prints the markdown tables: the disk probes, then per
+// configuration one row per workload and one column per engine, and the
+// mixed workload's read latencies.
+func (rp report) write(w io.Writer, results []result) {
+	stats := summarize(results)
+	for _, line := range rp.header {
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
+	if rp.probes {
+		rp.writeProbes(w, stats)
+	}
+	for _, c := range rp.configs {
+		rp.writeConfig(w, stats, c)
+	}
+}
+
+func (rp report) writeProbes(w io.Writer, stats map[cell]stat) {
+	fmt.Fprintf(w, "### Disk: fdatasync in %s\n\n", rp.dir)
+	fmt.Fprintln(w, "| probe | ops/s | µs per op |")
+	fmt.Fprintln(w, "|---|---|---|")
+	for _, p := range probes {
+		s := stats[cell{"", p.name, diskEngine}]
+		us := "–"
+		if s.median > 0 {
+			us = fmt.Sprintf("%.0f", 1e6/s.median)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", p.title, s.figure(), us)
+	}
+	fmt.Fprintln(w)
+}
+
+func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
+	if c.cacheBytes == 0 {
+		fmt.Fprintf(w, "### Configuration %s: every engine at its defaults\n\n", c.name)
+	} else {
+		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache (go-sstables has none)\n\n",
+			c.name, c.cacheBytes>>20)
+	}
+	cols := []string{"workload", "unit"}
+	for _, e := range rp.engines {
+		cols = append(cols, e.title)
+	}
+	cols = append(cols, "Strata / best peer", "Strata / Pebble")
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, wl := range rp.workloads {
+		row := []string{wl.title, wl.unit}
+		for _, e := range rp.engines {
+			row = append(row, stats[cell{c.name, wl.name, e.name}].figure())
+		}
+		best, peer, pebble := ratios(stats, c.name, wl.name, rp.engines)
+		bestText := ratioText(best)
+		if best > 0 {
+			bestText += " (" + peer + ")"
+		}
+		row = append(row, bestText, ratioText(pebble))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintln(w)
+	if !slices.ContainsFunc(rp.workloads, func(wl workload) bool { return wl.name == "mixed" }) {
+		return
+	}
+	cols = []string{"mixed: read latency (median of repeats)"}
+	for _, e := range rp.engines {
+		cols = append(cols, e.title)
+	}
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, q := range []struct {
+		name string
+		get  func(stat) float64
+	}{{"p50", func(s stat) float64 { return s.p50 }}, {"p99", func(s stat) float64 { return s.p99 }}} {
+		row := []string{q.name}
+		for _, e := range rp.engines {
+			v := q.get(stats[cell{c.name, "mixed", e.name}])
+			if v == 0 {
+				row = append(row, "")
+			} else {
+				row = append(row, fmt.Sprintf("%.1f µs", v))
+			}
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,30 @@
+package main
+
+// result is one child's run: one engine (or the disk probe), one workload,
+// one configuration, one repeat. A child prints it as one JSON line; the
+// raw results file holds them all.
+type result struct {
+	Engine   string `json:"engine"`
+	Workload string `json:"workload"`
+	Config   string `json:"config,omitempty"` // empty for disk probes
+	Repeat   int    `json:"repeat"`
+	Keys     int    `json:"keys"`
+	// Ops counts operations, or entries for a scan; Rate is Ops per
+	// second of Seconds, the timed part's wall time.
+	Ops     int64   `json:"ops"`
+	Seconds float64 `json:"seconds"`
+	Rate    float64 `json:"rate"`
+	Unit    string  `json:"unit"`
+	// FillSeconds is the untimed fill of a read or mixed workload:
+	// p.keys unsynced Puts in random order, then a close and a reopen.
+	FillSeconds float64 `json:"fill_seconds,omitempty"`
+	// CloseSeconds is the closing of the engine after the timed part,
+	// which is not timed: it flushes what the engine held in memory.
+	CloseSeconds float64 `json:"close_seconds,omitempty"`
+	// ReadP50 and ReadP99 are the mixed workload's read latencies, in µs.
+	ReadP50 float64 `json:"read_p50_us,omitempty"`
+	ReadP99 float64 `json:"read_p99_us,omitempty"`
+	// Unsupported says why the engine cannot run the workload; the other
+	// figures are then zero.
+	Unsupported string `json:"unsupported,omitempty"`
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// params size a workload; the parent passes the same to every child.
+type params struct {
+	keys     int           // keys in the database: written by fills, read by reads
+	reads    int           // Gets of readrandom and readzipf
+	duration time.Duration // length of the synced and mixed workloads
+}
+
+// measure is what one timed workload did.
+type measure struct {
+	ops     int64         // operations (or entries, for scan) done
+	elapsed time.Duration // wall time of the timed part
+	reads   []time.Duration
+}
+
+// workload is one row of the tables.
+type workload struct {
+	name  string // as written in flags and JSON
+	title string // as written in the tables
+	unit  string
+	// filled workloads run on a database that first holds every key,
+	// written unsynced in fillOrder, closed and reopened: that fill is
+	// timed apart and never counts in the workload's figure.
+	filled bool
+	// sync opens the engine for synced writes.
+	sync bool
+	run  func(e Engine, p params) (measure, error)
+}
+
+// workloads lists every workload in table order.
+var workloads = []workload{
+	{"fillseq", "fillseq", "ops/s", false, false, runFillSeq},
+	{"fillrandom", "fillrandom", "ops/s", false, false, runFillRandom},
+	{"readrandom", "readrandom", "ops/s", true, false, runReadRandom},
+	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, runReadZipf},
+	{"scan", "scan", "entries/s", true, false, runScan},
+	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, syncedWriters(1)},
+	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, syncedWriters(32)},
+	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, runMixed},
+}
+
+// findWorkload returns the workload with the given name.
+func findWorkload(name string) (workload, error) {
+	for _, w := range workloads {
+		if w.name == name {
+			return w, nil
+		}
+	}
+	return workload{}, fmt.Errorf("peers: no workload %q", name)
+}
+
+// fill writes key order[i] (or i, with a nil order) for i in 0..n-1, each
+// with its value, from one goroutine.
+func fill(e Engine, n int, order []uint64) error {
+	key := make([]byte, 0, keySize)
+	value := make([]byte, 0, valueSize)
+	for i := range uint64(n) {
+		k := i
+		if order != nil {
+			k = order[i]
+		}
+		if err := e.Put(appendKey(key[:0], k), appendValue(value[:0], k, valueSize)); err != nil {
+			return fmt.Errorf("put key %d: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// timed runs f and returns its wall time.
+func timed(f func() error) (time.Duration, error) {
+	start := time.Now()
+	err := f()
+	return time.Since(start), err
+}
+
+func runFillSeq(e Engine, p params) (measure, error) {
+	d, err := timed(func() error { return fill(e, p.keys, nil) })
+	return measure{ops: int64(p.keys), elapsed: d}, err
+}
+
+func runFillRandom(e Engine, p params) (measure, error) {
+	order := fillOrder(p.keys) // outside the timer
+	d, err := timed(func() error { return fill(e, p.keys, order) })
+	return measure{ops: int64(p.keys), elapsed: d}, err
+}
+
+// readKeys Gets p.reads keys drawn by next, checking every value.
+func readKeys(e Engine, p params, next func() uint64) (measure, error) {
+	var c checker
+	key := make([]byte, 0, keySize)
+	d, err := timed(func() error {
+		for range p.reads {
+			k := next()
+			err := e.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, valueSize) })
+			if err != nil {
+				return fmt.Errorf("get key %d: %w", k, err)
+			}
+		}
+		return nil
+	})
+	return measure{ops: int64(p.reads), elapsed: d}, err
+}
+
+func runReadRandom(e Engine, p params) (measure, error) {
+	rng := rand.New(rand.NewPCG(seedReads, seedReads))
+	return readKeys(e, p, func() uint64 { return rng.Uint64N(uint64(p.keys)) })
+}
+
+func runReadZipf(e Engine, p params) (measure, error) {
+	z := newScrambledZipfian(rand.New(rand.NewPCG(seedReads, seedReads)), uint64(p.keys))
+	return readKeys(e, p, z.next)
+}
+
+// runScan iterates over the whole database once, checking that entry i is
+// key i with its value and that there are p.keys entries.
+func runScan(e Engine, p params) (measure, error) {
+	var c checker
+	var n uint64
+	want := make([]byte, 0, keySize)
+	d, err := timed(func() error {
+		return e.Scan(func(key, value []byte) error {
+			if want = appendKey(want[:0], n); !bytes.Equal(key, want) {
+				return fmt.Errorf("scan: entry %d has key %q", n, key)
+			}
+			if err := c.check(value, n, valueSize); err != nil {
+				return fmt.Errorf("scan: %w", err)
+			}
+			n++
+			return nil
+		})
+	})
+	if err == nil && n != uint64(p.keys) {
+		err = fmt.Errorf("scan: %d entries, want %d", n, p.keys)
+	}
+	return measure{ops: int64(n), elapsed: d}, err
+}
+
+// parallel runs op on each of workers goroutines, over and over until
+// duration has passed or an op fails; op gets its goroutine's number and
+// how many ops that goroutine has done. It returns the ops done and the
+// wall time, from the start until the last goroutine stopped.
+func parallel(workers int, duration time.Duration, op func(g int, i uint64) error) (int64, time.Duration, error) {
+	var (
+		stop  atomic.Bool
+		total atomic.Int64
+		errs  = make([]error, workers)
+		wg    sync.WaitGroup
+	)
+	start := time.Now()
+	timer := time.AfterFunc(duration, func() { stop.Store(true) })
+	defer timer.Stop()
+	for g := range workers {
+		wg.Go(func() {
+			var i uint64
+			for ; !stop.Load(); i++ {
+				if err := op(g, i); err != nil {
+					errs[g] = err
+					stop.Store(true)
+					break
+				}
+			}
+			total.Add(int64(i))
+		})
+	}
+	wg.Wait()
+	return total.Load(), time.Since(start), errors.Join(errs...)
+}
+
+// syncedWriters returns the synced-write workload with the given number of
+// writers: each writes 1 KB values to keys of its own (writer g's i-th key
+// is i*writers+g) into an empty database for the workload's duration.
+func syncedWriters(writers int) func(Engine, params) (measure, error) {
+	return func(e Engine, p params) (measure, error) {
+		keys := make([][]byte, writers)
+		values := make([][]byte, writers)
+		ops, d, err := parallel(writers, p.duration, func(g int, i uint64) error {
+			k := i*uint64(writers) + uint64(g)
+			keys[g] = appendKey(keys[g][:0], k)
+			values[g] = appendValue(values[g][:0], k, syncValueSize)
+			return e.Put(keys[g], values[g])
+		})
+		return measure{ops: ops, elapsed: d}, err
+	}
+}
+
+// mixedWorkers is the mixed workload's goroutine count.
+const mixedWorkers = 4
+
+// runMixed runs 4 goroutines on the filled database for the workload's
+// duration; each op is, with even odds, a Get of a uniformly random key,
+// timed and checked, or an unsynced Put of a uniformly random key with its
+// same value (so reads can still check every byte).
+func runMixed(e Engine, p params) (measure, error) {
+	type worker struct {
+		rng        *rand.Rand
+		key, value []byte
+		c          checker
+		lat        []time.Duration
+	}
+	ws := make([]*worker, mixedWorkers)
+	for g := range ws {
+		ws[g] = &worker{rng: rand.New(rand.NewPCG(seedMixed, uint64(g)))}
+	}
+	ops, d, err := parallel(mixedWorkers, p.duration, func(g int, _ uint64) error {
+		w := ws[g]
+		r := w.rng.Uint64()
+		k := (r >> 1) % uint64(p.keys)
+		w.key = appendKey(w.key[:0], k)
+		if r&1 == 0 {
+			w.value = appendValue(w.value[:0], k, valueSize)
+			return e.Put(w.key, w.value)
+		}
+		start := time.Now()
+		err := e.Get(w.key, func(v []byte) error { return w.c.check(v, k, valueSize) })
+		w.lat = append(w.lat, time.Since(start))
+		if err != nil {
+			return fmt.Errorf("get key %d: %w", k, err)
+		}
+		return nil
+	})
+	var lats []time.Duration
+	for _, w := range ws {
+		lats = append(lats, w.lat...)
+	}
+	return measure{ops: ops, elapsed: d, reads: lats}, err
+}
+
+// percentile returns the p-th quantile (0 <= p <= 1) of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(p*float64(len(sorted)-1))]
+}
+
+// readPercentiles returns the reads' p50 and p99.
+func readPercentiles(reads []time.Duration) (p50, p99 time.Duration) {
+	s := slices.Clone(reads)
+	slices.Sort(s)
+	return percentile(s, 0.50), percentile(s, 0.99)
+}

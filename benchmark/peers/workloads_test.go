@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// mapEngine is an in-memory Engine for testing the workloads. damage, when
+// set, changes the values a Get or Scan returns; the keys hidden reports
+// are absent from them, whatever was written.
+type mapEngine struct {
+	mu     sync.Mutex
+	m      map[string][]byte
+	damage func(key string, v []byte) []byte
+	hidden func(key string) bool
+}
+
+func newMapEngine() *mapEngine { return &mapEngine{m: map[string][]byte{}} }
+
+func (e *mapEngine) Put(key, value []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.m[string(key)] = bytes.Clone(value)
+	return nil
+}
+
+func (e *mapEngine) Get(key []byte, visit func([]byte) error) error {
+	e.mu.Lock()
+	v, ok := e.m[string(key)]
+	e.mu.Unlock()
+	if !ok || e.hidden != nil && e.hidden(string(key)) {
+		return errNotFound
+	}
+	if e.damage != nil {
+		v = e.damage(string(key), v)
+	}
+	return visit(v)
+}
+
+func (e *mapEngine) Scan(visit func(key, value []byte) error) error {
+	keys := make([]string, 0, len(e.m))
+	for k := range e.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if e.hidden != nil && e.hidden(k) {
+			continue
+		}
+		v := e.m[k]
+		if e.damage != nil {
+			v = e.damage(k, v)
+		}
+		if err := visit([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *mapEngine) Close() error { return nil }
+
+func TestKeysAreZeroPaddedDecimal(t *testing.T) {
+	require.Equal(t, "0000000000000042", string(appendKey(nil, 42)))
+	require.Equal(t, "0000000000000000", string(appendKey(nil, 0)))
+	require.Equal(t, "9999999999999999", string(appendKey(nil, 9999999999999999)))
+	require.Negative(t, bytes.Compare(appendKey(nil, 9), appendKey(nil, 10)))
+}
+
+func TestFillOrderIsASeededPermutation(t *testing.T) {
+	a, b := fillOrder(1000), fillOrder(1000)
+	require.Equal(t, a, b)
+	s := slices.Clone(a)
+	slices.Sort(s)
+	for i, k := range s {
+		require.EqualValues(t, i, k)
+	}
+	require.NotEqual(t, s, a)
+}
+
+// Scrambled Zipfian draws stay in range and favour a few keys.
+func TestZipfianIsSkewedAndInRange(t *testing.T) {
+	const n = 10000
+	z := newScrambledZipfian(rand.New(rand.NewPCG(1, 1)), n)
+	counts := map[uint64]int{}
+	for range 100000 {
+		k := z.next()
+		require.Less(t, k, uint64(n))
+		counts[k]++
+	}
+	top := slices.Sorted(func(yield func(int) bool) {
+		for _, c := range counts {
+			if !yield(c) {
+				return
+			}
+		}
+	})
+	slices.Reverse(top)
+	hot := 0
+	for _, c := range top[:n/100] {
+		hot += c
+	}
+	require.Greater(t, hot, 100000/5, "the hottest 1%% of keys get over 20%% of the reads")
+}
+
+// Every read workload checks every value, so a wrong byte, a wrong
+// length, a missing key or a missing entry fails it.
+func TestReadsFailOnWrongValues(t *testing.T) {
+	p := params{keys: 500, reads: 2000, duration: 50 * time.Millisecond}
+	damages := map[string]func(key string, v []byte) []byte{
+		"flipped last byte": func(_ string, v []byte) []byte {
+			v = bytes.Clone(v)
+			v[len(v)-1] ^= 1
+			return v
+		},
+		"truncated": func(_ string, v []byte) []byte { return v[:len(v)-1] },
+	}
+	reads := map[string]func(Engine, params) (measure, error){
+		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "mixed": runMixed,
+	}
+	for name, run := range reads {
+		e := newMapEngine()
+		require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
+		_, err := run(e, p)
+		require.NoError(t, err, "%s on good data", name)
+		for dname, damage := range damages {
+			e.damage = damage
+			_, err := run(e, p)
+			require.Error(t, err, "%s with a %s value", name, dname)
+			e.damage = nil
+		}
+		e.hidden = func(key string) bool { return key[keySize-1] == '7' } // one key in ten
+		_, err = run(e, p)
+		require.Error(t, err, "%s with missing keys", name)
+	}
+}
+
+func TestSyncedWritersWriteDistinctKeys(t *testing.T) {
+	e := newMapEngine()
+	m, err := syncedWriters(4)(e, params{duration: 20 * time.Millisecond})
+	require.NoError(t, err)
+	require.Positive(t, m.ops)
+	require.Len(t, e.m, int(m.ops))
+	for k, v := range e.m {
+		i, err := strconv.ParseUint(k, 10, 64)
+		require.NoError(t, err)
+		require.Equal(t, appendValue(nil, i, syncValueSize), v)
+	}
+}
