@@ -205,6 +205,9 @@ func (w *commitWaiter) size() int {
 // appendGroup is stage 1: make room, assign sequence numbers, append the
 // batches to the log, and serve flush requests. Only the leader runs it.
 func (d *DB) appendGroup(g *commitGroup) {
+	// A stall waits before walMu: groups appended before this one need it
+	// to start their fsync, and must not wait for a compaction.
+	stallErr := d.waitForRoom()
 	d.walMu.Lock()
 	defer d.walMu.Unlock()
 	// Enqueue for publication on the way out, in append order, error or
@@ -214,6 +217,9 @@ func (d *DB) appendGroup(g *commitGroup) {
 		d.pending = append(d.pending, g)
 		d.pubMu.Unlock()
 	}()
+	if g.err = stallErr; g.err != nil {
+		return
+	}
 	if g.err = d.makeRoom(); g.err != nil {
 		return
 	}
@@ -477,21 +483,49 @@ func (d *DB) setBackgroundError(err error) error {
 	return d.bgErr
 }
 
-// makeRoom makes sure the active memstore can take a write: when it is
-// full it becomes immutable and a new one (with a new log) takes its
-// place. If too many memstores await their flush, or L0 holds too many
-// tables, it stalls the writer until background work catches up. The
-// caller holds d.walMu.
-func (d *DB) makeRoom() error {
-	// The common case, without d.mu: room in the memstore, L0 in shape.
-	if !d.failed.Load() && d.mem.m.SizeBytes() < d.opts.MemstoreSize &&
-		(d.opts.DisableAutoCompaction || d.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold)) {
+// hasRoom reports, without d.mu, the common case: no failure, room in the
+// active memstore, L0 in shape. Only the leader calls it, and only the
+// leader replaces d.mem.
+func (d *DB) hasRoom() bool {
+	return !d.failed.Load() && d.mem.m.SizeBytes() < d.opts.MemstoreSize &&
+		(d.opts.DisableAutoCompaction || d.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold))
+}
+
+// waitForRoom stalls the leader, before it takes walMu, until a write can
+// go in at once: the active memstore has room, or is full but may become
+// immutable, and L0 is in shape. Only background work changes that, so
+// once it returns nil makeRoom does not stall.
+func (d *DB) waitForRoom() error {
+	if d.hasRoom() {
 		return nil
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, err := d.stall()
+	return err
+}
+
+// makeRoom makes sure the active memstore can take a write: when it is
+// full it becomes immutable and a new one (with a new log) takes its
+// place. The caller holds d.walMu and has waited for room first.
+func (d *DB) makeRoom() error {
+	if d.hasRoom() {
+		return nil
+	}
+	d.mu.Lock()
+	rotate, err := d.stall()
+	d.mu.Unlock()
+	if rotate {
+		return d.rotate()
+	}
+	return err
+}
+
+// stall waits while too many memstores await their flush or L0 holds too
+// many tables, and counts the stall. It returns rotate when the active
+// memstore is full and may become immutable. The caller holds d.mu.
+func (d *DB) stall() (rotate bool, err error) {
 	var stalledAt time.Time
-	var err error
-	rotate := false
 wait:
 	for {
 		switch {
@@ -503,7 +537,7 @@ wait:
 				break wait
 			}
 		case len(d.imm) < d.opts.MaxImmutableMemstores:
-			// Only walMu holders add to imm, so there is still room once
+			// Only the leader adds to imm, so there is still room once
 			// d.mu is released for the rotation.
 			rotate = true
 			break wait
@@ -518,11 +552,7 @@ wait:
 	if !stalledAt.IsZero() {
 		d.stats.stallTime += time.Since(stalledAt)
 	}
-	d.mu.Unlock()
-	if rotate {
-		return d.rotate()
-	}
-	return err
+	return rotate, err
 }
 
 // rotate makes the active memstore immutable and starts a new one with a

@@ -25,6 +25,7 @@ type gate struct {
 	ops     errorfs.Op
 	match   func(path string) bool
 	armed   atomic.Bool
+	holdAt  int64         // if set, the holdAt-th operation it matches is held too
 	held    chan struct{} // receives once the armed operation starts
 	release chan error
 	seen    atomic.Int64
@@ -39,8 +40,7 @@ func (g *gate) MaybeError(op errorfs.Op, path string) error {
 	if g.ops&op == 0 || !g.match(path) {
 		return nil
 	}
-	g.seen.Add(1)
-	if !g.armed.CompareAndSwap(true, false) {
+	if n := g.seen.Add(1); n != g.holdAt && !g.armed.CompareAndSwap(true, false) {
 		return nil
 	}
 	g.held <- struct{}{}
@@ -315,4 +315,65 @@ func TestCommitLogFailureConcurrent(t *testing.T) {
 			requireNoGoroutineLeak(t, before)
 		})
 	}
+}
+
+// A writer stalled on L0 waits before it takes the log: a synced write
+// appended before it gets its fsync meanwhile. Before, the stalled leader
+// held the log's lock, and the fsync waited for the compaction.
+func TestStalledWriterDoesNotHoldUpFsyncs(t *testing.T) {
+	syncGate := newGate(errorfs.OpSync, errorfs.Suffix(".log"))
+	// Tables are created by two flushes, then the compaction they trigger
+	// (held), then a third flush (held). flushGate does not see the
+	// compaction's create while compactionGate holds it: it counts three.
+	compactionGate := newGate(errorfs.OpCreate, errorfs.Suffix(".sst.tmp"))
+	compactionGate.holdAt = 3
+	flushGate := newGate(errorfs.OpCreate, errorfs.Suffix(".sst.tmp"))
+	flushGate.holdAt = 3
+	opts := smallOptions()
+	opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), injectors{syncGate, compactionGate, flushGate}), quietLogger
+	opts.L0CompactionTrigger, opts.L0StopWritesThreshold = 2, 3
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+
+	for i := range 2 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), []byte("v")))
+		require.NoError(t, db.Flush())
+	}
+	<-compactionGate.held
+	require.NoError(t, db.Put([]byte("k2"), []byte("v")))
+	flushed := make(chan error, 1)
+	go func() { flushed <- db.Flush() }()
+	<-flushGate.held
+
+	// An fsync runs (held), and a synced write appended behind it needs
+	// the next one.
+	syncGate.armed.Store(true)
+	first := goWrite(db, "first", true)
+	<-syncGate.held
+	second := goWrite(db, "second", true)
+	waitPending(t, db, 2)
+
+	// The third flush lands: L0 is full, and the next writer stalls.
+	flushGate.release <- nil
+	require.NoError(t, <-flushed)
+	stalled := goWrite(db, "stalled", false)
+	require.Eventually(t, func() bool { return db.Stats().Stalls == 1 }, 5*time.Second, time.Millisecond)
+
+	syncGate.release <- nil
+	for _, done := range []<-chan error{first, second} {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a synced write waited for the stalled writer's compaction")
+		}
+	}
+	select {
+	case err := <-stalled:
+		t.Fatalf("the stalled write returned before the compaction: %v", err)
+	default:
+	}
+	compactionGate.release <- nil
+	require.NoError(t, <-stalled)
+	require.NoError(t, db.Close())
 }
