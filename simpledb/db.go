@@ -328,7 +328,7 @@ func (d *DB) checkNewDir(names []string) error {
 }
 
 // classifyLog tells what a file named as log num holds: no record
-// (fileEmptyLog: empty, or a file header alone), records (fileLog), or
+// (fileEmptyLog: empty, zeros, or a file header alone), records (fileLog), or
 // something that is not a log at all (fileUnknown).
 func (d *DB) classifyLog(num uint64) fileKind {
 	path := logName(d.dir, num)
@@ -337,6 +337,9 @@ func (d *DB) classifyLog(num uint64) fileKind {
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
 	if err != nil {
+		if d.headerUnwritten(path) {
+			return fileEmptyLog
+		}
 		return fileUnknown
 	}
 	defer r.Close()
@@ -397,7 +400,7 @@ func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memsto
 		}
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
-	if errors.Is(err, recordio.ErrTruncatedHeader) && size == 0 {
+	if err != nil && size == 0 && (errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
 		return 0, err, nil // created, but the crash came before its header was durable
 	}
 	if err != nil {
@@ -435,6 +438,19 @@ func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memsto
 		}
 		records++
 	}
+}
+
+// headerUnwritten reports whether a log's file header is zeros, as space
+// allocated ahead reads before the header reaches it.
+func (d *DB) headerUnwritten(path string) bool {
+	f, err := d.fs.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	hdr := make([]byte, recordio.FileHeaderSize)
+	n, _ := io.ReadFull(f, hdr)
+	return !slices.ContainsFunc(hdr[:n], func(b byte) bool { return b != 0 })
 }
 
 // vouchedPast reads the valid records after damage at offset at and returns
@@ -512,7 +528,7 @@ func (d *DB) newFileNum() uint64 {
 // durable. On failure it removes what it created.
 func (d *DB) createLog(num uint64) (*recordio.Writer, vfs.File, error) {
 	path := logName(d.dir, num)
-	f, err := d.fs.Create(path)
+	f, err := d.createLogFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
@@ -529,6 +545,24 @@ func (d *DB) createLog(num uint64) (*recordio.Writer, vfs.File, error) {
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
 	return w, f, nil
+}
+
+// logChunk is how much space a log allocates, and maps, at a time.
+const logChunk = 1 << 20
+
+// createLogFile creates a log that takes writes without a system call
+// each, by copying them into a mapping of space allocated ahead, where the
+// filesystem can (see vfs.MappedCreator), and a plain file elsewhere.
+// Either way a write is in the operating system once it returns, so an
+// unsynced write survives the process being killed.
+func (d *DB) createLogFile(path string) (vfs.File, error) {
+	if m, ok := d.fs.(vfs.MappedCreator); ok {
+		f, err := m.CreateMapped(path, logChunk)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return f, err
+		}
+	}
+	return d.fs.Create(path)
 }
 
 // writeNewManifest starts a manifest whose first edit describes the whole

@@ -26,7 +26,7 @@ var killCycles = flag.Int("kill-cycles", 4, "kill-and-recover cycles of TestProc
 // killBatch is batch i of the kill workload, the same in parent and child.
 func killBatch(i int) workloadOp {
 	rng := rand.New(rand.NewPCG(uint64(i), 0x6b696c6c))
-	op := workloadOp{puts: map[string]string{}, sync: true}
+	op := workloadOp{puts: map[string]string{}}
 	for j := range 1 + rng.IntN(8) {
 		k := fmt.Sprintf("key-%03d", rng.IntN(500))
 		if rng.IntN(5) == 0 {
@@ -47,9 +47,9 @@ func killOptions() *Options {
 	return o
 }
 
-// TestKillChild is the child of TestProcessKill: it writes synced batches
-// from STRATA_KILL_START on, printing "ack N" after each one returns, until
-// it is killed.
+// TestKillChild is the child of TestProcessKill: it writes batches from
+// STRATA_KILL_START on, synced unless STRATA_KILL_UNSYNCED is set, printing
+// "ack N" after each one returns, until it is killed.
 func TestKillChild(t *testing.T) {
 	dir := os.Getenv("STRATA_KILL_DIR")
 	if dir == "" {
@@ -62,9 +62,10 @@ func TestKillChild(t *testing.T) {
 		fmt.Printf("open failed: %v\n", err)
 		os.Exit(2)
 	}
+	sync := os.Getenv("STRATA_KILL_UNSYNCED") == ""
 	for i := start; ; i++ {
 		op := killBatch(i)
-		if err := db.WriteWithOptions(op.batch(), &WriteOptions{Sync: op.sync}); err != nil {
+		if err := db.WriteWithOptions(op.batch(), &WriteOptions{Sync: sync}); err != nil {
 			fmt.Printf("write failed: %v\n", err)
 			os.Exit(2)
 		}
@@ -72,15 +73,21 @@ func TestKillChild(t *testing.T) {
 	}
 }
 
-// TestProcessKill starts a child process that writes synced batches and
-// kills it with SIGKILL at a random moment (mid-write, mid-flush,
-// mid-compaction), then reopens the database and checks it holds exactly
-// every acknowledged batch and at most the one in flight, whole or not at
-// all. The next child goes on writing to the same database.
+// TestProcessKill starts a child process that writes batches and kills it
+// with SIGKILL at a random moment (mid-write, mid-flush, mid-compaction),
+// then reopens the database and checks it holds exactly every acknowledged
+// batch and at most the one in flight, whole or not at all. The next child
+// goes on writing to the same database. Unsynced writes too must survive:
+// the process died, not the machine.
 func TestProcessKill(t *testing.T) {
 	if os.Getenv("STRATA_KILL_DIR") != "" {
 		t.Skip("in the child")
 	}
+	t.Run("synced", func(t *testing.T) { processKill(t, true) })
+	t.Run("unsynced", func(t *testing.T) { processKill(t, false) })
+}
+
+func processKill(t *testing.T, sync bool) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
@@ -89,6 +96,9 @@ func TestProcessKill(t *testing.T) {
 	for cycle := range *killCycles {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "STRATA_KILL_DIR="+dir, "STRATA_KILL_START="+strconv.Itoa(next))
+		if !sync {
+			cmd.Env = append(cmd.Env, "STRATA_KILL_UNSYNCED=1")
+		}
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -133,5 +143,5 @@ func TestProcessKill(t *testing.T) {
 			next++
 		}
 	}
-	t.Logf("%d kill cycles, %d acknowledged batches, none lost", *killCycles, acks)
+	t.Logf("%d kill cycles, %d acknowledged batches (synced: %v), none lost", *killCycles, acks, sync)
 }

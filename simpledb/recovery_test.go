@@ -44,6 +44,9 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
+// plainFS hides a filesystem's vfs.MappedCreator: logs are plain files.
+type plainFS struct{ vfs.FS }
+
 // lastLog returns the path of the newest log.
 func lastLog(t *testing.T, dir string) string {
 	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -93,8 +96,10 @@ func TestTornLogTailIsDropped(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A crash, not Close: Close records the log's length, and the
 			// same tear is then damage (TestDamageIsReported).
+			// Plain log files: a mapped one's tail is the zeros allocated
+			// ahead, and the tear would cut those.
 			live := t.TempDir()
-			db, err := Open(live, nil)
+			db, err := Open(live, &Options{FS: plainFS{vfs.Default}})
 			require.NoError(t, err)
 			defer db.Close()
 			acked := putAcked(t, db, 0, 500)
@@ -535,6 +540,9 @@ func TestInterruptedLogs(t *testing.T) {
 		}, false},
 		{"torn tail, then a log cut inside its header", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
 			rewrite(t, fsys, logName("/db", last+1), []byte{1, 0, 0})
+		}, false},
+		{"torn tail, then a log allocated ahead, its header unwritten", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
+			rewrite(t, fsys, logName("/db", last+1), make([]byte, 4096))
 		}, false},
 		{"torn tail, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
 			withRecord(t, fsys, logName("/db", last+1))

@@ -57,6 +57,26 @@ type FS interface {
 	Lock(name string) (io.Closer, error)
 }
 
+// MappedCreator is implemented by filesystems that can create a file to
+// append to without a system call per write: the file's space is allocated
+// ahead, chunk bytes at a time, and each Write copies into a shared memory
+// mapping of it. What a Write copied is in the operating system's page
+// cache when it returns, as after write(2), so it survives the process
+// being killed; Sync makes it durable. Until Close the file's size on disk
+// covers the chunk allocated ahead, whose unwritten part reads as zeros;
+// Stat reports the bytes written, and Close cuts the file to them (it does
+// not sync).
+//
+// The operating system's filesystem implements it on Linux; elsewhere, and
+// where the filesystem cannot allocate ahead, CreateMapped returns an error
+// matching errors.ErrUnsupported, and callers use Create.
+type MappedCreator interface {
+	// CreateMapped creates or truncates the named file for appending
+	// through a mapping. chunk, a positive multiple of the page size, is
+	// how much space is allocated and mapped at a time.
+	CreateMapped(name string, chunk int64) (File, error)
+}
+
 // Default is the operating system's filesystem.
 var Default FS = osFS{}
 
