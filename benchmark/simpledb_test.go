@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratadb/strata/benchmark/internal/benchdata"
 	"github.com/stratadb/strata/simpledb"
+	"github.com/stratadb/strata/vfs"
 )
 
 // dbValue returns benchdata's value i, n bytes long.
@@ -283,12 +284,17 @@ var unsynced = &simpledb.Options{NoSync: true}
 // benchFill times filling a fresh database with the 1M fill keys in the
 // given order; opening and closing it are outside the timer.
 func benchFill(b *testing.B, order func(i uint64) uint64) {
+	benchFillWith(b, unsynced, order)
+}
+
+// benchFillWith is benchFill on a database with opts.
+func benchFillWith(b *testing.B, opts *simpledb.Options, order func(i uint64) uint64) {
 	b.SetBytes(fillKeys * (16 + fillValueSize))
 	fill := dbFill{n: fillKeys, appendKey: appendFillKey, valueSize: fillValueSize, batchSize: 1, order: order}
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		db := openDB(b, benchDir(b), unsynced)
+		db := openDB(b, benchDir(b), opts)
 		b.StartTimer()
 		fill.write(b, db)
 		closeUntimed(b, db)
@@ -301,6 +307,25 @@ func benchFill(b *testing.B, order func(i uint64) uint64) {
 func BenchmarkSimpleDBFillSeq(b *testing.B) {
 	benchFill(b, nil)
 }
+
+// BenchmarkSimpleDBLogAppend is FillSeq with its logs written two ways:
+// copied into a mapping of space allocated ahead (vfs.MappedCreator, the
+// default where the filesystem has it), and with one write(2) per
+// unsynced write (a filesystem without it). The measurement behind
+// simpledb's choice: see its doc.go.
+func BenchmarkSimpleDBLogAppend(b *testing.B) {
+	for _, fs := range []struct {
+		name string
+		fs   vfs.FS
+	}{{"mapped", vfs.Default}, {"write", plainFS{vfs.Default}}} {
+		b.Run(fs.name, func(b *testing.B) {
+			benchFillWith(b, &simpledb.Options{NoSync: true, FS: fs.fs}, nil)
+		})
+	}
+}
+
+// plainFS hides a filesystem's vfs.MappedCreator.
+type plainFS struct{ vfs.FS }
 
 // BenchmarkSimpleDBFillRandom writes 1M keys in a seeded random order.
 func BenchmarkSimpleDBFillRandom(b *testing.B) {

@@ -24,6 +24,20 @@
 // asked for it, applies them to the memstore and then publishes their
 // sequence numbers, so readers see a batch at once. See commit.go.
 //
+// A log takes writes without a system call each where the filesystem can
+// allocate space ahead (Linux: vfs.MappedCreator): the log allocates 1 MiB
+// at a time, maps it shared, and a write is a copy into the mapping. The
+// copy is in the page cache when the write returns, as after write(2), so
+// an unsynced write survives the process being killed (make crash kills
+// unsynced writers too); an fsync writes the dirtied pages back. Allocating
+// before mapping means a full disk is an error of the write that needs the
+// next chunk, never a SIGBUS. Measured on the 2-vCPU machine of the README
+// (BenchmarkSimpleDBLogAppend, 1M unsynced puts of 16-byte keys and 100-byte
+// values, 3 runs each): 588K-740K ops/s mapped against 435K-440K with one
+// write(2) per write, which spent about half the process in the syscall.
+// Close cuts the log to its length; a crash leaves the allocated tail as
+// zeros, which recovery reads as the end of the log.
+//
 // When the active memstore reaches MemstoreSize it becomes immutable, a new
 // one with a new log takes over, and a background goroutine flushes it to
 // an L0 table. Writers stall, and Stats counts it, when MaxImmutableMemstores
