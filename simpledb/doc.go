@@ -26,7 +26,10 @@
 //
 // A log takes writes without a system call each where the filesystem can
 // allocate space ahead (Linux: vfs.MappedCreator): the log allocates 1 MiB
-// at a time, maps it shared, and a write is a copy into the mapping. The
+// at a time, maps it shared, and a write is a copy into the mapping; the
+// next chunk is allocated, mapped and its pages faulted in by a goroutine
+// while the current one fills, since the page faults of a fresh chunk
+// were 16% of a fill's time, more than the copies themselves. The
 // copy is in the page cache when the write returns, as after write(2), so
 // an unsynced write survives the process being killed (make crash kills
 // unsynced writers too); an fsync writes the dirtied pages back. Allocating
@@ -36,7 +39,12 @@
 // values, 3 runs each): 588K-740K ops/s mapped against 435K-440K with one
 // write(2) per write, which spent about half the process in the syscall.
 // Close cuts the log to its length; a crash leaves the allocated tail as
-// zeros, which recovery reads as the end of the log.
+// zeros, which recovery reads as the end of the log. Allocating ahead also
+// sets the file's size ahead, so an fsync commits no size change: here 1
+// KiB written and fdatasynced cost 209 µs appended, 146-178 µs into
+// fallocated space, 136-165 µs into space written with zeros beforehand
+// (2,000 of each, two rounds); the last would need every chunk written
+// twice, or logs recycled, and is left for later.
 //
 // When the active memstore reaches MemstoreSize it becomes immutable, a new
 // one with a new log takes over, and a background goroutine flushes it to

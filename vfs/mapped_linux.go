@@ -21,14 +21,17 @@ func (osFS) CreateMapped(name string, chunk int64) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mappedFile{f: f, chunk: chunk}
-	if err := m.nextChunk(); err != nil {
+	m := &mappedFile{f: f, fd: int(f.Fd()), chunk: chunk}
+	first := m.mapChunk(0)
+	if first.err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EOPNOTSUPP) {
-			return nil, fmt.Errorf("vfs: create mapped %s: %w: %w", name, errors.ErrUnsupported, err)
+		if errors.Is(first.err, syscall.EOPNOTSUPP) {
+			return nil, fmt.Errorf("vfs: create mapped %s: %w: %w", name, errors.ErrUnsupported, first.err)
 		}
-		return nil, err
+		return nil, first.err
 	}
+	m.data = first.data
+	m.prepare(chunk)
 	return m, nil
 }
 
@@ -36,15 +39,50 @@ func (osFS) CreateMapped(name string, chunk int64) (File, error) {
 // file at a time. Each chunk's blocks are allocated (fallocate) before it
 // is mapped, so a store into the mapping never faults for want of space
 // (no SIGBUS): a full disk is the error of the Write that needs the next
-// chunk.
+// chunk. While one chunk takes writes, a goroutine prepares the next:
+// allocates it, maps it and faults its pages in for writing, which is
+// where the copies of a fresh chunk otherwise spend most of their time.
 type mappedFile struct {
 	f     *os.File
+	fd    int
 	chunk int64
-	size  int64  // bytes written: the file's logical length
-	base  int64  // file offset of the mapped chunk
-	data  []byte // the mapped chunk
-	pos   int64  // Read's offset
-	err   error  // sticky: after a failed chunk the tail is unknown
+	size  int64         // bytes written: the file's logical length
+	base  int64         // file offset of the mapped chunk
+	data  []byte        // the mapped chunk
+	ahead chan chunkMap // the next chunk, being prepared
+	pos   int64         // Read's offset
+	err   error         // sticky: after a failed chunk the tail is unknown
+}
+
+// chunkMap is a chunk allocated and mapped, or why it could not be.
+type chunkMap struct {
+	data []byte
+	err  error
+}
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in
+// writable, as the first store to each would.
+const madvPopulateWrite = 23
+
+// mapChunk allocates the chunk at base and maps it, its pages faulted in
+// for writing where the kernel can.
+func (m *mappedFile) mapChunk(base int64) chunkMap {
+	if err := syscall.Fallocate(m.fd, 0, base, m.chunk); err != nil {
+		return chunkMap{err: &fs.PathError{Op: "fallocate", Path: m.f.Name(), Err: err}}
+	}
+	data, err := syscall.Mmap(m.fd, base, int(m.chunk), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return chunkMap{err: &fs.PathError{Op: "mmap", Path: m.f.Name(), Err: err}}
+	}
+	syscall.Madvise(data, madvPopulateWrite) // a hint: older kernels refuse it, and the stores fault instead
+	return chunkMap{data: data}
+}
+
+// prepare starts mapping the chunk at base in the background.
+func (m *mappedFile) prepare(base int64) {
+	ahead := make(chan chunkMap, 1)
+	m.ahead = ahead
+	go func() { ahead <- m.mapChunk(base) }()
 }
 
 func (m *mappedFile) Write(p []byte) (int, error) {
@@ -66,22 +104,20 @@ func (m *mappedFile) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// nextChunk allocates the chunk that starts at the logical end and maps it
-// in place of the current one.
+// nextChunk takes the chunk prepared at the logical end in place of the
+// current one, and starts preparing the one after it.
 func (m *mappedFile) nextChunk() error {
-	base := m.size
-	if err := syscall.Fallocate(int(m.f.Fd()), 0, base, m.chunk); err != nil {
-		return &fs.PathError{Op: "fallocate", Path: m.f.Name(), Err: err}
-	}
-	data, err := syscall.Mmap(int(m.f.Fd()), base, int(m.chunk), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return &fs.PathError{Op: "mmap", Path: m.f.Name(), Err: err}
+	next := <-m.ahead
+	m.ahead = nil
+	if next.err != nil {
+		return next.err
 	}
 	if err := m.unmap(); err != nil {
-		syscall.Munmap(data)
+		syscall.Munmap(next.data)
 		return err
 	}
-	m.base, m.data = base, data
+	m.base, m.data = m.size, next.data
+	m.prepare(m.base + m.chunk)
 	return nil
 }
 
@@ -100,7 +136,7 @@ func (m *mappedFile) unmap() error {
 // Sync makes the written bytes durable: fdatasync writes back the pages
 // the mapping dirtied, as it does those write(2) dirtied.
 func (m *mappedFile) Sync() error {
-	if err := syscall.Fdatasync(int(m.f.Fd())); err != nil {
+	if err := syscall.Fdatasync(m.fd); err != nil {
 		return &fs.PathError{Op: "fdatasync", Path: m.f.Name(), Err: err}
 	}
 	return nil
@@ -109,6 +145,12 @@ func (m *mappedFile) Sync() error {
 // Close unmaps the file and cuts it to its logical length, releasing the
 // space allocated ahead. It does not sync: callers sync first.
 func (m *mappedFile) Close() error {
+	if m.ahead != nil {
+		if next := <-m.ahead; next.data != nil {
+			syscall.Munmap(next.data)
+		}
+		m.ahead = nil
+	}
 	err := m.unmap()
 	if terr := m.f.Truncate(m.size); err == nil && terr != nil {
 		err = terr
