@@ -225,9 +225,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 	}
 	seq := d.lastSeq + 1
 	var batches, userBytes int64
-	d.syncMu.Lock()
-	synced := int64(d.syncedTo) - d.walBase
-	d.syncMu.Unlock()
+	synced := int64(d.syncedTo.Load()) - d.walBase
 	for _, w := range g.waiters {
 		if w.batch == nil {
 			g.flush = true
@@ -316,10 +314,10 @@ func (d *DB) appendGroup(g *commitGroup) {
 func (d *DB) syncLog(end uint64) {
 	for {
 		d.syncMu.Lock()
-		for d.syncing && d.syncedTo < end && d.logErr == nil {
+		for d.syncing && d.syncedTo.Load() < end && d.logErr == nil {
 			d.syncCond.Wait()
 		}
-		done := d.syncedTo >= end || d.logErr != nil
+		done := d.syncedTo.Load() >= end || d.logErr != nil
 		d.syncMu.Unlock()
 		if done {
 			return
@@ -327,7 +325,7 @@ func (d *DB) syncLog(end uint64) {
 
 		d.walMu.Lock()
 		d.syncMu.Lock()
-		claimed := !d.syncing && d.syncedTo < end && d.logErr == nil
+		claimed := !d.syncing && d.syncedTo.Load() < end && d.logErr == nil
 		d.syncing = d.syncing || claimed
 		d.syncMu.Unlock()
 		if !claimed {
@@ -351,7 +349,7 @@ func (d *DB) syncLog(end uint64) {
 		d.syncMu.Lock()
 		d.syncing = false
 		if err == nil {
-			d.syncedTo = max(d.syncedTo, target)
+			d.syncedTo.Store(max(d.syncedTo.Load(), target))
 			d.logSyncs.Add(1)
 		}
 		d.syncCond.Broadcast()
@@ -371,7 +369,7 @@ func (d *DB) publishReady() {
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()
 	d.syncMu.Lock()
-	synced, logErr := d.syncedTo, d.logErr
+	synced, logErr := d.syncedTo.Load(), d.logErr
 	d.syncMu.Unlock()
 	n := 0
 	for ; n < len(d.pending); n++ {
@@ -584,7 +582,7 @@ func (d *DB) rotate() error {
 	}
 	logical := d.writeStats.logBytes.Load()
 	d.syncMu.Lock()
-	d.syncedTo = uint64(logical)
+	d.syncedTo.Store(uint64(logical))
 	d.syncMu.Unlock()
 
 	d.mu.Lock()

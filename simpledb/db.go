@@ -92,8 +92,8 @@ type DB struct {
 	// syncMu guards the sync stage and logErr.
 	syncMu   sync.Mutex
 	syncCond *sync.Cond
-	syncedTo uint64 // the logs are durable up to this logical length
-	syncing  bool   // an fsync is running
+	syncedTo atomic.Uint64 // the logs are durable up to this logical length; written under syncMu, read anywhere
+	syncing  bool          // an fsync is running
 	// logErr is the log's first failure, of an append or an fsync (set by
 	// failLog): nothing is appended or synced after it,
 	// and every write past syncedTo fails with it.
