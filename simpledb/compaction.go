@@ -43,7 +43,9 @@ type compaction struct {
 //  3. The tables of level n+2 it overlaps total at most
 //     maxGrandparentOverlap (LevelDB's limit: 10 × TargetTableSize).
 //     Otherwise its own compaction into n+2, later, would have to read
-//     and rewrite all of them at once; it is rewritten instead.
+//     and rewrite all of them at once. It is rewritten instead, and the
+//     rewrite, like every compaction's, ends an output table where it
+//     would overlap more than that (see grandparentSplitter).
 //
 // A move drops nothing: not the versions that no snapshot needs any more,
 // nor tombstones with nothing left below them. Keeping a version never
@@ -306,6 +308,10 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
 	defer merged.Close()
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom}
+	if c.level+2 < numLevels {
+		g := &grandparentSplitter{tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
+		it.splitBefore = g.splitBefore
+	}
 	outputs, err := d.writeTables(it, d.opts.TargetTableSize)
 	return outputs, read, err
 }
@@ -318,4 +324,33 @@ func (c *compaction) isBottom(key []byte) bool {
 		}
 	}
 	return true
+}
+
+// grandparentSplitter ends a compaction's output table before a key once
+// the tables of level+2 that the keys have passed since its last split (or
+// the first key) total more than limit: an output of level+1 that
+// overlapped much more would make its own compaction into level+2 huge.
+// This is LevelDB's rule, with the limit of a trivial move.
+type grandparentSplitter struct {
+	tables  []*table // level+2's, in key order
+	next    int      // the first table whose largest key is at or after the last key
+	overlap int64    // the bytes of the tables passed since the last split
+	limit   int64
+	started bool
+}
+
+// splitBefore is called with each key of the output, in order.
+func (g *grandparentSplitter) splitBefore(key []byte) bool {
+	for g.next < len(g.tables) && bytes.Compare(key, g.tables[g.next].largest) > 0 {
+		if g.started {
+			g.overlap += int64(g.tables[g.next].size)
+		}
+		g.next++
+	}
+	g.started = true
+	if g.overlap > g.limit {
+		g.overlap = 0
+		return true
+	}
+	return false
 }

@@ -206,8 +206,8 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 
 // A table moves only if the tables of the level below its new one that it
 // overlaps total at most 10 × TargetTableSize; else its own compaction into
-// that level would later rewrite them all at once, and it is rewritten
-// now instead.
+// that level would later rewrite them all at once. It is rewritten now
+// instead, into tables that each overlap at most that much.
 func TestTrivialMoveGrandparentLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -263,6 +263,16 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 				require.Equal(t, before.TrivialMoves, st.TrivialMoves)
 				require.Equal(t, before.Compactions+1, st.Compactions)
 				require.False(t, kept, "rewritten")
+			}
+			db.mu.Lock()
+			overlaps := map[string]int64{} // L1 table -> the bytes of L2 it overlaps
+			for _, tb := range db.current.levels[1] {
+				c := &compaction{level: 0, v: db.current}
+				overlaps[fmt.Sprintf("%s-%s", tb.smallest, tb.largest)] = c.grandparentOverlap(tb)
+			}
+			db.mu.Unlock()
+			for name, overlap := range overlaps {
+				require.LessOrEqual(t, overlap, db.maxGrandparentOverlap(), "L1 table %s", name)
 			}
 			checkScan(t, db.NewIterator, m, nil, nil, "after the compaction")
 		})
