@@ -9,14 +9,65 @@ import (
 	"github.com/stratadb/strata/sstables"
 )
 
-// compaction merges tables of one level into the next.
+// compaction merges tables of one level into the next, or moves one.
 type compaction struct {
 	level int // the input level; outputs go to level+1
 	// inputs[0] are the tables picked from level (L0: newest first),
 	// inputs[1] those of level+1 they overlap.
 	inputs [2][]*table
 	v      *version // the version the inputs were picked from
+	// move: inputs[0] is one table, which goes to level+1 by a manifest
+	// edit alone (see trivialMove).
+	move bool
 }
+
+// # Trivial moves
+//
+// A background compaction whose input is a single table that nothing in
+// the next level overlaps moves that table down by a manifest edit alone,
+// as LevelDB and Pebble do: the edit deletes it from level n and adds it,
+// same file and tableInfo, to level n+1. A sequential load then writes
+// each table once, by its flush. trivialMove allows a move only when:
+//
+//  1. The compaction has exactly one input table, of level n, and no
+//     table of level n+1 overlaps its key range. Level n+1 then stays
+//     sorted and disjoint, and every version of its keys below it is
+//     older, as it was before.
+//  2. From L0: no older L0 table overlaps it. L0 tables overlap and a read
+//     takes the first version it meets, newest table first, then L1 and
+//     down. Moving a table below an older one that shares a key would let
+//     the older version hide the newer. Moving the oldest of overlapping
+//     tables (or one that no older table overlaps) keeps "a shallower
+//     level holds newer versions" true; pickCompaction tries L0's tables
+//     oldest first.
+//  3. The tables of level n+2 it overlaps total at most
+//     maxGrandparentOverlap (LevelDB's limit: 10 × TargetTableSize).
+//     Otherwise its own compaction into n+2, later, would have to read
+//     and rewrite all of them at once. It is rewritten instead, and the
+//     rewrite, like every compaction's, ends an output table where it
+//     would overlap more than that (see grandparentSplitter).
+//
+// A move drops nothing: not the versions that no snapshot needs any more,
+// nor tombstones with nothing left below them. Keeping a version never
+// changes what a read sees, so that is always safe for reads; they go
+// when the table is next rewritten. Nor does a move upset the rewrite's
+// rule for dropping a tombstone, that no level below the output holds its
+// key (isBottom). The rule is sound while every older version of a key
+// lies in the compaction's inputs or below its output level, which
+// follows from the version's order (a shallower level holds newer
+// versions; in L0, a newer table comes first), and rules 1 and 2 keep
+// that order. isBottom looks at the levels as they are: a moved table
+// counts at its new level.
+//
+// The table stays live through the move: applyEdit does not mark a table
+// an edit deletes and adds again as obsolete, so its file stays. The edit
+// is one manifest record, synced once, so a crash leaves the table in
+// level n or in level n+1, never in both or neither; replay applies an
+// edit's deletes before its adds.
+//
+// Stats counts moves in TrivialMoves, apart from Compactions. Manual
+// Compact never moves: it is asked to drop everything droppable, which
+// only a rewrite does.
 
 // levelTarget is a level's target size: BaseLevelSize for L1, times
 // LevelSizeRatio per level below.
@@ -46,6 +97,14 @@ func (d *DB) pickCompaction() *compaction {
 		return nil
 	}
 	if bestLevel == 0 {
+		// Oldest first (rule 2 lets at most the oldest of overlapping
+		// tables move): a move makes room in L0 without rewriting anything.
+		for i := len(v.levels[0]) - 1; i >= 0; i-- {
+			if c := d.newCompaction(0, v.levels[0][i:i+1]); d.trivialMove(c) {
+				c.move = true
+				return c
+			}
+		}
 		return d.newCompaction(0, v.levels[0])
 	}
 	// Round-robin through the level: the first table past the key where
@@ -59,7 +118,9 @@ func (d *DB) pickCompaction() *compaction {
 		}
 	}
 	d.compactPtr[bestLevel] = append(d.compactPtr[bestLevel][:0], pick.largest...)
-	return d.newCompaction(bestLevel, []*table{pick})
+	c := d.newCompaction(bestLevel, []*table{pick})
+	c.move = d.trivialMove(c)
+	return c
 }
 
 // newCompaction adds to from (tables of level) the tables of level+1 they
@@ -82,6 +143,42 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 		}
 	}
 	return c
+}
+
+// maxGrandparentOverlap is how many bytes of level n+2 a table moved into
+// level n+1 may overlap (rule 3 of trivial moves).
+func (d *DB) maxGrandparentOverlap() int64 { return 10 * d.opts.TargetTableSize }
+
+// trivialMove reports whether c may move its input table to the next level
+// instead of rewriting it: the rules above.
+func (d *DB) trivialMove(c *compaction) bool {
+	if len(c.inputs[0]) != 1 || len(c.inputs[1]) != 0 {
+		return false
+	}
+	t := c.inputs[0][0]
+	if c.level == 0 {
+		l0 := c.v.levels[0] // newest first
+		for _, older := range l0[slices.Index(l0, t)+1:] {
+			if older.overlaps(t.smallest, t.largest) {
+				return false
+			}
+		}
+	}
+	return c.grandparentOverlap(t) <= d.maxGrandparentOverlap()
+}
+
+// grandparentOverlap returns the bytes of the tables of level+2 that t's
+// key range overlaps.
+func (c *compaction) grandparentOverlap(t *table) int64 {
+	var n int64
+	if c.level+2 < numLevels {
+		for _, g := range c.v.levels[c.level+2] {
+			if g.overlaps(t.smallest, t.largest) {
+				n += int64(g.size)
+			}
+		}
+	}
+	return n
 }
 
 // compactLoop runs compactions in the background while any is due.
@@ -110,8 +207,12 @@ func (d *DB) compactLoop() {
 }
 
 // runCompaction merges c's inputs into new tables of the next level and
-// installs them. The caller holds d.mu; it is released during the work.
+// installs them, or moves c's table. The caller holds d.mu; it is released
+// during a merge.
 func (d *DB) runCompaction(c *compaction) error {
+	if c.move {
+		return d.moveTable(c)
+	}
 	d.compacting = true
 	defer func() { d.compacting = false }()
 	c.v.ref()
@@ -153,6 +254,27 @@ func (d *DB) runCompaction(c *compaction) error {
 	return nil
 }
 
+// moveTable moves c's one input table to the next level with a manifest
+// edit. The caller holds d.mu, throughout: the version c was picked from is
+// still current.
+func (d *DB) moveTable(c *compaction) error {
+	t := c.inputs[0][0]
+	edit := &versionEdit{
+		deleted: []levelTable{{level: c.level, info: tableInfo{num: t.num}}},
+		added:   []levelTable{{level: c.level + 1, info: t.tableInfo}},
+	}
+	if err := d.writeEdit(edit); err != nil {
+		// Whether or not the edit reached the disk, the table is live in
+		// one of the two levels; the next Open finds it in either.
+		return err
+	}
+	t.ref() // the new version's, which applyEdit hands it
+	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}})
+	d.stats.trivialMoves++
+	d.log.Debug("simpledb: moved table", "table", t.num, "from", c.level, "to", c.level+1, "bytes", t.size)
+	return nil
+}
+
 // compact writes the merged, filtered inputs of c to new tables.
 //
 // It reads its inputs with pread, never through a mapping: a compaction
@@ -186,6 +308,10 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
 	defer merged.Close()
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom}
+	if c.level+2 < numLevels {
+		g := &grandparentSplitter{tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
+		it.splitBefore = g.splitBefore
+	}
 	outputs, err := d.writeTables(it, d.opts.TargetTableSize)
 	return outputs, read, err
 }
@@ -198,4 +324,33 @@ func (c *compaction) isBottom(key []byte) bool {
 		}
 	}
 	return true
+}
+
+// grandparentSplitter ends a compaction's output table before a key once
+// the tables of level+2 that the keys have passed since its last split (or
+// the first key) total more than limit: an output of level+1 that
+// overlapped much more would make its own compaction into level+2 huge.
+// This is LevelDB's rule, with the limit of a trivial move.
+type grandparentSplitter struct {
+	tables  []*table // level+2's, in key order
+	next    int      // the first table whose largest key is at or after the last key
+	overlap int64    // the bytes of the tables passed since the last split
+	limit   int64
+	started bool
+}
+
+// splitBefore is called with each key of the output, in order.
+func (g *grandparentSplitter) splitBefore(key []byte) bool {
+	for g.next < len(g.tables) && bytes.Compare(key, g.tables[g.next].largest) > 0 {
+		if g.started {
+			g.overlap += int64(g.tables[g.next].size)
+		}
+		g.next++
+	}
+	g.started = true
+	if g.overlap > g.limit {
+		g.overlap = 0
+		return true
+	}
+	return false
 }

@@ -23,6 +23,9 @@ type compactionIter struct {
 	in     sstables.EntryIterator
 	snaps  []uint64
 	bottom func(key []byte) bool // nil: tombstones are always kept
+	// splitBefore, called with each key in order, reports whether the
+	// output table must end before it (nil: only its size ends one).
+	splitBefore func(key []byte) bool
 
 	key        []byte
 	prevStripe int

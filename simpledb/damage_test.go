@@ -265,21 +265,24 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 			require.NoError(t, db.Flush())
 		}
 	}
-	// compact merges the first n tables of level into the next one, as a
-	// background compaction would; Compact would merge everything into
-	// the deepest level.
+	// compact merges the first n tables of level into the next one, or
+	// moves the one table, as a background compaction would; Compact would
+	// merge everything into the deepest level.
 	compact := func(level, n int) {
 		db.mu.Lock()
 		defer db.mu.Unlock()
 		require.GreaterOrEqual(t, len(db.current.levels[level]), n)
-		require.NoError(t, db.runCompaction(db.newCompaction(level, db.current.levels[level][:n])))
+		c := db.newCompaction(level, db.current.levels[level][:n])
+		c.move = db.trivialMove(c)
+		require.NoError(t, db.runCompaction(c))
 	}
 
 	rounds(3, 60)
 	snap := db.NewSnapshot() // keeps the versions it sees through every flush and compaction below
 	rounds(5, 60)
 	compact(0, 8)
-	compact(1, 1) // L2
+	compact(1, 1) // L2, which is empty: a trivial move
+	require.EqualValues(t, 1, db.Stats().TrivialMoves)
 	rounds(6, 40)
 	compact(0, 6)
 	rounds(3, 40) // L0

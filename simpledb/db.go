@@ -631,16 +631,21 @@ func (d *DB) writeEdit(edit *versionEdit) error {
 // applyEdit installs the version an edit makes and publishes it to readers.
 // The caller holds d.mu; the new version takes over its references on the
 // added tables. Tables the edit deletes become obsolete: their files go
-// when their last reader is done.
+// when their last reader is done. A table it deletes and adds again, which
+// a trivial move does, stays live.
 func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
 	deleted := map[uint64]bool{}
 	for _, del := range edit.deleted {
 		deleted[del.info.num] = true
 	}
 	nv := d.current.withEdit(deleted, added)
+	readded := map[uint64]bool{}
+	for _, a := range added {
+		readded[a.t.num] = true
+	}
 	for _, level := range d.current.levels {
 		for _, t := range level {
-			if deleted[t.num] {
+			if deleted[t.num] && !readded[t.num] {
 				t.obsolete.Store(true)
 			}
 		}

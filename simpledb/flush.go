@@ -102,8 +102,8 @@ func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
 }
 
 // writeTables writes an iterator's entries into new tables, starting a new
-// one past splitAt bytes (0: never) at a key boundary, so that no key
-// spans two tables. It opens and returns them, each with one reference, the
+// one past splitAt bytes (0: never) or where the iterator's splitBefore
+// says, at a key boundary, so that no key spans two tables. It opens and returns them, each with one reference, the
 // caller's.
 func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	var (
@@ -143,7 +143,8 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	for ok := it.First(); ok; ok = it.Next() {
 		key := it.in.Key()
 		newKey := lastKey == nil || string(key) != string(lastKey)
-		if w != nil && splitAt > 0 && newKey && w.EstimatedSize() >= splitAt {
+		split := newKey && it.splitBefore != nil && it.splitBefore(key)
+		if w != nil && newKey && (split || splitAt > 0 && w.EstimatedSize() >= splitAt) {
 			if err := finish(); err != nil {
 				return abort(err)
 			}

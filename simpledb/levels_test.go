@@ -47,8 +47,8 @@ func TestDataFlowsThroughLevels(t *testing.T) {
 		m[string(k)] = string(v)
 	}
 	st := db.Stats()
-	t.Logf("levels %v, flushes %d, compactions %d, stalls %d, write amplification %.1f",
-		st.Levels, st.Flushes, st.Compactions, st.Stalls, st.WriteAmplification)
+	t.Logf("levels %v, flushes %d, compactions %d, trivial moves %d, stalls %d, write amplification %.1f",
+		st.Levels, st.Flushes, st.Compactions, st.TrivialMoves, st.Stalls, st.WriteAmplification)
 	require.Greater(t, st.Compactions, int64(3))
 	deep := 0
 	for level := 2; level < numLevels; level++ {

@@ -47,12 +47,16 @@ func TestModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
 	opts := smallOptions()
+	// Small levels and tables spread the data over L1 and L2, so that
+	// compactions move tables as well as merge them.
+	opts.BaseLevelSize, opts.TargetTableSize = 32<<10, 8<<10
 	db, err := Open(dir, opts)
 	require.NoError(t, err)
 	defer func() { db.Close() }()
 
 	m := model{}
 	var snaps []modelSnapshot
+	var moves int64 // trivial moves, over every session
 	key := func() []byte { return fmt.Appendf(nil, "key-%04d", rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
@@ -109,6 +113,7 @@ func TestModel(t *testing.T) {
 				require.NoError(t, s.snap.Release())
 			}
 			snaps = nil
+			moves += db.Stats().TrivialMoves
 			require.NoError(t, db.Close(), msg)
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
@@ -118,8 +123,10 @@ func TestModel(t *testing.T) {
 	}
 	checkScan(t, db.NewIterator, m, nil, nil, "final full scan")
 	st := db.Stats()
-	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f",
-		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification)
+	moves += st.TrivialMoves
+	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves",
+		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves)
+	require.Positive(t, moves, "compaction moved tables")
 }
 
 func checkGet(t *testing.T, get func([]byte) ([]byte, error), m model, k []byte, msg string) {

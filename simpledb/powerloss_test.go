@@ -131,10 +131,12 @@ func TestPowerLoss(t *testing.T) {
 		cycles = 1000
 	}
 	seed := testseed.Seed(t)
+	var moves int64
 	for cycle := range cycles {
-		powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
+		moves += powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
 	}
-	t.Logf("%d power-loss cycles", cycles)
+	t.Logf("%d power-loss cycles, %d trivial moves", cycles, moves)
+	require.Positive(t, moves, "compaction moved tables")
 }
 
 // crashMode is what a power loss does to the unsynced end of each file.
@@ -159,7 +161,9 @@ func (m crashMode) options(rng *rand.Rand) vfs.CrashOptions {
 	return vfs.CrashOptions{}
 }
 
-func powerLossCycle(t *testing.T, seed uint64, mode crashMode) {
+// powerLossCycle runs one workload, crash and recovery. It returns the
+// trivial moves compaction made before the crash.
+func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (moves int64) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	fsys := vfs.NewMem()
 	opts := smallOptions()
@@ -181,6 +185,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) {
 			durable = len(ops)
 		}
 		if rng.IntN(400) == 0 {
+			moves += db.Stats().TrivialMoves
 			require.NoError(t, db.Close())
 			db, err = Open("/db", opts)
 			require.NoError(t, err)
@@ -188,6 +193,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) {
 		}
 	}
 	clone := fsys.CrashClone(mode.options(rng))
+	moves += db.Stats().TrivialMoves
 	db.Close()
 
 	opts.FS = clone
@@ -207,6 +213,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) {
 	v, err := recovered.Get([]byte("after"))
 	require.NoError(t, err)
 	require.Equal(t, "crash", string(v))
+	return moves
 }
 
 // A power loss that keeps the unsynced end of the log with pages lost in

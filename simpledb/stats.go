@@ -11,6 +11,7 @@ type statCounters struct {
 	flushes, flushBytes             int64
 	compactions                     int64
 	compactionRead, compactionBytes int64
+	trivialMoves                    int64
 	stalls                          int64
 	stallTime                       time.Duration
 }
@@ -51,8 +52,13 @@ type Stats struct {
 	// tables they wrote.
 	Flushes, FlushBytes int64
 	// Compactions, CompactionBytesRead and CompactionBytesWritten count
-	// compactions and the table bytes they read and wrote.
+	// compactions that rewrote tables and the table bytes they read and
+	// wrote.
 	Compactions, CompactionBytesRead, CompactionBytesWritten int64
+	// TrivialMoves counts tables a background compaction moved to the next
+	// level by a manifest edit alone, reading and writing none of their
+	// bytes: a table that nothing in the next level overlaps.
+	TrivialMoves int64
 	// WriteAmplification is the bytes written to disk (logs, flushes,
 	// compactions) per byte of user data.
 	WriteAmplification float64
@@ -86,6 +92,7 @@ func (d *DB) Stats() Stats {
 	c := d.stats
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes
+	s.TrivialMoves = c.trivialMoves
 	if s.UserBytes > 0 {
 		s.WriteAmplification = float64(s.LogBytes+c.flushBytes+c.compactionBytes) / float64(s.UserBytes)
 	}
