@@ -50,6 +50,17 @@ func (g *gate) MaybeError(op errorfs.Op, path string) error {
 	return nil
 }
 
+// requireHeld waits for the gate to hold its operation, failing the test
+// rather than hanging if it never comes.
+func requireHeld(t *testing.T, g *gate) {
+	t.Helper()
+	select {
+	case <-g.held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gated operation never came")
+	}
+}
+
 // injectors injects the first error any of them returns.
 type injectors []errorfs.Injector
 
@@ -159,7 +170,7 @@ func TestCommitRotateRefusesFailedLog(t *testing.T) {
 
 	g.armed.Store(true)
 	synced := goWrite(db, "synced", true)
-	<-g.held
+	requireHeld(t, g)
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
 	// The flush's rotation holds walMu while it waits for the fsync.
@@ -322,34 +333,41 @@ func TestCommitLogFailureConcurrent(t *testing.T) {
 // held the log's lock, and the fsync waited for the compaction.
 func TestStalledWriterDoesNotHoldUpFsyncs(t *testing.T) {
 	syncGate := newGate(errorfs.OpSync, errorfs.Suffix(".log"))
-	// Tables are created by two flushes, then the compaction they trigger
-	// (held), then a third flush (held). flushGate does not see the
-	// compaction's create while compactionGate holds it: it counts three.
+	// Tables are created by a flush and a manual compaction into L1, two
+	// flushes over the same keys, then the compaction they trigger (held:
+	// it overlaps L1, so it is no trivial move), then a last flush (held).
+	// flushGate does not see the compaction's create while compactionGate
+	// holds it: it counts five.
 	compactionGate := newGate(errorfs.OpCreate, errorfs.Suffix(".sst.tmp"))
-	compactionGate.holdAt = 3
+	compactionGate.holdAt = 5
 	flushGate := newGate(errorfs.OpCreate, errorfs.Suffix(".sst.tmp"))
-	flushGate.holdAt = 3
+	flushGate.holdAt = 5
 	opts := smallOptions()
 	opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), injectors{syncGate, compactionGate, flushGate}), quietLogger
 	opts.L0CompactionTrigger, opts.L0StopWritesThreshold = 2, 3
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 
-	for i := range 2 {
-		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), []byte("v")))
+	fill := func() {
+		require.NoError(t, db.Put([]byte("a"), []byte("v")))
+		require.NoError(t, db.Put([]byte("z"), []byte("v")))
 		require.NoError(t, db.Flush())
 	}
-	<-compactionGate.held
+	fill()
+	require.NoError(t, db.Compact())
+	fill()
+	fill()
+	requireHeld(t, compactionGate)
 	require.NoError(t, db.Put([]byte("k2"), []byte("v")))
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
-	<-flushGate.held
+	requireHeld(t, flushGate)
 
 	// An fsync runs (held), and a synced write appended behind it needs
 	// the next one.
 	syncGate.armed.Store(true)
 	first := goWrite(db, "first", true)
-	<-syncGate.held
+	requireHeld(t, syncGate)
 	second := goWrite(db, "second", true)
 	waitPending(t, db, 2)
 
