@@ -60,7 +60,12 @@
 // Compaction is leveled and runs in the background: L0 into L1 when L0
 // holds L0CompactionTrigger tables, level n into n+1 when n exceeds its
 // target size (BaseLevelSize times LevelSizeRatio per level). Outputs are
-// split at TargetTableSize, never inside a key. A version of a key is
+// split at TargetTableSize, never inside a key, and where they would
+// overlap more than 10 × TargetTableSize of the level below their own. A
+// table that overlaps nothing in the next level (in L0, and no older L0
+// table either) moves there by a manifest edit alone, unrewritten, as
+// LevelDB and Pebble do: a sequential fill then costs compaction no bytes.
+// A version of a key is
 // dropped only when no reader can see it: each live snapshot keeps the
 // newest version it sees, and a tombstone goes only when every snapshot sees
 // it and no deeper level holds the key, so deleted keys never come back.
