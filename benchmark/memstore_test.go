@@ -2,7 +2,9 @@ package benchmark
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/stratadb/strata/memstore"
@@ -10,12 +12,39 @@ import (
 
 // BenchmarkMemstore measures the memstore on 1M random 16-byte keys with
 // 100-byte values: one op is one Put or one Get; Overhead reports the
-// memory held per entry beyond its key and value bytes.
+// memory held per entry beyond its key and value bytes. The Decimal
+// variants use 16-byte zero-padded decimal keys (0000000000000042), which
+// share their first 10 bytes, in random and in ascending order; Scan reads
+// every entry of a full memstore as a flush does.
 func BenchmarkMemstore(b *testing.B) {
 	b.Run("Put", benchMemstorePut)
+	b.Run("PutDecimalRandom", func(b *testing.B) { benchMemstorePutKeys(b, decimalData().random) })
+	b.Run("PutDecimalSequential", func(b *testing.B) { benchMemstorePutKeys(b, decimalData().sequential) })
 	b.Run("Get", benchMemstoreGet)
+	b.Run("GetDecimal", benchMemstoreGetDecimal)
+	b.Run("Scan", benchMemstoreScan)
 	b.Run("Overhead", benchMemstoreOverhead)
 }
+
+// decimalKeys holds the data set's 1M indexes as 16-byte zero-padded
+// decimal keys, in ascending order and in the data set's random order.
+type decimalKeys struct {
+	sequential, random [][]byte
+}
+
+var decimalData = sync.OnceValue(func() *decimalKeys {
+	d := kvData()
+	buf := make([]byte, 0, kvCount*kvKeySize)
+	k := &decimalKeys{sequential: make([][]byte, kvCount), random: make([][]byte, kvCount)}
+	for i := range kvCount {
+		buf = fmt.Appendf(buf, "%016d", i)
+		k.sequential[i] = buf[i*kvKeySize : (i+1)*kvKeySize : (i+1)*kvKeySize]
+	}
+	for i, j := range d.order {
+		k.random[i] = k.sequential[j]
+	}
+	return k
+})
 
 // fillMemstore puts the whole data set into a new memstore.
 func fillMemstore(b *testing.B) *memstore.Memstore {
@@ -52,6 +81,74 @@ func benchMemstorePut(b *testing.B) {
 		b.Fatalf("memstore holds %d entries after %d puts", m.Len(), i)
 	}
 	reportOpsPerSecond(b, b.N, "puts/s")
+}
+
+// benchMemstorePutKeys puts keys in turn, with the data set's values, into
+// a memstore, starting a fresh one, outside the timer, after every 1M puts.
+func benchMemstorePutKeys(b *testing.B, keys [][]byte) {
+	d := kvData()
+	b.SetBytes(kvKeySize + kvValueSize)
+	m, i := memstore.New(&memstore.Options{Seed: kvSeed}), 0
+	for b.Loop() {
+		if i == kvCount {
+			b.StopTimer()
+			m, i = nil, 0
+			runtime.GC()
+			m = memstore.New(&memstore.Options{Seed: kvSeed})
+			b.StartTimer()
+		}
+		if err := m.Put(keys[i], d.values[i]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	if m.Len() != i {
+		b.Fatalf("memstore holds %d entries after %d puts", m.Len(), i)
+	}
+	reportOpsPerSecond(b, b.N, "puts/s")
+}
+
+// benchMemstoreGetDecimal gets the keys of a memstore full of decimal keys
+// in random order and checks each value.
+func benchMemstoreGetDecimal(b *testing.B) {
+	d, keys := kvData(), decimalData()
+	m := memstore.New(&memstore.Options{Seed: kvSeed})
+	for i, k := range keys.random {
+		if err := m.Put(k, d.values[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		// keys.random[i] holds d.values[i]; look them up in another order.
+		j := d.order[i]
+		v, res := m.Get(keys.random[j])
+		if res != memstore.Found || !bytes.Equal(v, d.values[j]) {
+			b.Fatalf("get %s: %v, wrong value", keys.random[j], res)
+		}
+		i = (i + 1) % kvCount
+	}
+	reportOpsPerSecond(b, b.N, "gets/s")
+}
+
+// benchMemstoreScan reads every entry of a full memstore, key and value, in
+// order, as a flush does: one op is one scan of the 1M entries.
+func benchMemstoreScan(b *testing.B) {
+	m := fillMemstore(b)
+	b.SetBytes(kvCount * (kvKeySize + kvValueSize))
+	for b.Loop() {
+		n, size := 0, 0
+		it := m.NewEntryIterator(nil)
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+			size += len(it.Key()) + len(it.Value())
+		}
+		it.Close()
+		if n != kvCount || size != kvCount*(kvKeySize+kvValueSize) {
+			b.Fatalf("scan saw %d entries of %d bytes", n, size)
+		}
+	}
+	reportOpsPerSecond(b, b.N*kvCount, "entries/s")
 }
 
 // benchMemstoreGet gets the keys of a full memstore in random order and

@@ -23,10 +23,12 @@ type scriptedWrites struct {
 	seqsOf [][]uint64
 }
 
-func newScriptedWrites(rng *rand.Rand, n, numKeys int) *scriptedWrites {
+// newScriptedWrites returns n writes to numKeys keys named by format, which
+// must order them as their numbers do.
+func newScriptedWrites(rng *rand.Rand, n, numKeys int, format string) *scriptedWrites {
 	s := &scriptedWrites{keyOf: make([]int, n+1), kinds: make([]Kind, n+1), seqsOf: make([][]uint64, numKeys)}
 	for k := range numKeys {
-		s.keys = append(s.keys, fmt.Appendf(nil, "key%05d", k))
+		s.keys = append(s.keys, fmt.Appendf(nil, format, k))
 	}
 	for seq := 1; seq <= n; seq++ {
 		k := rng.IntN(numKeys)
@@ -39,7 +41,15 @@ func newScriptedWrites(rng *rand.Rand, n, numKeys int) *scriptedWrites {
 	return s
 }
 
-func valueOf(seq uint64) []byte { return fmt.Appendf(nil, "value%d", seq) }
+// valueOf returns the value written at seq: short, but now and then too
+// large for a chunk.
+func valueOf(seq uint64) []byte {
+	v := fmt.Appendf(nil, "value%d", seq)
+	if seq%97 == 0 {
+		v = bytes.Repeat(v, arenaLargeEntry/len(v)+1)
+	}
+	return v
+}
 
 // at returns the sequence number of key k's newest write up to seq, 0 if
 // there is none.
@@ -55,12 +65,20 @@ func (s *scriptedWrites) at(k int, seq uint64) uint64 {
 // sequence number while a writer applies writes, and checks every read
 // against the known state at the reader's sequence number: an iterator or a
 // GetAt at sequence number s never sees a later write, and misses none up
-// to s.
+// to s. Keys are short, or share a long prefix; the writer's chunks grow,
+// so readers meet nodes in chunks added after they loaded the arena's
+// table.
 func TestConcurrentReadersSeeSnapshots(t *testing.T) {
+	for _, format := range []string{"key%05d", "tenant-0001/table-00000042/user:%016d"} {
+		t.Run(format, func(t *testing.T) { testConcurrentReadersSeeSnapshots(t, format) })
+	}
+}
+
+func testConcurrentReadersSeeSnapshots(t *testing.T, format string) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	const n = 20_000
-	script := newScriptedWrites(rng, n, 300)
+	script := newScriptedWrites(rng, n, 300, format)
 	m := New(&Options{Seed: seed})
 
 	var done atomic.Bool
@@ -222,4 +240,63 @@ func TestConcurrentWriters(t *testing.T) {
 		seqs[it.Seq()] = true
 	}
 	require.Len(t, seqs, writers*perWriter, "every write has its own sequence number")
+}
+
+// TestConcurrentReadersDuringAscendingInserts runs readers while a writer
+// puts keys in ascending order, the inserts that skip their search: every
+// key whose Put returned is found, and scans ascend and miss none.
+func TestConcurrentReadersDuringAscendingInserts(t *testing.T) {
+	seed := testseed.Seed(t)
+	const n = 20_000
+	key := func(i int) []byte { return fmt.Appendf(nil, "%016d", i) }
+	m := New(&Options{Seed: seed})
+	var published atomic.Int64
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for r := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(r)))
+			for {
+				last := done.Load()
+				p := int(published.Load())
+				for range 20 {
+					if p == 0 {
+						break
+					}
+					i := rng.IntN(p)
+					if v, res := m.Get(key(i)); res != Found || !bytes.Equal(v, valueOf(uint64(i+1))) {
+						errs[r] = fmt.Errorf("Get(%s) after its Put returned: %v", key(i), res)
+						return
+					}
+				}
+				i := 0
+				for k := range m.All() {
+					if !bytes.Equal(k, key(i)) {
+						errs[r] = fmt.Errorf("scan: %s where %s was due", k, key(i))
+						return
+					}
+					i++
+				}
+				if i < p {
+					errs[r] = fmt.Errorf("scan saw %d keys, %d were published", i, p)
+					return
+				}
+				if last {
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		require.NoError(t, m.Put(key(i), valueOf(uint64(i+1))))
+		published.Store(int64(i + 1))
+	}
+	done.Store(true)
+	wg.Wait()
+	for r, err := range errs {
+		require.NoError(t, err, "reader %d", r)
+	}
 }

@@ -38,10 +38,10 @@
 // Writes (Put, Delete, Apply) are safe for concurrent use: a mutex
 // serialises them. Reads (Get, GetAt, Len, SizeBytes, LastSeq, All,
 // iterators) take no lock and run concurrently with the writer and with
-// each other; the skiplist below publishes each entry with atomic stores
-// (see package skiplist). A write is visible to every read that starts
-// after it returns, and LastSeq is raised only once its entry is in place,
-// so a read at LastSeq() sees every entry up to it. An iterator reads at a
+// each other; the index publishes each entry with atomic stores, in the
+// scheme of LevelDB's memtable (see list.go). A write is visible to every
+// read that starts after it returns, and LastSeq is raised only once its
+// entry is in place, so a read at LastSeq() sees every entry up to it. An iterator reads at a
 // fixed sequence number and never sees a later write. An Iterator value
 // itself belongs to one goroutine at a time.
 //
@@ -58,23 +58,48 @@
 // moves on or closes. An iterator that is not at an entry returns nil and 0
 // from its accessors.
 //
-// Key and value bytes go into an arena of 64 KiB chunks; an entry over
-// 16 KiB gets an allocation of its own. Each entry is a skiplist node of
-// 40 bytes plus its tower, 8 bytes per link and 2.1 links on average, taken
-// from slabs:
+// Entries live in an arena of chunks that the memstore indexes with a
+// skiplist of its own, in the manner of Pebble's arenaskl. An entry is one
+// node: its tower of links, a header, its key and a tail, side by side in
+// one chunk, so that a step of a search costs one cache miss. Its value
+// goes into a chunk of values:
 //
-//	skiplist node                                       arena chunk
-//	+------+------+--------+--------+---------+--------+---------+ +-----+-------+
-//	| repl | data | keyLen | valLen | trailer | abbrev | links.. | | key | value |
-//	+------+------+--------+--------+---------+--------+---------+ +-----+-------+
-//	    8     8       4        4         8         8     8 each
+//	node chunk (a stream per class of height)                   value chunk
+//	+---------+--------+--------+--------+-----+---------+-------+   +-------+
+//	| link .. | link 0 | keyLen | valLen | key | trailer | value |-->| bytes |
+//	+---------+--------+--------+--------+-----+---------+-------+   +-------+
+//	  8 each      8    ^   4        4      ≥8       8        8        valLen
+//	                   where links point
 //
-// data points into the arena, trailer is seq<<8 | kind, abbrev holds the
-// key's first 8 bytes so that most comparisons need not fetch the key
-// (repl is the skiplist's, unused here). SizeBytes counts whole chunks and
-// slabs, used or not, including the Go allocator's rounding but for a tail
-// shorter than one node at the end of a slab: it is, within a fraction of a
-// percent, the memory the memstore really holds, about 57 bytes per entry
-// beyond its key and value bytes, which is what a database weighs against
-// its flush threshold. Memory is released all at once, when the memstore is dropped.
+// The key is padded with zeros to a multiple of 8 bytes, and to at least
+// 8. A link, and the value field, is an addr: the index of a chunk in a
+// table and an offset in it, rather than a pointer: chunks are []byte, which the garbage
+// collector does not scan, so a memstore of any size costs it no work.
+// trailer is seq<<8 | kind. A stream's chunks grow from 1 KiB to 64 KiB; a
+// node or a value over 16 KiB gets an allocation of its own.
+//
+// Searches compare keys a word (8 bytes, big-endian) at a time, starting
+// from the first word the key sought may not share with the nodes left to
+// compare: the keys between the two nodes that bound a search share the
+// prefix those two share with the key. Keys with a long common prefix
+// (zero-padded numbers, a table or user prefix) cost a word or two per
+// step. Writes in ascending key order, and new versions of the key written
+// last, land next to the previous write and skip the search.
+//
+// Values are kept apart from nodes, and tall nodes apart from short ones,
+// because a search visits a few dozen nodes and reads two words of each,
+// and visits tall nodes far more often: packed together, the nodes it is
+// likely to visit share cache lines and pages. Measured on 1M random
+// 16-byte keys with 100-byte values, values inline made puts 18 to 25%
+// slower and gets 8 to 12% (scans 9% faster), and one stream for all
+// heights made puts and gets about a sixth slower. Iterators read the next
+// node ahead, so that a scan waits for a node and a value at once.
+//
+// SizeBytes counts whole chunks, used or not, the allocations of large
+// nodes and values with the Go allocator's rounding, and the table: it is,
+// within a fraction of a percent, the memory the memstore really holds,
+// about 42 bytes per entry beyond its key and value bytes for 16-byte keys
+// (a node of 56 bytes less its key, and the ends of chunks), which is what
+// a database weighs against its flush threshold. Memory is released all
+// at once, when the memstore is dropped.
 package memstore

@@ -3,8 +3,9 @@ package memstore
 import (
 	"bytes"
 	"iter"
+	"unsafe"
 
-	"github.com/stratadb/strata/skiplist"
+	"github.com/stratadb/strata/internal/base"
 )
 
 // IterOptions configures an iterator. The zero value iterates over every key
@@ -32,15 +33,21 @@ type IterOptions struct {
 // (see Key): they must not be modified, and stay valid after the iterator
 // moves or closes.
 type Iterator struct {
-	list *skiplist.Iterator[entry, struct{}]
-	seq  uint64
+	list *list
+	// table is the arena's table as the iterator last loaded it.
+	table []unsafe.Pointer
+	// n is the current entry, nil when the iterator is not valid.
+	n   *node
+	seq uint64
 	// versions: every version of every key (NewEntryIterator), or only the
 	// newest version of each key, without tombstones (NewIterator).
 	versions bool
 	// closed: Close ran, and First and SeekGE return false.
 	closed bool
-	// lower and upper are the skiplist bounds, which list points at.
-	lower, upper entry
+	// lower and upper are the bounds, nil when unbounded.
+	lower, upper []byte
+	// touched holds what Next reads ahead, so that the read stays.
+	touched uint32
 }
 
 // NewIterator returns an iterator over the live view: for each key within
@@ -66,21 +73,10 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 	if o != nil {
 		opts = *o
 	}
-	it := &Iterator{seq: opts.Seq, versions: versions}
+	it := &Iterator{list: &m.list, seq: opts.Seq, versions: versions, lower: opts.LowerBound, upper: opts.UpperBound}
 	if it.seq == 0 {
 		it.seq = m.LastSeq()
 	}
-	// A bound sorts before every version of its key.
-	var lower, upper *entry
-	if opts.LowerBound != nil {
-		it.lower = searchEntry(opts.LowerBound, MaxSeq)
-		lower = &it.lower
-	}
-	if opts.UpperBound != nil {
-		it.upper = searchEntry(opts.UpperBound, MaxSeq)
-		upper = &it.upper
-	}
-	it.list = m.list.NewIterator(lower, upper)
 	return it
 }
 
@@ -89,7 +85,13 @@ func (it *Iterator) First() bool {
 	if it.closed {
 		return false
 	}
-	it.list.First()
+	it.table = it.list.arena.load()
+	if it.lower != nil {
+		it.n, _ = it.list.find(it.lower, seekTrailer(it.seq), nil)
+	} else {
+		it.n = it.list.head
+		it.table, it.n = it.list.next(it.table, it.n)
+	}
 	return it.settle()
 }
 
@@ -100,37 +102,54 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	it.list.SeekGE(searchEntry(key, it.seq))
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	it.table = it.list.arena.load()
+	it.n, _ = it.list.find(key, seekTrailer(it.seq), nil)
 	return it.settle()
 }
 
 // Next moves to the next entry and reports whether there is one. On an
 // iterator that is not valid it returns false.
 func (it *Iterator) Next() bool {
-	if !it.list.Valid() {
+	if it.n == nil {
 		return false
 	}
 	if it.versions {
-		it.list.Next()
+		it.table, it.n = it.list.next(it.table, it.n)
 	} else {
-		it.skipVersions(it.list.Key().key())
+		it.skipVersions(it.n.key())
 	}
-	return it.settle()
+	if !it.settle() {
+		return false
+	}
+	// A scan is a chain of cache misses, each node's address in the node
+	// before. Reading the next node now, while the caller works on this
+	// one (and waits for its value), starts the next miss early.
+	if x := addr(it.n.link(0).Load()); x != 0 {
+		var n *node
+		it.table, n = it.list.arena.node(it.table, x)
+		it.touched ^= n.keyLen
+	}
+	return true
 }
 
-// settle moves the skiplist iterator forward, from where it is, to the
-// first entry the view shows; the skiplist iterator's position is the
-// iterator's.
+// settle moves forward, from the current node, to the first entry the view
+// shows, and invalidates the iterator past the upper bound.
 func (it *Iterator) settle() bool {
-	for it.list.Valid() {
-		e := it.list.Key()
+	for it.n != nil {
+		n := it.n
+		trailer := n.tail().trailer
 		switch {
-		case e.seq() > it.seq:
+		case it.upper != nil && bytes.Compare(n.key(), it.upper) >= 0:
+			it.n = nil
+		case base.TrailerSeq(trailer) > it.seq:
 			// Written after the snapshot.
-			it.list.Next()
-		case !it.versions && e.kind() == KindDelete:
+			it.table, it.n = it.list.next(it.table, n)
+		case !it.versions && base.TrailerKind(trailer) == KindDelete:
 			// The newest visible version deletes the key.
-			it.skipVersions(e.key())
+			it.skipVersions(n.key())
 		default:
 			return true
 		}
@@ -138,15 +157,19 @@ func (it *Iterator) settle() bool {
 	return false
 }
 
-// skipVersions moves the skiplist iterator past the versions of key.
+// skipVersions moves past the versions of key.
 func (it *Iterator) skipVersions(key []byte) {
-	for it.list.Next() && bytes.Equal(it.list.Key().key(), key) {
+	for {
+		it.table, it.n = it.list.next(it.table, it.n)
+		if it.n == nil || !bytes.Equal(it.n.key(), key) {
+			return
+		}
 	}
 }
 
 // Valid reports whether the iterator is positioned at an entry.
 func (it *Iterator) Valid() bool {
-	return it.list.Valid()
+	return it.n != nil
 }
 
 // Key returns the current entry's key, or nil when the iterator is not
@@ -156,9 +179,10 @@ func (it *Iterator) Valid() bool {
 // that searches and iterators rely on. The memstore never overwrites or
 // frees it, so it stays valid after the iterator moves or closes.
 func (it *Iterator) Key() []byte {
-	// A skiplist iterator that is not valid returns the zero entry, whose
-	// key and value are nil and sequence number and kind 0: no check here.
-	return it.list.Key().key()
+	if it.n == nil {
+		return nil
+	}
+	return it.n.key()
 }
 
 // Value returns the current entry's value: nil for a tombstone, a non-nil
@@ -167,20 +191,31 @@ func (it *Iterator) Key() []byte {
 // modified (the next flush would write the change), and valid after the
 // iterator moves or closes.
 func (it *Iterator) Value() []byte {
-	return it.list.Key().value()
+	if it.n == nil {
+		return nil
+	}
+	var v []byte
+	it.table, v = it.list.arena.value(it.table, it.n)
+	return v
 }
 
 // Seq returns the current entry's sequence number, or 0 when the iterator
 // is not valid.
 func (it *Iterator) Seq() uint64 {
-	return it.list.Key().seq()
+	if it.n == nil {
+		return 0
+	}
+	return it.n.seq()
 }
 
 // Kind returns the current entry's kind. When the iterator is not valid it
 // returns 0, which reads as KindDelete: check Valid, or the last move's
 // result, first.
 func (it *Iterator) Kind() Kind {
-	return it.list.Key().kind()
+	if it.n == nil {
+		return 0
+	}
+	return it.n.kind()
 }
 
 // Err returns nil: an iterator over memory meets no errors. It exists so
@@ -192,11 +227,8 @@ func (it *Iterator) Err() error {
 // Close releases the iterator. Afterwards it is not valid, its moves
 // return false and its accessors zero values. It always returns nil.
 func (it *Iterator) Close() error {
-	// Drop every reference into the memstore, but keep an empty skiplist
-	// iterator, so that Valid, Next and the accessors on a closed iterator
-	// report false or zero values rather than panic.
-	*it.list = skiplist.Iterator[entry, struct{}]{}
-	*it = Iterator{list: it.list, closed: true}
+	// Drop every reference into the memstore.
+	*it = Iterator{closed: true}
 	return nil
 }
 

@@ -1,15 +1,12 @@
 package memstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/skiplist"
 )
 
 // Kind says what an entry holds: a value (KindSet) or a tombstone
@@ -59,11 +56,9 @@ var (
 // the write buffer of an LSM tree. Writes are safe for concurrent use and
 // serialised internally; reads never wait for them. See the package comment.
 type Memstore struct {
-	// mu serialises writers: it guards arena and the skiplist's writer
-	// side.
+	// mu serialises writers: it guards the list's writer side.
 	mu      sync.Mutex
-	list    *skiplist.Map[entry, struct{}]
-	arena   arena
+	list    list
 	lastSeq atomic.Uint64
 }
 
@@ -73,9 +68,9 @@ func New(opts *Options) *Memstore {
 	if opts != nil {
 		o = *opts
 	}
-	return &Memstore{
-		list: skiplist.NewAbbreviated[entry, struct{}](compareEntries, abbreviateEntry, &skiplist.Options{Seed: o.Seed}),
-	}
+	m := &Memstore{}
+	m.list.init(o.Seed)
+	return m
 }
 
 // Put sets key to value at sequence number LastSeq()+1. It copies key and
@@ -122,15 +117,7 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 	case seq > MaxSeq:
 		return fmt.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, seq, MaxSeq)
 	}
-	buf := m.arena.alloc(len(key) + len(value))
-	copy(buf, key)
-	copy(buf[len(key):], value)
-	m.list.Insert(entry{
-		data:    unsafe.SliceData(buf),
-		keyLen:  uint32(len(key)),
-		valLen:  uint32(len(value)),
-		trailer: base.MakeTrailer(seq, kind),
-	}, struct{}{})
+	m.list.insert(key, value, base.MakeTrailer(seq, kind))
 	// Publish the sequence number after the entry, so that a reader that
 	// sees LastSeq() finds every entry up to it.
 	m.lastSeq.Store(seq)
@@ -163,27 +150,29 @@ func (m *Memstore) Get(key []byte) ([]byte, Result) {
 // key whose sequence number is at most seq, ignoring later writes. It is how
 // a snapshot reads.
 func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
-	e, _, ok := m.list.Ceiling(searchEntry(key, seq))
-	if !ok || !bytes.Equal(e.key(), key) {
+	n, same := m.list.find(key, seekTrailer(seq), nil)
+	if !same {
 		return nil, Absent
 	}
-	if e.kind() == KindDelete {
+	if n.kind() == KindDelete {
 		return nil, Deleted
 	}
-	return e.value(), Found
+	_, v := m.list.arena.value(m.list.arena.load(), n)
+	return v, Found
 }
 
 // Len returns the number of entries held: every version of every key,
 // tombstones included.
 func (m *Memstore) Len() int {
-	return m.list.Len()
+	return int(m.list.length.Load())
 }
 
 // SizeBytes returns the memory the memstore holds: the arena chunks that
-// hold key and value bytes (whole chunks, used or not) and the skiplist's
-// node slabs. It is what a database compares with its flush threshold.
+// hold its entries (whole chunks, used or not), the allocations of large
+// entries, and the table that addresses them. It is what a database
+// compares with its flush threshold.
 func (m *Memstore) SizeBytes() int64 {
-	return m.arena.allocated.Load() + m.list.AllocatedBytes()
+	return m.list.arena.allocated.Load()
 }
 
 // LastSeq returns the sequence number of the latest write, 0 for an empty

@@ -2,8 +2,13 @@ package memstore
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stratadb/strata/internal/testseed"
 
 	"github.com/stretchr/testify/require"
 )
@@ -239,6 +244,101 @@ func TestLargeEntries(t *testing.T) {
 	}
 }
 
+// Keys of the sizes around the limits of a chunk, sharing their first
+// bytes, are stored whole: a node over arenaLargeEntry gets an allocation
+// of its own.
+func TestLargeKeys(t *testing.T) {
+	m := New(nil)
+	sizes := []int{arenaLargeEntry - 100, arenaLargeEntry - 1, arenaLargeEntry, arenaLargeEntry + 1, MaxKeySize}
+	key := func(i, n int) []byte {
+		k := bytes.Repeat([]byte{'k'}, n)
+		k[n-1] = byte('a' + i)
+		return k
+	}
+	for i, n := range sizes {
+		require.NoError(t, m.Put(key(i, n), []byte{byte(i)}))
+	}
+	for i, n := range sizes {
+		v, found := m.Get(key(i, n))
+		require.Equal(t, Found, found, "key of %d bytes", n)
+		require.Equal(t, []byte{byte(i)}, v)
+	}
+	// They order by length: a key's last byte sorts below the 'k' that
+	// every longer key has in its place.
+	var got []int
+	for k := range m.All() {
+		got = append(got, len(k))
+	}
+	require.Equal(t, sizes, got)
+}
+
+// Keys that share their first 10 bytes, zero-padded numbers, in random
+// order: every one is found, and they iterate in numeric order.
+func TestKeysWithLongSharedPrefixes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 0))
+	const n = 20_000
+	key := func(i int) []byte { return fmt.Appendf(nil, "%016d", i) }
+	m := New(nil)
+	for _, i := range rng.Perm(n) {
+		require.NoError(t, m.Put(key(2*i), key(i)))
+	}
+	for i := range n {
+		v, found := m.Get(key(2 * i))
+		require.Equal(t, Found, found)
+		require.Equal(t, key(i), v)
+		_, found = m.Get(key(2*i + 1))
+		require.Equal(t, Absent, found)
+	}
+	i := 0
+	for k := range m.All() {
+		require.Equal(t, key(2*i), k)
+		i++
+	}
+	require.Equal(t, n, i)
+	it := m.NewIterator(nil)
+	for range 1000 {
+		j := rng.IntN(2 * n)
+		require.Equal(t, j < 2*n-1, it.SeekGE(key(j)))
+		if j < 2*n-1 {
+			require.Equal(t, key((j+1)/2*2), it.Key())
+		}
+	}
+}
+
+// Many versions of one key, among writes to its neighbours: each read at a
+// sequence number sees the version of that moment, and the versions
+// iterate newest first.
+func TestManyVersionsOfOneKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 0))
+	m := New(nil)
+	var seqs []uint64 // the writes to "k", ascending
+	for range 5000 {
+		k := []string{"j", "k", "k", "k", "k\x00", "kk"}[rng.IntN(6)]
+		require.NoError(t, m.Put([]byte(k), fmt.Appendf(nil, "%d", m.LastSeq()+1)))
+		if k == "k" {
+			seqs = append(seqs, m.LastSeq())
+		}
+	}
+	for range 2000 {
+		at := rng.Uint64N(m.LastSeq() + 1)
+		i, _ := slices.BinarySearch(seqs, at+1)
+		v, found := m.GetAt([]byte("k"), at)
+		if i == 0 {
+			require.Equal(t, Absent, found, "at %d", at)
+			continue
+		}
+		require.Equal(t, Found, found, "at %d", at)
+		require.Equal(t, fmt.Sprint(seqs[i-1]), string(v), "at %d", at)
+	}
+	it := m.NewEntryIterator(&IterOptions{LowerBound: []byte("k"), UpperBound: []byte("k\x00")})
+	var got []uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, it.Seq())
+	}
+	slices.Reverse(got)
+	require.Equal(t, seqs, got)
+}
+
 func TestLenCountsEveryVersion(t *testing.T) {
 	m := build(t, set("a", "1"), set("a", "2"), del("a"), set("b", ""))
 	require.Equal(t, 4, m.Len())
@@ -249,7 +349,7 @@ func TestSizeBytes(t *testing.T) {
 	empty := m.SizeBytes()
 	require.Positive(t, empty, "the skiplist's head node counts")
 	require.NoError(t, m.Put([]byte("k"), []byte("v")))
-	require.GreaterOrEqual(t, m.SizeBytes(), empty+arenaChunkSize, "the first write allocates a chunk")
+	require.GreaterOrEqual(t, m.SizeBytes(), empty+2*arenaFirstChunk, "the first write allocates a chunk of nodes and one of values")
 	before := m.SizeBytes()
 	require.NoError(t, m.Put([]byte("big"), make([]byte, 100_000)))
 	require.GreaterOrEqual(t, m.SizeBytes()-before, int64(100_003), "a large entry is counted whole")

@@ -3,8 +3,8 @@ package memstore
 // Options configures a Memstore. The zero value is valid: every field's
 // comment states the default that its zero value selects.
 type Options struct {
-	// Seed seeds the heights of the skiplist under the memstore (see
-	// skiplist.Options), so that two memstores given the same writes have
-	// the same shape. The default, 0, is a fixed seed like any other.
+	// Seed seeds the heights of the nodes of the memstore's skiplist, so
+	// that two memstores given the same writes have the same shape. The
+	// default, 0, is a fixed seed like any other.
 	Seed uint64
 }

@@ -1,6 +1,13 @@
 // Package skiplist is an ordered map that one goroutine writes while any
-// number of others read it without taking a lock. It is the index under
-// Strata's memstore, in the tradition of LevelDB's and Pebble's memtables.
+// number of others read it without taking a lock, in the tradition of
+// LevelDB's and Pebble's memtables.
+//
+// Its keys and values are any Go values, which may hold pointers, so its
+// nodes live in memory that the garbage collector scans, and a key that
+// refers to memory (a []byte, a string) is reached through a pointer.
+// Strata's memstore, whose keys are bytes, has a skiplist of its own that
+// keeps each key inside its node, in an arena the collector never scans
+// (see package memstore); this one serves ordered maps of Go values.
 //
 // # Using it
 //
@@ -22,7 +29,7 @@
 // # Concurrency
 //
 // At most one goroutine at a time may write, that is call Insert or Upsert;
-// callers with several writers serialise them (the memstore uses a mutex).
+// callers with several writers serialise them (with a mutex, say).
 // Get, Ceiling, Len, AllocatedBytes, All, Range and iterators may run on any
 // number of goroutines at once, concurrently with the writer, without
 // locking. What they see:
@@ -74,7 +81,7 @@
 // (1, 2, 3, 4, up to 6, up to 8, up to 24 links), each slab twice the size
 // of the last up to 64 KiB, so a node costs no allocation of its own and
 // carries 2.1 links on average. AllocatedBytes reports the slabs' memory, so
-// an owner such as the memstore can account for it honestly.
+// an owner can account for it honestly.
 //
 // On a map much larger than the CPU caches a search is bound by memory
 // latency: every node it visits is a cache miss. Three choices cut those
