@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/skiplist"
 )
 
 const (
@@ -84,17 +85,9 @@ func (n *node) tail() *nodeTail {
 func (n *node) seq() uint64 { return base.TrailerSeq(n.tail().trailer) }
 func (n *node) kind() Kind  { return base.TrailerKind(n.tail().trailer) }
 
-// keyWord returns key's first word, as node.word does for a node's key.
-func keyWord(key []byte) uint64 {
-	if len(key) >= wordSize {
-		return binary.BigEndian.Uint64(key)
-	}
-	var w uint64
-	for i, b := range key {
-		w |= uint64(b) << (56 - 8*i)
-	}
-	return w
-}
+// keyWord returns key's first word, as node.word does for a node's key:
+// its first 8 bytes, zero-padded, big-endian, the skiplist's abbreviation.
+func keyWord(key []byte) uint64 { return skiplist.AbbreviateBytes(key) }
 
 // seekTrailer returns the trailer that, with a key, sorts just before every
 // version of the key with a sequence number up to seq: seeking to it finds
