@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stratadb/strata/benchmark/internal/benchdata"
 )
 
 // params size a workload; the parent passes the same to every child.
@@ -119,8 +121,8 @@ func runReadRandom(e Engine, p params) (measure, error) {
 }
 
 func runReadZipf(e Engine, p params) (measure, error) {
-	z := newScrambledZipfian(rand.New(rand.NewPCG(seedReads, seedReads)), uint64(p.keys))
-	return readKeys(e, p, z.next)
+	z := benchdata.NewScrambledZipfian(rand.New(rand.NewPCG(seedReads, seedReads)), uint64(p.keys))
+	return readKeys(e, p, z.Next)
 }
 
 // runScan iterates over the whole database once, checking that entry i is

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -83,31 +82,6 @@ func TestFillOrderIsASeededPermutation(t *testing.T) {
 		require.EqualValues(t, i, k)
 	}
 	require.NotEqual(t, s, a)
-}
-
-// Scrambled Zipfian draws stay in range and favour a few keys.
-func TestZipfianIsSkewedAndInRange(t *testing.T) {
-	const n = 10000
-	z := newScrambledZipfian(rand.New(rand.NewPCG(1, 1)), n)
-	counts := map[uint64]int{}
-	for range 100000 {
-		k := z.next()
-		require.Less(t, k, uint64(n))
-		counts[k]++
-	}
-	top := slices.Sorted(func(yield func(int) bool) {
-		for _, c := range counts {
-			if !yield(c) {
-				return
-			}
-		}
-	})
-	slices.Reverse(top)
-	hot := 0
-	for _, c := range top[:n/100] {
-		hot += c
-	}
-	require.Greater(t, hot, 100000/5, "the hottest 1%% of keys get over 20%% of the reads")
 }
 
 // Every read workload checks every value, so a wrong byte, a wrong

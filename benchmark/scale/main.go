@@ -181,8 +181,8 @@ func uniform(n uint64) func(uint64) uint64 {
 }
 
 func zipfianKeys(n uint64) func(uint64) uint64 {
-	z := newScrambledZipfian(rand.New(rand.NewPCG(8, 8)), n)
-	return func(uint64) uint64 { return z.next() }
+	z := benchdata.NewScrambledZipfian(rand.New(rand.NewPCG(8, 8)), n)
+	return func(uint64) uint64 { return z.Next() }
 }
 
 func report(name string, ops uint64, d time.Duration, rowBytes int) {

@@ -1,4 +1,4 @@
-package main
+package benchdata
 
 import (
 	"encoding/binary"
@@ -26,11 +26,11 @@ func zeta(n uint64, theta float64) float64 {
 // form approximation, so those get a looser tolerance.
 func TestZipfianFollowsItsDistribution(t *testing.T) {
 	const n = 1000
-	z := newZipfian(rand.New(rand.NewPCG(1, 1)), n, 0.99, zeta(n, 0.99))
+	z := NewZipfian(rand.New(rand.NewPCG(1, 1)), n, 0.99, zeta(n, 0.99))
 	counts := make([]int, n)
 	const draws = 1_000_000
 	for range draws {
-		v := z.next()
+		v := z.Next()
 		require.Less(t, v, uint64(n))
 		counts[v]++
 	}
@@ -48,10 +48,10 @@ func TestZipfianFollowsItsDistribution(t *testing.T) {
 // items take a large share of the draws.
 func TestScrambledZipfianIsSkewed(t *testing.T) {
 	const n = 100000
-	s := newScrambledZipfian(rand.New(rand.NewPCG(2, 2)), n)
+	s := NewScrambledZipfian(rand.New(rand.NewPCG(2, 2)), n)
 	counts := map[uint64]int{}
 	for range 200000 {
-		v := s.next()
+		v := s.Next()
 		require.Less(t, v, uint64(n))
 		counts[v]++
 	}
