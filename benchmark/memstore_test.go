@@ -118,15 +118,21 @@ func benchMemstoreGetDecimal(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// keys.random[i] holds d.values[i]; look them up in another order.
+	benchGets(b, m, keys.random, d.values, d.order)
+}
+
+// benchGets gets keys[order[i]] of m for i = 0, 1, ... and checks each
+// value against values.
+func benchGets(b *testing.B, m *memstore.Memstore, keys, values [][]byte, order []int) {
 	i := 0
 	for b.Loop() {
-		// keys.random[i] holds d.values[i]; look them up in another order.
-		j := d.order[i]
-		v, res := m.Get(keys.random[j])
-		if res != memstore.Found || !bytes.Equal(v, d.values[j]) {
-			b.Fatalf("get %s: %v, wrong value", keys.random[j], res)
+		j := order[i]
+		v, res := m.Get(keys[j])
+		if res != memstore.Found || !bytes.Equal(v, values[j]) {
+			b.Fatalf("get %x: %v, wrong value", keys[j], res)
 		}
-		i = (i + 1) % kvCount
+		i = (i + 1) % len(order)
 	}
 	reportOpsPerSecond(b, b.N, "gets/s")
 }
@@ -155,17 +161,7 @@ func benchMemstoreScan(b *testing.B) {
 // checks each value.
 func benchMemstoreGet(b *testing.B) {
 	d := kvData()
-	m := fillMemstore(b)
-	i := 0
-	for b.Loop() {
-		j := d.order[i]
-		v, res := m.Get(d.keys[j])
-		if res != memstore.Found || !bytes.Equal(v, d.values[j]) {
-			b.Fatalf("get %x: %v, wrong value", d.keys[j], res)
-		}
-		i = (i + 1) % kvCount
-	}
-	reportOpsPerSecond(b, b.N, "gets/s")
+	benchGets(b, fillMemstore(b), d.keys, d.values, d.order)
 }
 
 // benchMemstoreOverhead fills a memstore with the data set (one op) and
