@@ -19,7 +19,10 @@ import (
 //  2. Sync. A group that asked for durability waits until the log is synced
 //     past its end. Syncs are shared: whoever finds no fsync running starts
 //     one covering everything appended so far, so one fsync serves every
-//     group appended while the previous one ran.
+//     group appended while the previous one ran. It first waits, briefly,
+//     for the writers the previous fsync released to append again, so
+//     that writers in a loop share one fsync rather than take turns in
+//     two halves (see syncGather).
 //  3. Publish. Appended groups wait in a list, in append order. Whoever
 //     finds groups at its head ready (durable, if they asked to be) applies
 //     them to their memstores, publishes their sequence numbers and wakes
@@ -224,7 +227,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		return
 	}
 	seq := d.lastSeq + 1
-	var batches, userBytes int64
+	var batches, syncedBatches, userBytes int64
 	synced := int64(d.syncedTo.Load()) - d.walBase
 	for _, w := range g.waiters {
 		if w.batch == nil {
@@ -235,7 +238,10 @@ func (d *DB) appendGroup(g *commitGroup) {
 		w.batch.setSeq(seq)
 		w.batch.setSynced(synced)
 		seq += uint64(w.batch.count)
-		g.sync = g.sync || w.sync
+		if w.sync {
+			g.sync = true
+			syncedBatches++
+		}
 		userBytes += w.batch.bytes
 	}
 	if seq-1 > base.MaxSeq {
@@ -270,6 +276,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		g.mem = d.mem
 		g.mem.writes.Add(1)
 		g.mem.appended++
+		d.gather.appended(syncedBatches)
 	}
 	d.writeStats.userBytes.Add(userBytes)
 	d.writeStats.writes.Add(batches)
@@ -314,7 +321,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 func (d *DB) syncLog(end uint64) {
 	for {
 		d.syncMu.Lock()
-		for d.syncing && d.syncedTo.Load() < end && d.logErr == nil {
+		for d.syncedTo.Load() < end && d.logErr == nil && (d.syncing || d.gather.wait()) {
 			d.syncCond.Wait()
 		}
 		done := d.syncedTo.Load() >= end || d.logErr != nil
@@ -327,6 +334,9 @@ func (d *DB) syncLog(end uint64) {
 		d.syncMu.Lock()
 		claimed := !d.syncing && d.syncedTo.Load() < end && d.logErr == nil
 		d.syncing = d.syncing || claimed
+		if claimed {
+			d.gather.claimed()
+		}
 		d.syncMu.Unlock()
 		if !claimed {
 			d.walMu.Unlock()
@@ -385,6 +395,9 @@ func (d *DB) publishReady() {
 			g.err = d.pubErr
 		}
 		d.apply(g)
+		if g.err == nil && g.sync {
+			d.gather.released(g.waiters)
+		}
 		if g.err != nil && g.logged && d.pubErr == nil {
 			d.pubErr = g.err
 		}

@@ -100,6 +100,9 @@ type DB struct {
 	logErr       error
 	logSyncs     atomic.Int64
 	logSyncNanos atomic.Int64
+	// gather holds the next fsync back for the synced writers the last
+	// one released: see gather.go.
+	gather syncGather
 
 	bgWG sync.WaitGroup
 }
@@ -128,6 +131,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	d.cond = sync.NewCond(&d.mu)
 	d.syncCond = sync.NewCond(&d.syncMu)
+	d.gather.init(d.syncCond)
 	if o.BlockCacheSize > 0 {
 		d.cache = sstables.NewCache(o.BlockCacheSize)
 	}
@@ -832,6 +836,7 @@ func (d *DB) Close() error {
 	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.closeMu.Unlock()
+	d.gather.stop()
 	d.syncMu.Lock()
 	err := d.logErr
 	d.syncMu.Unlock()
