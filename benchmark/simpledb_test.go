@@ -186,7 +186,7 @@ func runWriters(b *testing.B, n int, op func(g int, i uint64)) {
 // BenchmarkSimpleDBSyncedWrites: writers goroutines each Put 1 KiB values,
 // synced; group commit lets concurrent writers share fsyncs.
 func BenchmarkSimpleDBSyncedWrites(b *testing.B) {
-	for _, writers := range []int{1, 4, 16, 64} {
+	for _, writers := range []int{1, 4, 16, 32, 64} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			db := openFilled(b, nil, 0)
 			defer closeUntimed(b, db)

@@ -177,8 +177,10 @@ func (d *DB) commit(w *commitWaiter) error {
 		size += d.queue[n].size()
 		n++
 	}
-	g := &commitGroup{waiters: d.queue[:n:n]}
-	d.queue = d.queue[n:]
+	g := groupPool.Get().(*commitGroup)
+	g.waiters = append(g.waiters, d.queue[:n]...)
+	clear(d.queue[:n])
+	d.queue = append(d.queue[:0], d.queue[n:]...)
 	d.commitMu.Unlock()
 
 	d.appendGroup(g)
@@ -195,7 +197,20 @@ func (d *DB) commit(w *commitWaiter) error {
 		d.syncLog(g.logEnd)
 	}
 	d.publishReady()
-	return (<-w.done).err
+	err := (<-w.done).err
+	// The leader is its group's first waiter, and the publisher wakes it
+	// last: nothing uses the group any more.
+	putGroup(g)
+	return err
+}
+
+// groupPool recycles commit groups and their waiter lists.
+var groupPool = sync.Pool{New: func() any { return new(commitGroup) }}
+
+func putGroup(g *commitGroup) {
+	clear(g.waiters)
+	*g = commitGroup{waiters: g.waiters[:0]}
+	groupPool.Put(g)
 }
 
 func (w *commitWaiter) size() int {
@@ -401,7 +416,10 @@ func (d *DB) publishReady() {
 		if g.err != nil && g.logged && d.pubErr == nil {
 			d.pubErr = g.err
 		}
-		for _, w := range g.waiters {
+		// The first waiter, the group's leader, last: once woken it
+		// recycles the group.
+		for i := len(g.waiters) - 1; i >= 0; i-- {
+			w := g.waiters[i]
 			err := g.err
 			if w.batch == nil {
 				// A flush request fails with its rotation or the database,
@@ -414,7 +432,8 @@ func (d *DB) publishReady() {
 			w.done <- commitResult{err: err}
 		}
 	}
-	d.pending = d.pending[n:]
+	clear(d.pending[:n])
+	d.pending = append(d.pending[:0], d.pending[n:]...)
 }
 
 // apply applies a group's batches to its memstore and publishes them,
