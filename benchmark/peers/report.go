@@ -17,6 +17,7 @@ type stat struct {
 	n                int
 	median, min, max float64
 	p50, p99         float64 // medians of the mixed workload's read latencies, µs
+	rss              float64 // median peak RSS, MiB
 	unsupported      string
 }
 
@@ -25,6 +26,7 @@ func summarize(results []result) map[cell]stat {
 	rates := map[cell][]float64{}
 	p50s := map[cell][]float64{}
 	p99s := map[cell][]float64{}
+	rss := map[cell][]float64{}
 	out := map[cell]stat{}
 	for _, r := range results {
 		c := cell{r.Config, r.Workload, r.Engine}
@@ -33,6 +35,9 @@ func summarize(results []result) map[cell]stat {
 			continue
 		}
 		rates[c] = append(rates[c], r.Rate)
+		if r.PeakRSS > 0 {
+			rss[c] = append(rss[c], r.PeakRSS)
+		}
 		if r.ReadP50 > 0 {
 			p50s[c] = append(p50s[c], r.ReadP50)
 			p99s[c] = append(p99s[c], r.ReadP99)
@@ -41,7 +46,7 @@ func summarize(results []result) map[cell]stat {
 	for c, rs := range rates {
 		slices.Sort(rs)
 		out[c] = stat{n: len(rs), median: median(rs), min: rs[0], max: rs[len(rs)-1],
-			p50: median(p50s[c]), p99: median(p99s[c])}
+			p50: median(p50s[c]), p99: median(p99s[c]), rss: median(rss[c])}
 	}
 	return out
 }
@@ -192,6 +197,7 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintln(w)
+	rp.writeRSS(w, stats, c)
 	if !slices.ContainsFunc(rp.workloads, func(wl workload) bool { return wl.name == "mixed" }) {
 		return
 	}
@@ -216,4 +222,34 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintln(w)
+}
+
+// writeRSS writes each engine's median peak resident memory per workload,
+// if the children reported it.
+func (rp report) writeRSS(w io.Writer, stats map[cell]stat, c config) {
+	var rows []string
+	for _, wl := range rp.workloads {
+		row := []string{wl.title}
+		seen := false
+		for _, e := range rp.engines {
+			v := stats[cell{c.name, wl.name, e.name}].rss
+			seen = seen || v > 0
+			if v == 0 {
+				row = append(row, "")
+			} else {
+				row = append(row, fmt.Sprintf("%.0f MiB", v))
+			}
+		}
+		if seen {
+			rows = append(rows, "| "+strings.Join(row, " | ")+" |")
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	cols := []string{"peak RSS (median of repeats)"}
+	for _, e := range rp.engines {
+		cols = append(cols, e.title)
+	}
+	fmt.Fprintf(w, "| %s |\n|%s\n%s\n\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)), strings.Join(rows, "\n"))
 }

@@ -9,15 +9,15 @@ import (
 
 func TestSummaryTakesMedianAndRange(t *testing.T) {
 	rs := []result{
-		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 300},
-		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 100},
-		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 200},
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 300, PeakRSS: 90},
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 100, PeakRSS: 70},
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 200, PeakRSS: 80},
 		{Engine: "pebble", Workload: "fillseq", Config: "defaults", Rate: 400},
 		{Engine: "badger", Workload: "fillseq", Config: "defaults", Rate: 500},
 		{Engine: "gosstables", Workload: "scan", Config: "defaults", Unsupported: "no iterator"},
 	}
 	s := summarize(rs)
-	require.Equal(t, stat{n: 3, median: 200, min: 100, max: 300}, s[cell{"defaults", "fillseq", "strata"}])
+	require.Equal(t, stat{n: 3, median: 200, min: 100, max: 300, rss: 80}, s[cell{"defaults", "fillseq", "strata"}])
 	require.Equal(t, "200 (100–300)", s[cell{"defaults", "fillseq", "strata"}].figure())
 	require.Equal(t, "n/a", s[cell{"defaults", "scan", "gosstables"}].figure())
 
@@ -29,6 +29,7 @@ func TestSummaryTakesMedianAndRange(t *testing.T) {
 	var out bytes.Buffer
 	report{plan: plan{engines: engines, workloads: workloads[:1], configs: []config{{name: "defaults"}}}}.write(&out, rs)
 	require.Contains(t, out.String(), "| fillseq | ops/s | 200 (100–300) | 400 |  | 500 |  | 0.40 (Badger) | 0.50 |")
+	require.Contains(t, out.String(), "| fillseq | 80 MiB |  |  |  |  |")
 }
 
 func TestHumanKeepsThreeDigits(t *testing.T) {

@@ -24,6 +24,10 @@ type result struct {
 	// ReadP50 and ReadP99 are the mixed workload's read latencies, in µs.
 	ReadP50 float64 `json:"read_p50_us,omitempty"`
 	ReadP99 float64 `json:"read_p99_us,omitempty"`
+	// PeakRSS is the child's peak resident memory, fill included, in MiB,
+	// as the parent reads it from the child's resource usage; 0 where the
+	// system does not say.
+	PeakRSS float64 `json:"peak_rss_mib,omitempty"`
 	// Unsupported says why the engine cannot run the workload; the other
 	// figures are then zero.
 	Unsupported string `json:"unsupported,omitempty"`

@@ -100,6 +100,7 @@ func (p plan) runTask(t task) (result, error) {
 	if err := json.Unmarshal(lines[len(lines)-1], &r); err != nil {
 		return result{}, fmt.Errorf("peers: %s %s: result %q: %w", t.engine, t.workload, lines[len(lines)-1], err)
 	}
+	r.PeakRSS = peakRSS(cmd.ProcessState)
 	return r, nil
 }
 
