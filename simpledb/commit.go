@@ -363,7 +363,9 @@ func (d *DB) syncLog(end uint64) {
 		if err == nil {
 			start := time.Now()
 			err = file.Sync()
-			d.logSyncNanos.Add(int64(time.Since(start)))
+			took := time.Since(start)
+			d.logSyncNanos.Add(int64(took))
+			d.gather.synced(took)
 		}
 		if err != nil {
 			// Recorded before the fsync counts as finished, so that a

@@ -44,7 +44,7 @@ func TestSyncGatherServesEveryReturningWriter(t *testing.T) {
 			opts.FS = errorfs.Wrap(vfs.NewMem(), slowSync(2*time.Millisecond))
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
-			db.gather.maxWait = tc.wait
+			db.gather.minWait, db.gather.maxWait = tc.wait, tc.wait
 			before := db.Stats().LogSyncs
 			var wg sync.WaitGroup
 			for w := range writers {
@@ -73,7 +73,7 @@ func TestSyncGatherBacksOffAfterAWaitInVain(t *testing.T) {
 	var g syncGather
 	g.init(sync.NewCond(&mu))
 	defer g.stop()
-	g.maxWait = time.Hour
+	g.minWait, g.maxWait = time.Hour, time.Hour
 	two := []*commitWaiter{{batch: new(Batch), sync: true}, {batch: new(Batch), sync: true}}
 
 	g.released(two)
@@ -101,4 +101,29 @@ func TestSyncGatherBacksOffAfterAWaitInVain(t *testing.T) {
 	require.Zero(t, g.skip)
 	g.released([]*commitWaiter{{batch: new(Batch)}, {sync: true}})
 	require.False(t, g.wait(), "unsynced writes and flush requests are not awaited")
+}
+
+// A wait lasts as long as the last fsync took, within its bounds.
+func TestSyncGatherWaitsAsLongAsAnFsync(t *testing.T) {
+	var mu sync.Mutex
+	var g syncGather
+	g.init(sync.NewCond(&mu))
+	defer g.stop()
+	one := []*commitWaiter{{batch: new(Batch), sync: true}}
+	for _, tc := range []struct {
+		lastSync, min, max time.Duration
+		wait               bool
+	}{
+		{lastSync: time.Hour, max: 2 * time.Hour, wait: true},
+		{lastSync: 0, max: time.Hour, wait: false},
+		{lastSync: 0, min: time.Hour, max: time.Hour, wait: true},
+		{lastSync: time.Hour, max: 0, wait: false},
+	} {
+		g.minWait, g.maxWait = tc.min, tc.max
+		g.synced(tc.lastSync)
+		g.released(one)
+		require.Equal(t, tc.wait, g.wait(), "%+v", tc)
+		g.appended(1)
+		g.claimed()
+	}
 }
