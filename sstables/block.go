@@ -132,7 +132,14 @@ func (it *blockIter) restartOffset(i int) (int, bool) {
 func (it *blockIter) decodeAt(off int) bool {
 	p := it.entries[off:]
 	var fields [4]uint64
-	for i := range fields {
+	i := 0
+	// Lengths under 128, the common case, are one byte each: read them
+	// without a loop per field.
+	if len(p) >= 3 && p[0]|p[1]|p[2] < 0x80 {
+		fields[0], fields[1], fields[2] = uint64(p[0]), uint64(p[1]), uint64(p[2])
+		p, i = p[3:], 3
+	}
+	for ; i < len(fields); i++ {
 		v, n := binary.Uvarint(p)
 		if n <= 0 {
 			return it.fail("entry at %d: bad varint", off)
