@@ -70,12 +70,12 @@ type FS interface {
 // append to without a system call per write: the file's space is allocated
 // ahead, chunk bytes at a time, and each Write copies into a shared memory
 // mapping of it. ReuseMapped does the same for a file written over from its
-// start, as FS.ReuseForWrite. What a Write copied is in the operating system's page
-// cache when it returns, as after write(2), so it survives the process
-// being killed; Sync makes it durable. Until Close the file's size on disk
-// covers the chunk allocated ahead, whose unwritten part reads as zeros;
-// Stat reports the bytes written, and Close cuts the file to them (it does
-// not sync).
+// start, as FS.ReuseForWrite. What a Write copied is in the operating
+// system's page cache when it returns, as after write(2), so it survives
+// the process being killed; Sync makes it durable. Until Close the file's
+// size on disk covers the chunk allocated ahead, whose unwritten part reads
+// as zeros (in a reused file, as its old bytes); Stat reports the bytes
+// written, and Close cuts the file to them (it does not sync).
 //
 // The operating system's filesystem implements it on Linux; elsewhere, and
 // where the filesystem cannot allocate ahead, CreateMapped and ReuseMapped
