@@ -47,8 +47,10 @@ func Create(name string, opts *WriterOptions) (*Writer, error) {
 	return w, nil
 }
 
-// NewWriter returns a Writer that appends to f, which must be empty, and
-// owns it: Close closes f. If f has a Name method, errors name the file.
+// NewWriter returns a Writer that writes to f from its start: f must be
+// empty, or a file written over in place (vfs.FS.ReuseForWrite), whose old
+// bytes past the records are not the Writer's concern. The Writer owns f:
+// Close closes f. If f has a Name method, errors name the file.
 func NewWriter(f SyncWriter, opts *WriterOptions) (*Writer, error) {
 	return newWriter(f, nameOf(f), opts.withDefaults())
 }

@@ -14,7 +14,12 @@ import (
 //
 // Its encoding is the log record:
 //
-//	seq uint64 LE | count uint32 LE | synced uint64 LE | op...
+//	+------------+--------------+---------------+------------+-------+-----
+//	| seq        | count        | synced        | log        | op 0  | ...
+//	| uint64 LE  | uint32 LE    | uint64 LE     | uint32 LE  |       |
+//	+------------+--------------+---------------+------------+-------+-----
+//	 0            8              12              20           24
+//
 //	op: kind byte | key length uvarint | key | value length uvarint | value
 //
 // where a tombstone (kind 0) has no value fields, and seq, set when the
@@ -22,8 +27,12 @@ import (
 // synced, also set when the batch commits, is the length of its log known
 // durable at that moment: recovery reads it to tell damage to synced data
 // (a later record vouches for it) from a torn, unsynced tail (nothing
-// does), even when a power loss wrote the tail's pages out of order. Logs
-// of logFormatV1 have no synced field.
+// does), even when a power loss wrote the tail's pages out of order. log,
+// stamped as the record is appended, is the low 32 bits of its log's
+// number: a recycled log file still holds its earlier use's records after
+// the new ones, valid but of another log, and log tells them apart. Older
+// formats lack the last fields: logFormatSynced records end the header at
+// synced (20 bytes), logFormatV1 records at count (12 bytes).
 type Batch struct {
 	data  []byte
 	count uint32
@@ -32,8 +41,9 @@ type Batch struct {
 }
 
 const (
-	batchHeaderSize   = 20
-	batchHeaderSizeV1 = 12
+	batchHeaderSize       = 24
+	batchHeaderSizeSynced = 20
+	batchHeaderSizeV1     = 12
 )
 
 // NewBatch returns an empty batch.
@@ -114,10 +124,28 @@ func (b *Batch) setSynced(off int64) {
 // recordSynced returns the synced field of a log record of the given
 // format: 0 if the format has none or the record is too short for one.
 func recordSynced(format uint64, rec []byte) int64 {
-	if format == logFormatV1 || len(rec) < batchHeaderSize {
+	if format == logFormatV1 || len(rec) < batchHeaderSizeSynced {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint64(rec[12:]))
+}
+
+// setRecordLog stamps a log record with the number of the log it is
+// appended to.
+func setRecordLog(rec []byte, num uint64) {
+	binary.LittleEndian.PutUint32(rec[20:], uint32(num))
+}
+
+// staleRecord reports whether a log record of the given format, found in
+// log num's file, was written to another log, by the file's earlier use,
+// and returns that log's field. Formats without the field have no stale
+// records.
+func staleRecord(format uint64, rec []byte, num uint64) (log uint32, stale bool) {
+	if format < logFormatLogNum || len(rec) < batchHeaderSize {
+		return 0, false
+	}
+	log = binary.LittleEndian.Uint32(rec[20:])
+	return log, log != uint32(num)
 }
 
 // errBadBatch reports a log record that is not a valid batch.
@@ -132,8 +160,11 @@ func decodeBatch(data []byte, fn func(seq uint64, kind base.Kind, key, value []b
 // decodeLogRecord is decodeBatch for a log record of the given format.
 func decodeLogRecord(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key, value []byte) error) (uint64, uint32, error) {
 	header := batchHeaderSize
-	if format == logFormatV1 {
+	switch format {
+	case logFormatV1:
 		header = batchHeaderSizeV1
+	case logFormatSynced:
+		header = batchHeaderSizeSynced
 	}
 	if len(data) < header {
 		return 0, 0, fmt.Errorf("%w: %d-byte header", errBadBatch, len(data))

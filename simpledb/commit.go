@@ -588,7 +588,8 @@ wait:
 }
 
 // rotate makes the active memstore immutable and starts a new one with a
-// new log. The caller holds d.walMu, which owns the log, and not d.mu: the
+// new log, in a recycled log's file if one is kept (see log.go). The
+// caller holds d.walMu, which owns the log, and not d.mu: the
 // old log's fsync and the new log's creation run without it, so flushes,
 // compactions and Stats do not wait for them, and d.mu is taken only to
 // publish the switch. Until then readers and flushes see the old memstore
@@ -620,9 +621,9 @@ func (d *DB) rotate() error {
 	d.syncMu.Unlock()
 
 	d.mu.Lock()
-	num := d.newFileNum()
+	num, recycled := d.newFileNum(), d.takeRecycledLog()
 	d.mu.Unlock()
-	w, f, err := d.createLog(num)
+	w, f, err := d.createLog(num, recycled)
 	if err != nil {
 		return d.fail(err)
 	}
@@ -639,6 +640,9 @@ func (d *DB) rotate() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if recycled != 0 {
+		d.stats.logsRecycled++
+	}
 	d.imm = append(d.imm, d.mem)
 	d.mem = &memTable{m: memstore.New(nil), logNum: num}
 	d.installReadState()

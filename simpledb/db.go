@@ -46,7 +46,8 @@ type DB struct {
 	imm         []*memTable // full memstores awaiting flush, oldest first
 	current     *version
 	nextFileNum uint64
-	logNum      uint64 // the oldest log still needed
+	logNum      uint64   // the oldest log still needed
+	recycled    []uint64 // obsolete logs kept for reuse: see log.go
 	manifest    *recordio.Writer
 	manifestNum uint64
 	snapshots   map[uint64]int    // sequence number -> live snapshots at it
@@ -72,9 +73,10 @@ type DB struct {
 
 	// walMu guards the log writer and what the append stage owns. mem
 	// changes only under both walMu and mu, so either suffices to read it.
-	walMu   sync.Mutex
-	wal     *recordio.Writer
-	walFile vfs.File // the log's file, which the sync stage fsyncs
+	walMu     sync.Mutex
+	wal       *logWriter
+	walFile   vfs.File // the log's file, which the sync stage fsyncs
+	plainLogs bool     // the filesystem cannot map logs: see openLogFile
 	// walBase maps the logs' logical length, in which the sync stage
 	// measures durability, to offsets in the current log: offset =
 	// logical length - walBase.
@@ -262,7 +264,7 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	// and unnamed after the old ones, and the next Open replays it as
 	// such; once CURRENT switches, the logs replayed above are obsolete.
 	logNum := d.newFileNum()
-	w, f, err := d.createLog(logNum)
+	w, f, err := d.createLog(logNum, 0)
 	if err != nil {
 		return err
 	}
@@ -387,11 +389,18 @@ func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstor
 // none. Damage that is a torn tail comes back as tail, for replayLogs to
 // judge; any other damage is err.
 //
-// Damage is a torn tail only if it lies past everything known durable:
-// past the recorded length of a closed log, and past the synced length
-// that every later valid record of the log carries. A power loss can leave
-// the unsynced end of a log with pages missing in any order, valid records
-// after zeros, but never below a length an fsync confirmed.
+// A closed log ends at its recorded length: what lies past it (space
+// allocated ahead, old bytes of a recycled file whose cut the crash
+// undid) is not the log's. Before it, damage or a record of another log is
+// corruption.
+//
+// Otherwise the log's records end at damage, or at a record of another
+// log, left by a recycled file's earlier use. That end is a torn tail only
+// if it lies past everything known durable: past the synced length that
+// every later valid record of this log carries. A power loss can leave
+// the unsynced end of a log with pages missing or reverted to their old
+// contents in any order, valid records after zeros or stale ones, but
+// never below a length an fsync confirmed.
 func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memstore) (records int, tail, err error) {
 	path := logName(d.dir, num)
 	if size > 0 {
@@ -416,19 +425,25 @@ func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memsto
 		if err == io.EOF {
 			return records, nil, nil
 		}
-		if errors.Is(err, ErrCorruption) {
-			damage := err
-			at := damageOffset(err, r.Offset())
-			if at < size {
-				return records, nil, fmt.Errorf("simpledb: replay: %w (within the log's recorded %d bytes)", damage, size)
-			}
-			if err := vouchedPast(r, at, format); err != nil {
-				return records, nil, fmt.Errorf("simpledb: replay: %w: %w", damage, err)
-			}
-			return records, damage, nil
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrCorruption) {
 			return records, nil, fmt.Errorf("simpledb: replay: %w", err)
+		}
+		at := damageOffset(err, r.Offset()) // of the record or the damage
+		if size > 0 && at >= size {
+			return records, nil, nil
+		}
+		end := err // what ends the log's records, if anything
+		if log, stale := staleRecord(format, rec, num); stale {
+			end = base.Corruptf(path, at, errStaleRecord, "it belongs to log %d", log)
+		}
+		if end != nil {
+			if at < size {
+				return records, nil, fmt.Errorf("simpledb: replay: %w (within the log's recorded %d bytes)", end, size)
+			}
+			if err := vouchedPast(r, at, format, num); err != nil {
+				return records, nil, fmt.Errorf("simpledb: replay: %w: %w", end, err)
+			}
+			return records, end, nil
 		}
 		_, _, err = decodeLogRecord(format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 			if seq <= d.lastSeq {
@@ -444,6 +459,10 @@ func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memsto
 	}
 }
 
+// errStaleRecord is the damage a record of another log is, in a recycled
+// log's file, where it ends the log's own records.
+var errStaleRecord = errors.New("a record of the file's earlier use")
+
 // headerUnwritten reports whether a log's file header is zeros, as space
 // allocated ahead reads before the header reaches it.
 func (d *DB) headerUnwritten(path string) bool {
@@ -457,30 +476,33 @@ func (d *DB) headerUnwritten(path string) bool {
 	return !slices.ContainsFunc(hdr[:n], func(b byte) bool { return b != 0 })
 }
 
-// vouchedPast reads the valid records after damage at offset at and returns
-// an error if any of them says the log was durable past it: the damage is
-// then to synced data, not a torn tail.
-func vouchedPast(r *recordio.Reader, at int64, format uint64) error {
+// vouchedPast reads the valid records of log num that follow the end of
+// its records at offset at, skipping damage and the records of other logs
+// (their synced lengths are another log's), and returns an error if any of
+// them says the log was durable past at: the end is then damage to synced
+// data, not a torn tail.
+func vouchedPast(r *recordio.Reader, at int64, format, num uint64) error {
 	for {
-		if _, err := r.Resync(); err == io.EOF {
+		rec, err := r.Next()
+		switch {
+		case err == io.EOF:
 			return nil
-		} else if err != nil {
-			return err
-		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
+		case errors.Is(err, ErrCorruption):
+			// Resync past the damage, which Next reports until then.
+			if _, err := r.Resync(); err == io.EOF {
 				return nil
-			}
-			if errors.Is(err, ErrCorruption) {
-				break // more damage: resync past it too
-			}
-			if err != nil {
+			} else if err != nil {
 				return err
 			}
-			if synced := recordSynced(format, rec); synced > at {
-				return fmt.Errorf("the record at offset %d says the log was durable up to %d", r.Offset(), synced)
-			}
+			continue
+		case err != nil:
+			return err
+		}
+		if _, stale := staleRecord(format, rec, num); stale {
+			continue
+		}
+		if synced := recordSynced(format, rec); synced > at {
+			return fmt.Errorf("the record at offset %d says the log was durable up to %d", r.Offset(), synced)
 		}
 	}
 }
@@ -526,47 +548,6 @@ func (d *DB) newFileNum() uint64 {
 	n := d.nextFileNum
 	d.nextFileNum++
 	return n
-}
-
-// createLog creates log num and makes its header and its directory entry
-// durable. On failure it removes what it created.
-func (d *DB) createLog(num uint64) (*recordio.Writer, vfs.File, error) {
-	path := logName(d.dir, num)
-	f, err := d.createLogFile(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
-	}
-	w, err := recordio.NewWriter(f, nil)
-	if err == nil {
-		err = w.Sync()
-	}
-	if err == nil {
-		err = d.fs.SyncDir(d.dir)
-	}
-	if err != nil {
-		f.Close()
-		d.deleteFile(path)
-		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
-	}
-	return w, f, nil
-}
-
-// logChunk is how much space a log allocates, and maps, at a time.
-const logChunk = 1 << 20
-
-// createLogFile creates a log that takes writes without a system call
-// each, by copying them into a mapping of space allocated ahead, where the
-// filesystem can (see vfs.MappedCreator), and a plain file elsewhere.
-// Either way a write is in the operating system once it returns, so an
-// unsynced write survives the process being killed.
-func (d *DB) createLogFile(path string) (vfs.File, error) {
-	if m, ok := d.fs.(vfs.MappedCreator); ok {
-		f, err := m.CreateMapped(path, logChunk)
-		if !errors.Is(err, errors.ErrUnsupported) {
-			return f, err
-		}
-	}
-	return d.fs.Create(path)
 }
 
 // writeNewManifest starts a manifest whose first edit describes the whole
@@ -855,6 +836,7 @@ func (d *DB) Close() error {
 	}
 
 	d.bgWG.Wait()
+	d.deleteRecycledLogs()
 	if err == nil && logSize > 0 {
 		// The log is whole and durable: record its length, so that the next
 		// Open tells damage to its end from a torn tail.

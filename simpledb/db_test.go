@@ -48,6 +48,10 @@ func (o *openFilesFS) Open(name string) (vfs.File, error) {
 	return o.count(o.FS.Open(name))
 }
 
+func (o *openFilesFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
+	return o.count(o.FS.ReuseForWrite(oldname, newname))
+}
+
 func (o *openFilesFS) count(f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package simpledb
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -263,6 +265,93 @@ func TestCloseAfterLogFailure(t *testing.T) {
 				requireAcked(t, db, acked)
 				require.NoError(t, db.Close())
 			})
+		}
+	}
+}
+
+// ENOSPC and EIO while the active log is a recycled file, mapped (the
+// operating system's filesystem) or plain (MemFS), and while a rotation
+// reuses a file: the call that hits the fault fails, later writes fail
+// with ErrBackground, and a reopen after the fault clears holds every
+// acknowledged write.
+func TestFaultInjectionRecycledLog(t *testing.T) {
+	unsynced := func(db *DB) error {
+		return db.WriteWithOptions(batchOf([]byte("provoke"), []byte("v")), &WriteOptions{})
+	}
+	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v")) }
+	for _, fsKind := range []string{"mem", "os"} {
+		for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
+			for _, fc := range []struct {
+				name    string
+				ops     errorfs.Op
+				next    bool // the fault hits only the next log, which the rotation starts
+				provoke func(db *DB) error
+				log     bool // the fault hits the active log: the outcome is unknown
+			}{
+				{"append", errorfs.OpWrite, false, unsynced, true},
+				{"sync", errorfs.OpSync, false, put, true},
+				{"reuse", errorfs.OpReuse, false, (*DB).Flush, false},
+				{"reused header sync", errorfs.OpSync, true, (*DB).Flush, false},
+			} {
+				t.Run(fmt.Sprintf("%s/%v/%s", fsKind, errno, fc.name), func(t *testing.T) {
+					before := runtime.NumGoroutine()
+					var base vfs.FS
+					dir := "/db"
+					mem := vfs.NewMem()
+					if base = mem; fsKind == "os" {
+						base, dir = vfs.Default, t.TempDir()
+					}
+					var next string
+					rule := &errorfs.Rule{Ops: fc.ops, Match: func(path string) bool {
+						return strings.HasSuffix(path, ".log") && (!fc.next || path == next)
+					}, Err: errno}
+					opts := smallOptions()
+					// No compaction takes a file number before the next log.
+					opts.FS, opts.Logger, opts.DisableAutoCompaction = errorfs.Wrap(base, rule), quietLogger, true
+					db, err := Open(dir, opts)
+					require.NoError(t, err)
+					acked := putAcked(t, db, 0, 100)
+					require.NoError(t, db.Flush())
+					maps.Copy(acked, putAcked(t, db, 100, 150))
+					require.NoError(t, db.Flush())
+					maps.Copy(acked, putAcked(t, db, 150, 200))
+					require.EqualValues(t, 1, db.Stats().LogsRecycled, "the active log is a recycled file")
+					db.walMu.Lock()
+					require.Equal(t, fsKind == "mem", db.plainLogs, "logs are mapped on the operating system's filesystem")
+					db.walMu.Unlock()
+					db.mu.Lock()
+					next = logName(dir, db.nextFileNum)
+					db.mu.Unlock()
+
+					rule.Enable()
+					err = fc.provoke(db)
+					require.ErrorIs(t, err, errno)
+					require.ErrorIs(t, err, ErrBackground)
+					require.Equal(t, fc.log, errors.Is(err, ErrWriteOutcomeUnknown), "outcome unknown: %v", err)
+					require.Positive(t, rule.Hits())
+					requireAcked(t, db, acked)
+					err = db.Put([]byte("later"), []byte("x"))
+					require.ErrorIs(t, err, ErrBackground)
+					require.ErrorIs(t, err, errno)
+					db.Close()
+
+					rule.Disable()
+					db, err = Open(dir, opts)
+					require.NoError(t, err, "reopen after the fault clears")
+					requireAcked(t, db, acked)
+					requireAbsent(t, db, "later")
+					require.NoError(t, db.Put([]byte("after"), []byte("fault")))
+					require.NoError(t, db.Close())
+					if fsKind == "mem" {
+						opts.FS = mem.CrashClone(vfs.CrashOptions{})
+						db, err = Open(dir, opts)
+						require.NoError(t, err, "the power-loss view")
+						requireAcked(t, db, acked)
+						require.NoError(t, db.Close())
+					}
+					requireNoGoroutineLeak(t, before)
+				})
+			}
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 //	000010.sst           tables
 //
 // Numbers come from one counter, recorded in the manifest, so every file
-// name is used once.
+// name is used once. A log's file may be an obsolete log's, renamed for
+// reuse (see log.go): the name is new, the bytes behind its records old.
 type fileKind int
 
 const (

@@ -81,10 +81,13 @@ func (d *DB) flushOldest() error {
 		d.stats.flushBytes += int64(t.size)
 		d.log.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
 	}
-	// The edit is durable: the memstore's log is obsolete.
-	d.mu.Unlock()
-	d.deleteFile(logName(d.dir, mt.logNum))
-	d.mu.Lock()
+	// The edit is durable: the memstore's log is obsolete, to recycle or
+	// delete.
+	if !d.retireLog(mt.logNum) {
+		d.mu.Unlock()
+		d.deleteFile(logName(d.dir, mt.logNum))
+		d.mu.Lock()
+	}
 	return nil
 }
 

@@ -50,12 +50,18 @@ const (
 	tagLog
 )
 
-// Log formats. A manifest without a log format field predates the
-// batch header's synced field: its logs use logFormatV1.
+// Log formats (see Batch for the header). A manifest without a log format
+// field predates the batch header's synced field: its logs use
+// logFormatV1. The format is the whole database's: Open replays the logs
+// in the format their manifest records, and starts the new manifest, in
+// currentLogFormat, with a new log that only that manifest names, so the
+// older logs it made obsolete are never read in the new format. They are
+// deleted, not recycled: recycling takes only logs of the running session.
 const (
 	logFormatV1      = 1 // batch header: seq | count
 	logFormatSynced  = 2 // batch header: seq | count | synced
-	currentLogFormat = logFormatSynced
+	logFormatLogNum  = 3 // batch header: seq | count | synced | log
+	currentLogFormat = logFormatLogNum
 )
 
 const comparatorName = "strata.bytewise"

@@ -56,7 +56,7 @@ func TestModel(t *testing.T) {
 
 	m := model{}
 	var snaps []modelSnapshot
-	var moves int64 // trivial moves, over every session
+	var moves, recycled int64 // trivial moves and recycled logs, over every session
 	key := func() []byte { return fmt.Appendf(nil, "key-%04d", rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
@@ -113,7 +113,8 @@ func TestModel(t *testing.T) {
 				require.NoError(t, s.snap.Release())
 			}
 			snaps = nil
-			moves += db.Stats().TrivialMoves
+			st := db.Stats()
+			moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
 			require.NoError(t, db.Close(), msg)
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
@@ -123,10 +124,11 @@ func TestModel(t *testing.T) {
 	}
 	checkScan(t, db.NewIterator, m, nil, nil, "final full scan")
 	st := db.Stats()
-	moves += st.TrivialMoves
-	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves",
-		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves)
+	moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
+	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled",
+		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled)
 	require.Positive(t, moves, "compaction moved tables")
+	require.Positive(t, recycled, "rotations reused logs")
 }
 
 func checkGet(t *testing.T, get func([]byte) ([]byte, error), m model, k []byte, msg string) {

@@ -38,6 +38,16 @@ type Options struct {
 	// MaxImmutableMemstores bounds the full memstores waiting for their
 	// flush; writers stall beyond it, so memory stays bounded. Default: 2.
 	MaxImmutableMemstores int
+	// RecycledLogs bounds the obsolete logs kept for reuse: a log whose
+	// memstore is flushed is kept, and the next rotation renames its file
+	// and writes over it instead of creating one, so that fsyncs of the log
+	// find its blocks written already and commit no allocation or size
+	// change. Negative turns recycling off: obsolete logs are deleted.
+	// Default: MaxImmutableMemstores, as many as the flushes between two
+	// rotations can make obsolete, so that none need be deleted, while the
+	// log files never outnumber those a database without recycling holds
+	// at its peak (the active log and one per immutable memstore).
+	RecycledLogs int
 	// NoSync makes writes unsynced by default: acknowledged once in the
 	// operating system, durable only after a later synced write, Flush or
 	// Close. WriteOptions replace it per write. Default: false (synced).
@@ -98,6 +108,12 @@ func (o *Options) withDefaults() Options {
 	r.MemstoreSize = max(r.MemstoreSize, MinMemstoreSize)
 	if r.MaxImmutableMemstores <= 0 {
 		r.MaxImmutableMemstores = 2
+	}
+	switch {
+	case r.RecycledLogs == 0:
+		r.RecycledLogs = r.MaxImmutableMemstores
+	case r.RecycledLogs < 0:
+		r.RecycledLogs = 0
 	}
 	if r.L0CompactionTrigger <= 0 {
 		r.L0CompactionTrigger = 4

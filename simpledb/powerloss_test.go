@@ -131,12 +131,14 @@ func TestPowerLoss(t *testing.T) {
 		cycles = 1000
 	}
 	seed := testseed.Seed(t)
-	var moves int64
+	var moves, recycled int64
 	for cycle := range cycles {
-		moves += powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
+		c := powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
+		moves, recycled = moves+c.moves, recycled+c.recycled
 	}
-	t.Logf("%d power-loss cycles, %d trivial moves", cycles, moves)
+	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled", cycles, moves, recycled)
 	require.Positive(t, moves, "compaction moved tables")
+	require.Positive(t, recycled, "rotations reused logs")
 }
 
 // crashMode is what a power loss does to the unsynced end of each file.
@@ -162,8 +164,9 @@ func (m crashMode) options(rng *rand.Rand) vfs.CrashOptions {
 }
 
 // powerLossCycle runs one workload, crash and recovery. It returns the
-// trivial moves compaction made before the crash.
-func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (moves int64) {
+// trivial moves compaction made and the logs rotations recycled before the
+// crash, summed over the sessions.
+func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCounts) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	fsys := vfs.NewMem()
 	opts := smallOptions()
@@ -185,7 +188,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (moves int64) {
 			durable = len(ops)
 		}
 		if rng.IntN(400) == 0 {
-			moves += db.Stats().TrivialMoves
+			before.add(db.Stats())
 			require.NoError(t, db.Close())
 			db, err = Open("/db", opts)
 			require.NoError(t, err)
@@ -193,7 +196,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (moves int64) {
 		}
 	}
 	clone := fsys.CrashClone(mode.options(rng))
-	moves += db.Stats().TrivialMoves
+	before.add(db.Stats())
 	db.Close()
 
 	opts.FS = clone
@@ -213,43 +216,69 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (moves int64) {
 	v, err := recovered.Get([]byte("after"))
 	require.NoError(t, err)
 	require.Equal(t, "crash", string(v))
-	return moves
+	return before
+}
+
+// cycleCounts sums what a power-loss cycle's sessions did that the test
+// requires to happen: trivial moves and recycled logs.
+type cycleCounts struct{ moves, recycled int64 }
+
+func (c *cycleCounts) add(s Stats) {
+	c.moves += s.TrivialMoves
+	c.recycled += s.LogsRecycled
 }
 
 // A power loss that keeps the unsynced end of the log with pages lost in
 // any order (zeros, then valid records) loses no synced write and keeps a
 // prefix of the unsynced ones. Before the log's records carried their
-// synced length, Open refused such a log as damaged.
+// synced length, Open refused such a log as damaged. In a recycled log a
+// lost page holds the file's earlier use's records instead of zeros:
+// valid records, of another log, which must neither replay nor vouch.
 func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
 	seed := testseed.Seed(t)
-	for i := range uint64(100) {
-		rng := rand.New(rand.NewPCG(seed+i, 3))
-		live := vfs.NewMem()
-		opts := smallOptions()
-		opts.FS, opts.Logger = live, quietLogger
-		db, err := Open("/db", opts)
-		require.NoError(t, err)
-		synced := putAcked(t, db, 0, 50)
-		unsynced := []string{}
-		for j := range 100 {
-			k := fmt.Sprintf("unsynced%04d", j)
-			require.NoError(t, db.WriteWithOptions(batchOf([]byte(k), []byte(k)), &WriteOptions{}))
-			unsynced = append(unsynced, k)
-		}
-		clone := live.CrashClone(vfs.CrashOptions{Rand: rng, PageLoss: true, PageSize: 64})
-		require.NoError(t, db.Close())
+	for _, recycled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycled=%v", recycled), func(t *testing.T) {
+			for i := range uint64(100) {
+				rng := rand.New(rand.NewPCG(seed+i, 3))
+				live := vfs.NewMem()
+				opts := smallOptions()
+				opts.FS, opts.Logger, opts.DisableAutoCompaction = live, quietLogger, true
+				db, err := Open("/db", opts)
+				require.NoError(t, err)
+				synced := model{}
+				if recycled {
+					// Longer than what follows, so that the earlier use's
+					// records lie under every page written.
+					maps.Copy(synced, putAcked(t, db, 1000, 1300))
+					require.NoError(t, db.Flush())
+					require.NoError(t, db.Put([]byte("rotate"), []byte("x")))
+					synced["rotate"] = "x"
+					require.NoError(t, db.Flush())
+					require.EqualValues(t, 1, db.Stats().LogsRecycled)
+				}
+				maps.Copy(synced, putAcked(t, db, 0, 50))
+				unsynced := []string{}
+				for j := range 100 {
+					k := fmt.Sprintf("unsynced%04d", j)
+					require.NoError(t, db.WriteWithOptions(batchOf([]byte(k), []byte(k)), &WriteOptions{}))
+					unsynced = append(unsynced, k)
+				}
+				clone := live.CrashClone(vfs.CrashOptions{Rand: rng, PageLoss: true, PageSize: 64})
+				require.NoError(t, db.Close())
 
-		opts.FS = clone
-		db, err = Open("/db", opts)
-		require.NoError(t, err, "seed %d", seed+i)
-		requireAcked(t, db, synced)
-		got := readAll(t, db)
-		kept := len(got) - len(synced)
-		for j, k := range unsynced {
-			_, ok := got[k]
-			require.Equal(t, j < kept, ok, "seed %d: the unsynced writes kept are a prefix", seed+i)
-		}
-		require.NoError(t, db.Close())
+				opts.FS = clone
+				db, err = Open("/db", opts)
+				require.NoError(t, err, "seed %d", seed+i)
+				requireAcked(t, db, synced)
+				got := readAll(t, db)
+				kept := len(got) - len(synced)
+				for j, k := range unsynced {
+					_, ok := got[k]
+					require.Equal(t, j < kept, ok, "seed %d: the unsynced writes kept are a prefix", seed+i)
+				}
+				require.NoError(t, db.Close())
+			}
+		})
 	}
 }
 

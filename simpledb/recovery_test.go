@@ -363,7 +363,7 @@ func TestGroupCommitSharesSyncs(t *testing.T) {
 // mutatingOps are the filesystem operations that change what a power loss
 // leaves behind.
 const mutatingOps = errorfs.OpCreate | errorfs.OpWrite | errorfs.OpSync | errorfs.OpRename |
-	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir
+	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir | errorfs.OpReuse
 
 // crashAtEveryStep runs run on a copy of base once for every change it
 // makes to the filesystem: the nth time, the nth change and every later
@@ -471,27 +471,18 @@ func TestFlushInterrupted(t *testing.T) {
 // Logs as interrupted sessions leave them: torn tails and header-less logs
 // are dropped when no record follows them; records after them are damage.
 func TestInterruptedLogs(t *testing.T) {
-	// rewrite replaces a file's contents, durably.
-	rewrite := func(t *testing.T, fsys *vfs.MemFS, path string, data []byte) {
-		f, err := fsys.Create(path)
-		require.NoError(t, err)
-		_, err = f.Write(data)
-		require.NoError(t, err)
-		require.NoError(t, f.Sync())
-		require.NoError(t, f.Close())
-		require.NoError(t, fsys.SyncDir("/db"))
-	}
 	headerOnly := func(t *testing.T, fsys *vfs.MemFS, path string) {
 		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys})
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
 		require.NoError(t, fsys.SyncDir("/db"))
 	}
-	withRecord := func(t *testing.T, fsys *vfs.MemFS, path string) {
-		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys})
+	withRecord := func(t *testing.T, fsys *vfs.MemFS, num uint64) {
+		w, err := recordio.Create(logName("/db", num), &recordio.WriterOptions{FS: fsys})
 		require.NoError(t, err)
 		b := batchOf([]byte("late"), []byte("write"))
 		b.setSeq(1 << 40)
+		setRecordLog(b.data, num)
 		_, err = w.Write(b.data)
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
@@ -523,7 +514,7 @@ func TestInterruptedLogs(t *testing.T) {
 		data, err := io.ReadAll(f)
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
-		rewrite(t, mem, logName("/db", last), data[:len(data)-3])
+		rewriteFile(t, mem, logName("/db", last), data[:len(data)-3])
 		return mem, last, acked
 	}
 	tests := []struct {
@@ -535,21 +526,21 @@ func TestInterruptedLogs(t *testing.T) {
 			headerOnly(t, fsys, logName("/db", last+1))
 		}, false},
 		{"torn tail, then an empty log, then a header-only one", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewrite(t, fsys, logName("/db", last+1), nil)
+			rewriteFile(t, fsys, logName("/db", last+1), nil)
 			headerOnly(t, fsys, logName("/db", last+2))
 		}, false},
 		{"torn tail, then a log cut inside its header", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewrite(t, fsys, logName("/db", last+1), []byte{1, 0, 0})
+			rewriteFile(t, fsys, logName("/db", last+1), []byte{1, 0, 0})
 		}, false},
 		{"torn tail, then a log allocated ahead, its header unwritten", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewrite(t, fsys, logName("/db", last+1), make([]byte, 4096))
+			rewriteFile(t, fsys, logName("/db", last+1), make([]byte, 4096))
 		}, false},
 		{"torn tail, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			withRecord(t, fsys, logName("/db", last+1))
+			withRecord(t, fsys, last+1)
 		}, true},
 		{"torn tail, then an empty log, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewrite(t, fsys, logName("/db", last+1), nil)
-			withRecord(t, fsys, logName("/db", last+2))
+			rewriteFile(t, fsys, logName("/db", last+1), nil)
+			withRecord(t, fsys, last+2)
 		}, true},
 	}
 	for _, tt := range tests {
@@ -582,7 +573,7 @@ func TestInterruptedLogs(t *testing.T) {
 			mem := vfs.NewMem()
 			require.NoError(t, mem.MkdirAll("/db", 0o755))
 			if data == nil {
-				rewrite(t, mem, logName("/db", 1), nil)
+				rewriteFile(t, mem, logName("/db", 1), nil)
 			} else {
 				headerOnly(t, mem, logName("/db", 1))
 			}
@@ -594,40 +585,73 @@ func TestInterruptedLogs(t *testing.T) {
 	}
 }
 
-// A flush records its table as it is on disk, and deletes the log it made
-// obsolete.
-func TestFlushRecordsTableAndDeletesLog(t *testing.T) {
-	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
-	db, err := Open("/db", opts)
+// rewriteFile replaces a file's contents in /db, durably.
+func rewriteFile(t *testing.T, fsys *vfs.MemFS, path string, data []byte) {
+	t.Helper()
+	f, err := fsys.Create(path)
 	require.NoError(t, err)
-	defer db.Close()
-	putAcked(t, db, 10, 20)
-	require.NoError(t, db.Delete([]byte("key0015")))
-	require.NoError(t, db.Flush())
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	require.NoError(t, fsys.SyncDir("/db"))
+}
 
-	db.mu.Lock()
-	tables, active := db.current.levels[0], db.mem.logNum
-	db.mu.Unlock()
-	require.Len(t, tables, 1)
-	info, err := mem.Stat(tableName("/db", tables[0].num))
-	require.NoError(t, err)
-	require.Equal(t, uint64(info.Size()), tables[0].size)
-	require.Equal(t, "key0010", string(tables[0].smallest))
-	require.Equal(t, "key0019", string(tables[0].largest))
-	require.Equal(t, uint64(1), tables[0].smallestSeq)
-	require.Equal(t, uint64(11), tables[0].largestSeq)
+// A flush records its table as it is on disk, and keeps the log it made
+// obsolete for reuse, or deletes it when recycling is off.
+func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
+	for _, recycle := range []bool{true, false} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) {
+			mem := vfs.NewMem()
+			opts := smallOptions()
+			opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+			if !recycle {
+				opts.RecycledLogs = -1
+			}
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			putAcked(t, db, 10, 20)
+			require.NoError(t, db.Delete([]byte("key0015")))
+			db.mu.Lock()
+			flushed := db.mem.logNum
+			db.mu.Unlock()
+			require.NoError(t, db.Flush())
 
-	names, err := mem.List("/db")
+			db.mu.Lock()
+			tables, active := db.current.levels[0], db.mem.logNum
+			db.mu.Unlock()
+			require.Len(t, tables, 1)
+			info, err := mem.Stat(tableName("/db", tables[0].num))
+			require.NoError(t, err)
+			require.Equal(t, uint64(info.Size()), tables[0].size)
+			require.Equal(t, "key0010", string(tables[0].smallest))
+			require.Equal(t, "key0019", string(tables[0].largest))
+			require.Equal(t, uint64(1), tables[0].smallestSeq)
+			require.Equal(t, uint64(11), tables[0].largestSeq)
+
+			want := []uint64{active}
+			if recycle {
+				want = []uint64{flushed, active}
+			}
+			require.Equal(t, want, logFiles(t, mem), "the active log, and the flushed one if it is kept for reuse")
+			require.NoError(t, db.Close())
+			require.Equal(t, []uint64{active}, logFiles(t, mem), "Close deletes the logs kept for reuse")
+		})
+	}
+}
+
+// logFiles returns the numbers of the logs in /db.
+func logFiles(t *testing.T, fsys vfs.FS) []uint64 {
+	t.Helper()
+	names, err := fsys.List("/db")
 	require.NoError(t, err)
-	var logs []string
+	var logs []uint64
 	for _, name := range names {
-		if kind, _ := parseFileName(name); kind == fileLog {
-			logs = append(logs, name)
+		if kind, num := parseFileName(name); kind == fileLog {
+			logs = append(logs, num)
 		}
 	}
-	require.Equal(t, []string{filepath.Base(logName("/db", active))}, logs, "only the active log is left")
+	return logs
 }
 
 // A database or a table written with another key order is refused with

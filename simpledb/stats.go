@@ -12,6 +12,7 @@ type statCounters struct {
 	compactions                     int64
 	compactionRead, compactionBytes int64
 	trivialMoves                    int64
+	logsRecycled                    int64
 	stalls                          int64
 	stallTime                       time.Duration
 }
@@ -48,6 +49,9 @@ type Stats struct {
 	// and LogSyncTime sums how long those took.
 	LogBytes, LogSyncs int64
 	LogSyncTime        time.Duration
+	// LogsRecycled counts logs started in the file of an obsolete one
+	// rather than a new file: see Options.RecycledLogs.
+	LogsRecycled int64
 	// Flushes and FlushBytes count memstore flushes and the bytes of the
 	// tables they wrote.
 	Flushes, FlushBytes int64
@@ -93,6 +97,7 @@ func (d *DB) Stats() Stats {
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes
 	s.TrivialMoves = c.trivialMoves
+	s.LogsRecycled = c.logsRecycled
 	if s.UserBytes > 0 {
 		s.WriteAmplification = float64(s.LogBytes+c.flushBytes+c.compactionBytes) / float64(s.UserBytes)
 	}

@@ -7,22 +7,25 @@
 // entirely in memory.
 //
 // The interface is deliberately small: create, open, read, write, ReadAt,
-// sync, rename, remove, list, make a directory, sync a directory, and lock.
+// sync, rename, remove, list, make a directory, sync a directory, lock, and
+// reuse a file (rename it and write over it from its start, as a
+// write-ahead log recycles an obsolete one).
 // Durability follows POSIX: data written to a File is durable after
 // File.Sync; a created, renamed or removed name is durable after SyncDir of
 // its parent directory.
 //
 // NewMem returns a MemFS, an in-memory FS that tracks exactly that: each
-// file's bytes and how many of them are synced, each directory's entries now
+// file's bytes now and as of its last Sync, each directory's entries now
 // and as of its last SyncDir. MemFS.CrashClone returns what a power loss at
 // that instant leaves, shaped by CrashOptions:
 //
 //	CrashOptions{}                           synced bytes only
-//	CrashOptions{Rand: r}                    plus a random prefix of the
-//	                                         unsynced bytes (a torn tail)
+//	CrashOptions{Rand: r}                    plus the unsynced writes up to
+//	                                         a random offset (a torn tail)
 //	CrashOptions{Rand: r, PageLoss: true}    plus a random length of them in
-//	                                         which each page is kept or reads
-//	                                         as zeros, in any order
+//	                                         which each page is kept or lost,
+//	                                         in any order: a lost page reads
+//	                                         as last synced, or as zeros
 //
 // Directory entries are always those of each directory's last sync, and the
 // same filesystem and seed always give the same clone, so a failing crash

@@ -14,19 +14,59 @@ import (
 // CreateMapped creates the named file for appending through a shared
 // memory mapping: see MappedCreator.
 func (osFS) CreateMapped(name string, chunk int64) (File, error) {
-	if chunk <= 0 || chunk%int64(os.Getpagesize()) != 0 {
-		return nil, fmt.Errorf("vfs: create mapped %s: chunk of %d bytes is not a positive multiple of the page size", name, chunk)
+	if err := checkChunk(name, chunk); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	m := &mappedFile{f: f, fd: int(f.Fd()), chunk: chunk}
+	m, err := newMappedFile(f, chunk, 0)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// ReuseMapped renames oldname to newname and writes over it through a
+// shared memory mapping: see MappedCreator.
+func (osFS) ReuseMapped(oldname, newname string, chunk int64) (File, error) {
+	if err := checkChunk(newname, chunk); err != nil {
+		return nil, err
+	}
+	f, err := openRenamed(oldname, newname)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	var m *mappedFile
+	if err == nil {
+		m, err = newMappedFile(f, chunk, info.Size())
+	}
+	if err != nil {
+		f.Close()
+		os.Rename(newname, oldname)
+		return nil, err
+	}
+	return m, nil
+}
+
+func checkChunk(name string, chunk int64) error {
+	if chunk <= 0 || chunk%int64(os.Getpagesize()) != 0 {
+		return fmt.Errorf("vfs: mapped %s: chunk of %d bytes is not a positive multiple of the page size", name, chunk)
+	}
+	return nil
+}
+
+// newMappedFile maps f's first chunk and starts preparing the next. The
+// first allocated bytes of f are space it has already.
+func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
+	m := &mappedFile{f: f, fd: int(f.Fd()), chunk: chunk, allocated: allocated}
 	first := m.mapChunk(0)
 	if first.err != nil {
-		f.Close()
 		if errors.Is(first.err, syscall.EOPNOTSUPP) {
-			return nil, fmt.Errorf("vfs: create mapped %s: %w: %w", name, errors.ErrUnsupported, first.err)
+			return nil, fmt.Errorf("vfs: mapped %s: %w: %w", f.Name(), errors.ErrUnsupported, first.err)
 		}
 		return nil, first.err
 	}
@@ -37,22 +77,23 @@ func (osFS) CreateMapped(name string, chunk int64) (File, error) {
 
 // mappedFile appends by copying into a shared mapping of one chunk of the
 // file at a time. Each chunk's blocks are allocated (fallocate) before it
-// is mapped, so a store into the mapping never faults for want of space
-// (no SIGBUS): a full disk is the error of the Write that needs the next
-// chunk. While one chunk takes writes, a goroutine prepares the next:
+// is mapped, unless the file had them already (a reused file), so a store
+// into the mapping never faults for want of space (no SIGBUS): a full disk
+// is the error of the Write that needs the next chunk. While one chunk takes writes, a goroutine prepares the next:
 // allocates it, maps it and faults its pages in for writing, which is
 // where the copies of a fresh chunk otherwise spend most of their time;
 // first it retires the chunk filled before (see retire).
 type mappedFile struct {
-	f     *os.File
-	fd    int
-	chunk int64
-	size  int64         // bytes written: the file's logical length
-	base  int64         // file offset of the mapped chunk
-	data  []byte        // the mapped chunk
-	ahead chan chunkMap // the next chunk, being prepared
-	pos   int64         // Read's offset
-	err   error         // sticky: after a failed chunk the tail is unknown
+	f         *os.File
+	fd        int
+	chunk     int64
+	allocated int64         // the file's size when opened: space it has, in written blocks
+	size      int64         // bytes written: the file's logical length
+	base      int64         // file offset of the mapped chunk
+	data      []byte        // the mapped chunk
+	ahead     chan chunkMap // the next chunk, being prepared
+	pos       int64         // Read's offset
+	err       error         // sticky: after a failed chunk the tail is unknown
 }
 
 // chunkMap is a chunk allocated and mapped, or why it could not be.
@@ -65,11 +106,14 @@ type chunkMap struct {
 // writable, as the first store to each would.
 const madvPopulateWrite = 23
 
-// mapChunk allocates the chunk at base and maps it, its pages faulted in
-// for writing where the kernel can.
+// mapChunk allocates the chunk at base, unless the file has it already,
+// and maps it, its pages faulted in for writing where the kernel can: in a
+// reused file, read in, since a page is written a record at a time.
 func (m *mappedFile) mapChunk(base int64) chunkMap {
-	if err := syscall.Fallocate(m.fd, 0, base, m.chunk); err != nil {
-		return chunkMap{err: &fs.PathError{Op: "fallocate", Path: m.f.Name(), Err: err}}
+	if base+m.chunk > m.allocated {
+		if err := syscall.Fallocate(m.fd, 0, base, m.chunk); err != nil {
+			return chunkMap{err: &fs.PathError{Op: "fallocate", Path: m.f.Name(), Err: err}}
+		}
 	}
 	data, err := syscall.Mmap(m.fd, base, int(m.chunk), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
@@ -164,7 +208,8 @@ func (m *mappedFile) Sync() error {
 }
 
 // Close unmaps the file and cuts it to its logical length, releasing the
-// space allocated ahead. It does not sync: callers sync first.
+// space allocated ahead (or, in a reused file, the old bytes past it). It
+// does not sync: callers sync first.
 func (m *mappedFile) Close() error {
 	if m.ahead != nil {
 		if next := <-m.ahead; next.data != nil {
@@ -212,10 +257,3 @@ func (m *mappedFile) Stat() (fs.FileInfo, error) {
 	}
 	return sizedInfo{info, m.size}, nil
 }
-
-type sizedInfo struct {
-	fs.FileInfo
-	size int64
-}
-
-func (i sizedInfo) Size() int64 { return i.size }

@@ -5,6 +5,7 @@ package vfs
 import (
 	"bytes"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,4 +54,63 @@ func TestCreateMapped(t *testing.T) {
 func TestCreateMappedRejectsBadChunk(t *testing.T) {
 	_, err := Default.(MappedCreator).CreateMapped(filepath.Join(t.TempDir(), "log"), 1000)
 	require.Error(t, err)
+}
+
+// A reused mapped file is written over from its start, across chunks and
+// past its old end, shows what it wrote at once, and is cut to it on Close.
+func TestReuseMapped(t *testing.T) {
+	page := int64(os.Getpagesize())
+	for _, tc := range []struct {
+		name       string
+		oldSize    int64
+		writeBytes int
+	}{
+		{"shorter than the old file", 3*page + 100, int(page) + 17},
+		{"past the old end, mid-chunk", 3*page + 100, int(4*page) + 5},
+		{"past the old end, chunk-aligned", 2 * page, int(5 * page)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old, name := filepath.Join(dir, "old"), filepath.Join(dir, "new")
+			oldData := bytes.Repeat([]byte{0xee}, int(tc.oldSize))
+			require.NoError(t, os.WriteFile(old, oldData, 0o644))
+
+			f, err := Default.(MappedCreator).ReuseMapped(old, name, page)
+			require.NoError(t, err)
+			require.Equal(t, name, f.Name())
+			_, err = os.Stat(old)
+			require.ErrorIs(t, err, fs.ErrNotExist, "renamed")
+			want := bytes.Repeat([]byte("0123456789"), tc.writeBytes/10+1)[:tc.writeBytes]
+			for p := want; len(p) > 0; {
+				n, err := f.Write(p[:min(len(p), 333)])
+				require.NoError(t, err)
+				p = p[n:]
+			}
+			onDisk, err := os.ReadFile(name)
+			require.NoError(t, err)
+			require.Equal(t, want, onDisk[:len(want)], "written over, visible before any sync")
+			if len(want) < len(oldData) {
+				require.Equal(t, oldData[len(want):], onDisk[len(want):len(oldData)], "the old bytes after them are untouched")
+			}
+			info, err := f.Stat()
+			require.NoError(t, err)
+			require.Equal(t, int64(len(want)), info.Size())
+
+			require.NoError(t, f.Sync())
+			require.NoError(t, f.Close())
+			onDisk, err = os.ReadFile(name)
+			require.NoError(t, err)
+			require.Equal(t, want, onDisk, "Close cuts the file to what was written")
+		})
+	}
+}
+
+// A reuse that cannot open the file leaves nothing renamed or created.
+func TestReuseMappedMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Default.(MappedCreator).ReuseMapped(filepath.Join(dir, "missing"), filepath.Join(dir, "new"), int64(os.Getpagesize()))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
 }

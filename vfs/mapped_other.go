@@ -9,5 +9,10 @@ import (
 
 // CreateMapped is not supported here: see MappedCreator.
 func (osFS) CreateMapped(name string, chunk int64) (File, error) {
-	return nil, fmt.Errorf("vfs: create mapped %s: %w", name, errors.ErrUnsupported)
+	return nil, fmt.Errorf("vfs: mapped %s: %w", name, errors.ErrUnsupported)
+}
+
+// ReuseMapped is not supported here: see MappedCreator.
+func (osFS) ReuseMapped(oldname, newname string, chunk int64) (File, error) {
+	return nil, fmt.Errorf("vfs: mapped %s: %w", newname, errors.ErrUnsupported)
 }

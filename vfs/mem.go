@@ -20,13 +20,17 @@ import (
 // durable once SyncDir of its directory returns. CrashClone returns the
 // filesystem as a power loss at that instant would leave it.
 //
-// The storage model: a file is its bytes and how many of them (a prefix)
-// have been synced; a directory is its entries now and its entries as of its
-// last SyncDir. That is all a power loss needs. What becomes of the unsynced
+// The storage model: a file is its bytes now and its bytes as of its last
+// Sync; a directory is its entries now and its entries as of its last
+// SyncDir. That is all a power loss needs. What becomes of the unsynced
 // bytes is CrashOptions' choice: lost, torn to a prefix, or kept and lost
-// page by page in any order.
+// page by page in any order. A file's synced bytes are kept as the length
+// synced and, for each page written over or cut off since, a copy of the
+// page as synced, made when that first happens: appending copies nothing.
 //
-// Files are append-only (every Write appends), which is how Strata writes.
+// Writes go at the file's offset, which Create and ReuseForWrite start at
+// 0: a created file is appended to, a reused one written over. A cut
+// (Close of a reused file) is durable only after a Sync, as the bytes are.
 // Errors match what package os returns under errors.Is: fs.ErrNotExist,
 // syscall.ENOTDIR, syscall.ENOTEMPTY, and fs.ErrClosed for a closed file.
 // A MemFS is safe for concurrent use.
@@ -38,9 +42,12 @@ type MemFS struct {
 
 type memNode struct {
 	dir bool
-	// A file: its bytes, and how many of them are durable.
+	// A file: its bytes, and its bytes as of its last Sync: the first
+	// syncedLen bytes of data, except for the pages in saved, which hold
+	// what each page held then (cut at syncedLen).
 	data      []byte
 	syncedLen int
+	saved     map[int][]byte // page number (offset / savePage) -> the page as synced
 	// A directory: its entries now, and as of its last sync.
 	children, synced map[string]*memNode
 	modTime          time.Time
@@ -112,7 +119,7 @@ func (fsys *MemFS) Create(name string) (File, error) {
 	case ok && n.dir:
 		return nil, &fs.PathError{Op: "create", Path: name, Err: fs.ErrExist}
 	case ok:
-		n.data, n.syncedLen, n.modTime = nil, 0, time.Now()
+		n.data, n.syncedLen, n.saved, n.modTime = nil, 0, nil, time.Now()
 	default:
 		n = &memNode{modTime: time.Now()}
 		dir.children[base] = n
@@ -154,6 +161,11 @@ func (fsys *MemFS) Remove(name string) error {
 func (fsys *MemFS) Rename(oldname, newname string) error {
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
+	return fsys.rename(oldname, newname)
+}
+
+// rename is Rename for a caller holding fsys.mu.
+func (fsys *MemFS) rename(oldname, newname string) error {
 	from, oldBase, err := fsys.parent(oldname)
 	if err != nil {
 		return err
@@ -169,6 +181,25 @@ func (fsys *MemFS) Rename(oldname, newname string) error {
 	delete(from.children, oldBase)
 	to.children[newBase] = n
 	return nil
+}
+
+// ReuseForWrite renames oldname to newname and opens it for writing over
+// from its start: see FS.ReuseForWrite.
+func (fsys *MemFS) ReuseForWrite(oldname, newname string) (File, error) {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	n, err := fsys.lookup(oldname)
+	if err != nil {
+		return nil, err
+	}
+	if n.dir {
+		return nil, &fs.PathError{Op: "reuse", Path: oldname, Err: syscall.EISDIR}
+	}
+	if err := fsys.rename(oldname, newname); err != nil {
+		return nil, err
+	}
+	n.modTime = time.Now()
+	return &memFile{fs: fsys, node: n, name: newname, writable: true, reused: true}, nil
 }
 
 // List returns the sorted names in dir.
@@ -287,21 +318,24 @@ type CrashOptions struct {
 	// order, as when the power fails during an fsync or after the kernel
 	// has written some pages early: each file keeps a random length between
 	// its synced length and its full length (the size the metadata reached),
-	// and within the unsynced part each page (PageSize bytes aligned to file
+	// and each page holding unsynced bytes (PageSize bytes aligned to file
 	// offsets; a page cut by the synced length or the kept length counts as
-	// a page) independently either holds the bytes written or is lost and
-	// reads as zeros. So a log can end in zeros followed by valid records.
-	// The synced prefix is never touched. False (the default) tears tails
+	// a page) independently either holds the bytes written or is lost: it
+	// reads as it was last synced, and as zeros beyond the synced length. So
+	// a log can end in zeros followed by valid records, and a file written
+	// over can hold old and new pages in any mix. The synced bytes no write
+	// has touched since are never lost. False (the default) tears tails
 	// instead.
 	//
-	// A lost page reads as zeros, not as stale bytes, because that is what
-	// the files Strata writes get: appends land in newly allocated blocks,
-	// and today's filesystems (ext4 and XFS with their unwritten extents,
-	// copy-on-write ones such as btrfs) read a block never written as
-	// zeros, as they read a hole. Stale contents of a reused block would be
-	// the filesystem leaking another file's data; a checksum rejects them
-	// as it does any torn record, while zeros are the case a reader can
-	// mistake for padding or a clean end of the log.
+	// A lost appended page reads as zeros, not as stale bytes, because that
+	// is what appends get: they land in newly allocated blocks, and today's
+	// filesystems (ext4 and XFS with their unwritten extents, copy-on-write
+	// ones such as btrfs) read a block never written as zeros, as they read
+	// a hole. Stale contents of a reused block would be the filesystem
+	// leaking another file's data; a checksum rejects them as it does any
+	// torn record, while zeros are the case a reader can mistake for padding
+	// or a clean end of the log. A page written over in place is different:
+	// its old contents are the file's own, and a lost write leaves them.
 	PageLoss bool
 
 	// PageSize is the unit of PageLoss, in bytes. Zero or less (the default)
@@ -310,29 +344,54 @@ type CrashOptions struct {
 	PageSize int
 }
 
-// crashFile returns what a power loss leaves of a file holding data, of
-// which the first synced bytes are durable. The result does not alias data.
-func (o CrashOptions) crashFile(data []byte, synced int) []byte {
-	keep := synced
-	if o.Rand != nil && len(data) > keep {
-		keep += o.Rand.IntN(len(data) - keep + 1)
+// crashFile returns what a power loss leaves of a file. The result does
+// not alias the file's bytes.
+func (o CrashOptions) crashFile(n *memNode) []byte {
+	synced := n.syncedBytes()
+	if o.Rand == nil {
+		return synced
 	}
-	kept := slices.Clone(data[:keep])
-	if o.Rand == nil || !o.PageLoss {
-		return kept
+	// Bytes before first are as synced: nothing has written over them.
+	first := len(synced)
+	for page := range n.saved {
+		first = min(first, page*savePage)
 	}
+	if !o.PageLoss {
+		// A torn tail: the writes since the sync reached the disk in order
+		// of offset, up to cut. A cut of the file is never kept.
+		cut := first
+		if end := max(len(n.data), len(synced)); end > first {
+			cut += o.Rand.IntN(end - first + 1)
+		}
+		kept := min(cut, len(n.data))
+		out := append(synced, make([]byte, max(kept-len(synced), 0))...)
+		copy(out, n.data[:kept])
+		return out
+	}
+	size := len(synced)
+	if len(n.data) > size {
+		size += o.Rand.IntN(len(n.data) - size + 1)
+	}
+	out := make([]byte, size)
+	copy(out, synced)
+	copy(out, n.data[:min(size, len(n.data))])
 	page := o.PageSize
 	if page <= 0 {
 		page = DefaultCrashPageSize
 	}
-	// Pages are aligned to file offsets, so the first unsynced page may
-	// begin in the synced prefix; only its unsynced part can be lost.
-	for start := synced - synced%page; start < keep; start += page {
+	// Pages are aligned to file offsets, so the first page drawn may begin
+	// among bytes no write touched: those read the same kept or lost.
+	for start := first - first%page; start < size; start += page {
 		if o.Rand.IntN(2) == 0 {
-			clear(kept[max(start, synced):min(start+page, keep)])
+			end := min(start+page, size)
+			mid := min(max(start, len(synced)), end) // synced bytes before it, zeros after
+			if start < mid {
+				copy(out[start:mid], synced[start:mid])
+			}
+			clear(out[mid:end])
 		}
 	}
-	return kept
+	return out
 }
 
 // CrashClone returns a new filesystem holding what a power loss at this
@@ -366,7 +425,7 @@ func (fsys *MemFS) CrashClone(opts CrashOptions) *MemFS {
 			c.synced = cloneEntries(c.children)
 			return c
 		}
-		data := opts.crashFile(n.data, n.syncedLen)
+		data := opts.crashFile(n)
 		c := &memNode{data: data, syncedLen: len(data), modTime: n.modTime}
 		clones[n] = c
 		return c
@@ -383,14 +442,76 @@ func cloneEntries(m map[string]*memNode) map[string]*memNode {
 	return c
 }
 
+// savePage is the unit in which a file's synced bytes are saved before a
+// write or a cut changes them.
+const savePage = 4096
+
+// save keeps, for a later power loss, the synced bytes of the pages that
+// hold [from, to), unless already kept. The caller holds the MemFS's mu.
+func (n *memNode) save(from, to int) {
+	to = min(to, n.syncedLen)
+	if from >= to {
+		return
+	}
+	for page := from / savePage; page*savePage < to; page++ {
+		if _, ok := n.saved[page]; ok {
+			continue
+		}
+		if n.saved == nil {
+			n.saved = map[int][]byte{}
+		}
+		start := page * savePage
+		n.saved[page] = slices.Clone(n.data[start:min(start+savePage, n.syncedLen)])
+	}
+}
+
+// write writes p at offset off.
+func (n *memNode) write(off int, p []byte) {
+	n.save(off, off+len(p))
+	if off == len(n.data) {
+		n.data = append(n.data, p...)
+		return
+	}
+	if grow := off + len(p) - len(n.data); grow > 0 {
+		n.data = append(n.data, make([]byte, grow)...)
+	}
+	copy(n.data[off:], p)
+}
+
+// truncate cuts the file to size bytes, if it is longer.
+func (n *memNode) truncate(size int) {
+	if size < len(n.data) {
+		n.save(size, len(n.data))
+		n.data = n.data[:size]
+	}
+}
+
+func (n *memNode) sync() {
+	n.syncedLen, n.saved = len(n.data), nil
+}
+
+// syncedBytes returns a copy of the file's bytes as of its last Sync.
+func (n *memNode) syncedBytes() []byte {
+	b := make([]byte, n.syncedLen)
+	copy(b, n.data)
+	for page, old := range n.saved {
+		copy(b[page*savePage:], old)
+	}
+	return b
+}
+
 // memFile is an open file of a MemFS.
 type memFile struct {
 	fs       *MemFS
 	node     *memNode
 	name     string
 	writable bool
-	pos      int
-	closed   bool
+	// reused: opened by ReuseForWrite, so Stat reports written and Close
+	// cuts the file to it.
+	reused  bool
+	written int
+	pos     int
+	closed  bool
 }
 
 // closedError is what an operation on a closed file returns: the error
@@ -433,7 +554,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Write appends p.
+// Write writes p at the file's offset.
 func (f *memFile) Write(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
@@ -443,7 +564,9 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if !f.writable {
 		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrPermission}
 	}
-	f.node.data = append(f.node.data, p...)
+	f.node.write(f.pos, p)
+	f.pos += len(p)
+	f.written = max(f.written, f.pos)
 	f.node.modTime = time.Now()
 	return len(p), nil
 }
@@ -454,7 +577,7 @@ func (f *memFile) Sync() error {
 	if f.closed {
 		return f.closedError("sync")
 	}
-	f.node.syncedLen = len(f.node.data)
+	f.node.sync()
 	return nil
 }
 
@@ -464,7 +587,11 @@ func (f *memFile) Stat() (fs.FileInfo, error) {
 	if f.closed {
 		return nil, f.closedError("stat")
 	}
-	return memInfo{name: filepath.Base(f.name), size: int64(len(f.node.data)), mod: f.node.modTime}, nil
+	size := len(f.node.data)
+	if f.reused {
+		size = f.written
+	}
+	return memInfo{name: filepath.Base(f.name), size: int64(size), mod: f.node.modTime}, nil
 }
 
 func (f *memFile) Name() string { return f.name }
@@ -476,6 +603,9 @@ func (f *memFile) Close() error {
 		return f.closedError("close")
 	}
 	f.closed = true
+	if f.reused {
+		f.node.truncate(f.written)
+	}
 	return nil
 }
 

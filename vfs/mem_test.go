@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -337,4 +338,136 @@ func TestCrashCloneIsDeterministic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overwrittenFile returns a filesystem holding /d/new, durable by name: the
+// file /d/old, whose synced bytes were old, reused and written over with
+// the unsynced bytes written, and closed (cut to them) if close is set.
+func overwrittenFile(t *testing.T, old, written []byte, close bool) *MemFS {
+	t.Helper()
+	fsys := NewMem()
+	require.NoError(t, fsys.MkdirAll("/d", 0o755))
+	require.NoError(t, fsys.SyncDir("/"))
+	f := writeFile(t, fsys, "/d/old", string(old), true)
+	require.NoError(t, f.Close())
+	f, err := fsys.ReuseForWrite("/d/old", "/d/new")
+	require.NoError(t, err)
+	require.NoError(t, fsys.SyncDir("/d"))
+	_, err = f.Write(written)
+	require.NoError(t, err)
+	if close {
+		require.NoError(t, f.Close())
+	}
+	return fsys
+}
+
+// Bytes written over are synced only by a Sync: until then a power loss
+// leaves them as last synced, and a cut of the file is not durable either.
+func TestCrashCloneRevertsOverwrites(t *testing.T) {
+	old := bytes.Repeat([]byte("old."), 3000) // 12,000 bytes: three pages
+	for _, tc := range []struct {
+		name    string
+		written int
+		close   bool
+		sync    bool
+		want    func(written []byte) []byte
+	}{
+		{"unsynced overwrite reverts", 5000, false, false, func([]byte) []byte { return old }},
+		{"unsynced cut is undone", 5000, true, false, func([]byte) []byte { return old }},
+		{"unsynced overwrite past the old end reverts and is cut", 20000, false, false, func([]byte) []byte { return old }},
+		{"synced overwrite stays, the old bytes past it too", 5000, false, true, func(w []byte) []byte {
+			return append(slices.Clone(w), old[len(w):]...)
+		}},
+		{"synced cut stays", 5000, true, true, func(w []byte) []byte { return w }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			written := written(tc.written)
+			fsys := overwrittenFile(t, old, written, tc.close)
+			if tc.sync {
+				// Through another handle: the writer may be closed.
+				f, err := fsys.Open("/d/new")
+				require.NoError(t, err)
+				require.NoError(t, f.Sync())
+				require.NoError(t, f.Close())
+			}
+			got, ok := readFile(t, fsys.CrashClone(CrashOptions{}), "/d/new")
+			require.True(t, ok)
+			require.Equal(t, string(tc.want(written)), got)
+		})
+	}
+}
+
+// With Rand, the writes over a file since its sync survive up to a random
+// offset, as a torn tail: new bytes before it, the synced ones after.
+func TestCrashCloneTearsOverwrites(t *testing.T) {
+	old := bytes.Repeat([]byte{0xee}, 3*savePage)
+	written := written(savePage + 100)
+	fsys := overwrittenFile(t, old, written, true)
+	cuts := map[int]bool{}
+	for seed := range uint64(200) {
+		got, ok := readFile(t, fsys.CrashClone(CrashOptions{Rand: rand.New(rand.NewPCG(seed, 6))}), "/d/new")
+		require.True(t, ok)
+		require.Len(t, got, len(old), "seed %d: the cut is not durable", seed)
+		k := 0
+		for k < len(written) && got[k] == written[k] {
+			k++
+		}
+		require.Equal(t, string(old[k:]), got[k:], "seed %d: new bytes up to %d, then the synced ones", seed, k)
+		cuts[k] = true
+	}
+	require.True(t, cuts[len(written)], "all of the writes survive in some clones")
+	require.Greater(t, len(cuts), 10, "and part of them in others")
+}
+
+// With PageLoss, each page written over since the sync independently holds
+// its new bytes or its synced ones, and each appended page its new bytes or
+// zeros.
+func TestCrashClonePageLossRevertsOverwrittenPages(t *testing.T) {
+	const page = 512
+	old := bytes.Repeat([]byte{0xee}, 4*page)
+	written := written(6*page + 10) // over the old bytes, then past them
+	fsys := overwrittenFile(t, old, written, false)
+	var sawNew, sawOld, sawOldThenNew, sawZeros bool
+	for seed := range uint64(300) {
+		opts := CrashOptions{Rand: rand.New(rand.NewPCG(seed, 7)), PageLoss: true, PageSize: page}
+		got, ok := readFile(t, fsys.CrashClone(opts), "/d/new")
+		require.True(t, ok)
+		require.GreaterOrEqual(t, len(got), len(old), "seed %d: the synced length survives", seed)
+		oldBefore := false
+		for lo := 0; lo < len(got); lo += page {
+			hi := min(lo+page, len(got))
+			switch {
+			case string(written[lo:hi]) == got[lo:hi]:
+				sawNew = true
+				sawOldThenNew = sawOldThenNew || oldBefore
+			case hi <= len(old) && string(old[lo:hi]) == got[lo:hi]:
+				sawOld, oldBefore = true, true
+			case lo >= len(old) && strings.Count(got[lo:hi], "\x00") == hi-lo:
+				sawZeros = true
+			default:
+				require.Failf(t, "a page is neither new, as synced nor zeros", "seed %d: bytes %d..%d", seed, lo, hi)
+			}
+		}
+	}
+	require.True(t, sawNew && sawOld && sawOldThenNew && sawZeros, "pages written over and appended are kept and lost in any order")
+}
+
+// Saving synced bytes costs only what is written over: appends save
+// nothing, and a Sync drops what was saved.
+func TestMemFSSavesOnlyPagesWrittenOver(t *testing.T) {
+	fsys := NewMem()
+	f := writeFile(t, fsys, "/f", string(written(10*savePage)), true)
+	node := f.(*memFile).node
+	_, err := f.Write(written(savePage))
+	require.NoError(t, err)
+	require.Empty(t, node.saved, "appends save nothing")
+
+	r, err := fsys.ReuseForWrite("/f", "/g")
+	require.NoError(t, err)
+	_, err = r.Write(written(savePage + 1))
+	require.NoError(t, err)
+	require.Len(t, node.saved, 2, "the two pages written over")
+	require.Len(t, node.saved[1], savePage, "each as synced")
+	require.NoError(t, r.Sync())
+	require.Empty(t, node.saved, "a Sync makes them durable")
 }

@@ -64,3 +64,63 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	}
 	return lock, nil
 }
+
+func (osFS) ReuseForWrite(oldname, newname string) (File, error) {
+	f, err := openRenamed(oldname, newname)
+	if err != nil {
+		return nil, err
+	}
+	return &reusedFile{File: f}, nil
+}
+
+// openRenamed renames oldname to newname and opens it for writing from its
+// start; if the open fails it renames the file back.
+func openRenamed(oldname, newname string) (*os.File, error) {
+	if err := os.Rename(oldname, newname); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(newname, os.O_RDWR, 0)
+	if err != nil {
+		os.Rename(newname, oldname)
+		return nil, err
+	}
+	return f, nil
+}
+
+// reusedFile is a file written over from its start: see FS.ReuseForWrite.
+type reusedFile struct {
+	*os.File
+	written int64
+}
+
+func (f *reusedFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.written += int64(n)
+	return n, err
+}
+
+// Stat reports the bytes written, not the old bytes beyond them.
+func (f *reusedFile) Stat() (fs.FileInfo, error) {
+	info, err := f.File.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return sizedInfo{info, f.written}, nil
+}
+
+// Close cuts the file to the bytes written.
+func (f *reusedFile) Close() error {
+	err := f.File.Truncate(f.written)
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sizedInfo is a file's description with the size its writer knows.
+type sizedInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (i sizedInfo) Size() int64 { return i.size }

@@ -55,26 +55,45 @@ type FS interface {
 	// including by an earlier Lock in the same process. Closing the returned
 	// Closer releases the lock.
 	Lock(name string) (io.Closer, error)
+	// ReuseForWrite renames oldname to newname, replacing newname if it
+	// exists, and opens it for writing from its start without truncating
+	// it: writes overwrite its old bytes in place, then extend it, so that
+	// a Sync of space written before commits no allocation and no size
+	// change. Stat reports the bytes written; Close cuts the file to them
+	// (it does not sync, and until a Sync the cut may not be durable). The
+	// rename is durable after SyncDir, as any rename. If opening fails
+	// after the rename, the file is renamed back.
+	ReuseForWrite(oldname, newname string) (File, error)
 }
 
 // MappedCreator is implemented by filesystems that can create a file to
 // append to without a system call per write: the file's space is allocated
 // ahead, chunk bytes at a time, and each Write copies into a shared memory
-// mapping of it. What a Write copied is in the operating system's page
-// cache when it returns, as after write(2), so it survives the process
-// being killed; Sync makes it durable. Until Close the file's size on disk
-// covers the chunk allocated ahead, whose unwritten part reads as zeros;
-// Stat reports the bytes written, and Close cuts the file to them (it does
-// not sync).
+// mapping of it. ReuseMapped does the same for a file written over from its
+// start, as FS.ReuseForWrite. What a Write copied is in the operating
+// system's page cache when it returns, as after write(2), so it survives
+// the process being killed; Sync makes it durable. Until Close the file's
+// size on disk covers the chunk allocated ahead, whose unwritten part reads
+// as zeros (in a reused file, as its old bytes); Stat reports the bytes
+// written, and Close cuts the file to them (it does not sync).
 //
 // The operating system's filesystem implements it on Linux; elsewhere, and
-// where the filesystem cannot allocate ahead, CreateMapped returns an error
-// matching errors.ErrUnsupported, and callers use Create.
+// where the filesystem cannot allocate ahead, CreateMapped and ReuseMapped
+// return an error matching errors.ErrUnsupported, having renamed nothing,
+// and callers use Create or ReuseForWrite.
 type MappedCreator interface {
 	// CreateMapped creates or truncates the named file for appending
 	// through a mapping. chunk, a positive multiple of the page size, is
 	// how much space is allocated and mapped at a time.
 	CreateMapped(name string, chunk int64) (File, error)
+	// ReuseMapped renames oldname to newname as FS.ReuseForWrite does and
+	// writes over the file from its start through a mapping. The space the
+	// file has is mapped as it is, without allocating it again; beyond it,
+	// chunks are allocated ahead as CreateMapped allocates them. A
+	// filesystem that cannot allocate may then fail only once the file
+	// outgrows its space, so callers reuse through a mapping only where
+	// CreateMapped works.
+	ReuseMapped(oldname, newname string, chunk int64) (File, error)
 }
 
 // Default is the operating system's filesystem.

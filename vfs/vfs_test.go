@@ -217,3 +217,42 @@ func TestReadOnlyFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// A reused file is renamed, written over from its start, reports the bytes
+// written, and is cut to them on Close, on both filesystems.
+func TestReuseForWrite(t *testing.T) {
+	t.Run("os", func(t *testing.T) { testReuseForWrite(t, OrDefault(nil), t.TempDir()) })
+	t.Run("mem", func(t *testing.T) { testReuseForWrite(t, NewMem(), "/d") })
+}
+
+func testReuseForWrite(t *testing.T, fsys FS, dir string) {
+	require.NoError(t, fsys.MkdirAll(dir, 0o755))
+	old, name := filepath.Join(dir, "old"), filepath.Join(dir, "new")
+	f, err := fsys.Create(old)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("old bytes, many of them"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	f, err = fsys.ReuseForWrite(old, name)
+	require.NoError(t, err)
+	require.Equal(t, name, f.Name())
+	_, err = fsys.Stat(old)
+	require.ErrorIs(t, err, fs.ErrNotExist, "renamed")
+	_, err = f.Write([]byte("new"))
+	require.NoError(t, err)
+	info, err := f.Stat()
+	require.NoError(t, err)
+	require.Equal(t, int64(3), info.Size(), "the bytes written")
+	got, _ := readFile(t, fsys, name)
+	require.Equal(t, "new bytes, many of them", got, "written over in place")
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	got, _ = readFile(t, fsys, name)
+	require.Equal(t, "new", got, "Close cuts the file to them")
+
+	_, err = fsys.ReuseForWrite(filepath.Join(dir, "missing"), filepath.Join(dir, "x"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = fsys.Stat(filepath.Join(dir, "x"))
+	require.ErrorIs(t, err, fs.ErrNotExist, "nothing created")
+}

@@ -24,7 +24,8 @@ import (
 type Op uint32
 
 // The operations, one bit each. A file's operations (OpRead, OpReadAt,
-// OpWrite, OpSync) match on the path it was created or opened with.
+// OpWrite, OpSync) match on the path it was created or opened with (the new
+// one for a reused file).
 const (
 	OpCreate  Op = 1 << iota // FS.Create
 	OpOpen                   // FS.Open
@@ -39,11 +40,12 @@ const (
 	OpStat                   // FS.Stat
 	OpSyncDir                // FS.SyncDir
 	OpLock                   // FS.Lock
+	OpReuse                  // FS.ReuseForWrite and MappedCreator.ReuseMapped, matched on the new name
 	// OpAll is every operation.
 	OpAll Op = 1<<iota - 1
 )
 
-var opNames = []string{"create", "open", "read", "readat", "write", "sync", "rename", "remove", "list", "mkdir", "stat", "syncdir", "lock"}
+var opNames = []string{"create", "open", "read", "readat", "write", "sync", "rename", "remove", "list", "mkdir", "stat", "syncdir", "lock", "reuse"}
 
 // String names the operations in the set.
 func (o Op) String() string {
@@ -159,11 +161,7 @@ func (f *FS) Create(name string) (vfs.File, error) {
 	if err := f.check(OpCreate, name); err != nil {
 		return nil, err
 	}
-	file, err := f.fs.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	return &errFile{File: file, fs: f}, nil
+	return f.wrap(f.fs.Create(name))
 }
 
 // Open implements vfs.FS, failing as OpOpen.
@@ -171,11 +169,7 @@ func (f *FS) Open(name string) (vfs.File, error) {
 	if err := f.check(OpOpen, name); err != nil {
 		return nil, err
 	}
-	file, err := f.fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return &errFile{File: file, fs: f}, nil
+	return f.wrap(f.fs.Open(name))
 }
 
 // Remove implements vfs.FS, failing as OpRemove.
@@ -232,6 +226,50 @@ func (f *FS) Lock(name string) (io.Closer, error) {
 		return nil, err
 	}
 	return f.fs.Lock(name)
+}
+
+// ReuseForWrite implements vfs.FS, failing as OpReuse on the new name.
+func (f *FS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
+	if err := f.check(OpReuse, newname); err != nil {
+		return nil, err
+	}
+	return f.wrap(f.fs.ReuseForWrite(oldname, newname))
+}
+
+// CreateMapped implements vfs.MappedCreator, failing as OpCreate, when the
+// wrapped filesystem does; otherwise it returns errors.ErrUnsupported, and
+// callers use Create.
+func (f *FS) CreateMapped(name string, chunk int64) (vfs.File, error) {
+	m, ok := f.fs.(vfs.MappedCreator)
+	if !ok {
+		return nil, fmt.Errorf("errorfs: mapped %s: %w", name, errors.ErrUnsupported)
+	}
+	if err := f.check(OpCreate, name); err != nil {
+		return nil, err
+	}
+	return f.wrap(m.CreateMapped(name, chunk))
+}
+
+// ReuseMapped implements vfs.MappedCreator, failing as OpReuse on the new
+// name, when the wrapped filesystem does; otherwise it returns
+// errors.ErrUnsupported.
+func (f *FS) ReuseMapped(oldname, newname string, chunk int64) (vfs.File, error) {
+	m, ok := f.fs.(vfs.MappedCreator)
+	if !ok {
+		return nil, fmt.Errorf("errorfs: mapped %s: %w", newname, errors.ErrUnsupported)
+	}
+	if err := f.check(OpReuse, newname); err != nil {
+		return nil, err
+	}
+	return f.wrap(m.ReuseMapped(oldname, newname, chunk))
+}
+
+// wrap makes a file's reads, writes and syncs fail as the injector says.
+func (f *FS) wrap(file vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &errFile{File: file, fs: f}, nil
 }
 
 // errFile injects errors into a file's reads, writes and syncs.

@@ -48,3 +48,53 @@ func TestOpString(t *testing.T) {
 	require.Equal(t, "write|sync", (OpWrite | OpSync).String())
 	require.Contains(t, OpAll.String(), "lock")
 }
+
+// A reuse fails as OpReuse on the new name, and the reused file's writes
+// and syncs as the file's own operations.
+func TestRuleInjectsIntoReuse(t *testing.T) {
+	mem := vfs.NewMem()
+	require.NoError(t, mem.MkdirAll("/d", 0o755))
+	for _, name := range []string{"/d/1.log", "/d/2.log"} {
+		f, err := mem.Create(name)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	reuse := &Rule{Ops: OpReuse, Match: Suffix("3.log"), Err: syscall.EIO}
+	writes := &Rule{Ops: OpWrite, Match: Suffix("4.log"), Err: syscall.ENOSPC}
+	fsys := Wrap(mem, multi{reuse, writes})
+	reuse.Enable()
+	writes.Enable()
+
+	_, err := fsys.ReuseForWrite("/d/1.log", "/d/3.log")
+	require.ErrorIs(t, err, syscall.EIO)
+	_, err = mem.Stat("/d/1.log")
+	require.NoError(t, err, "nothing renamed")
+
+	f, err := fsys.ReuseForWrite("/d/2.log", "/d/4.log")
+	require.NoError(t, err)
+	_, err = f.Write([]byte("x"))
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.NoError(t, f.Close())
+}
+
+// Over a filesystem without mappings, the mapped operations are
+// unsupported, so callers fall back to Create and ReuseForWrite.
+func TestMappedUnsupportedOverMem(t *testing.T) {
+	fsys := Wrap(vfs.NewMem(), &Rule{})
+	_, err := fsys.CreateMapped("/f", 4096)
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	_, err = fsys.ReuseMapped("/f", "/g", 4096)
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+}
+
+// multi injects the first error any rule returns.
+type multi []*Rule
+
+func (m multi) MaybeError(op Op, path string) error {
+	for _, r := range m {
+		if err := r.MaybeError(op, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,337 @@
+package simpledb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// recordSink collects what a recordio.Writer writes.
+type recordSink struct{ bytes.Buffer }
+
+func (*recordSink) Sync() error  { return nil }
+func (*recordSink) Close() error { return nil }
+
+// recordFile returns a recordio file of records, as the database writes
+// its logs and manifests.
+func recordFile(t *testing.T, records ...[]byte) []byte {
+	t.Helper()
+	var sink recordSink
+	w, err := recordio.NewWriter(&sink, nil)
+	require.NoError(t, err)
+	for _, rec := range records {
+		_, err := w.Write(rec)
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	return sink.Bytes()
+}
+
+// framed returns records as a log's file holds them after its header.
+func framed(t *testing.T, records ...[]byte) []byte {
+	return recordFile(t, records...)[recordio.FileHeaderSize:]
+}
+
+// logRecord returns a log record of one put, as written to log num.
+func logRecord(num, seq uint64, synced int64, key string) []byte {
+	b := batchOf([]byte(key), []byte("v-"+key))
+	b.setSeq(seq)
+	b.setSynced(synced)
+	setRecordLog(b.data, num)
+	return b.data
+}
+
+// recycledLogDB returns a database as a power loss left it, whose active
+// log is a recycled file: its own records (every write synced), then
+// records of the file's earlier use. It returns the filesystem, the
+// acknowledged writes, the active log's number and the offset where its
+// own records end.
+func recycledLogDB(t *testing.T) (*vfs.MemFS, model, uint64, int64) {
+	t.Helper()
+	live := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = live, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 100)
+	require.NoError(t, db.Flush()) // its log is kept for reuse
+	maps.Copy(acked, putAcked(t, db, 100, 110))
+	require.NoError(t, db.Flush()) // the rotation reuses it
+	maps.Copy(acked, putAcked(t, db, 110, 120))
+	require.EqualValues(t, 1, db.Stats().LogsRecycled)
+	db.mu.Lock()
+	active := db.mem.logNum
+	db.mu.Unlock()
+	crashed := live.CrashClone(vfs.CrashOptions{})
+	require.NoError(t, db.Close())
+
+	data := readDirFiles(t, crashed, "/db")[filepath.Base(logName("/db", active))]
+	end, stale := scanLog(t, data, active)
+	require.Positive(t, stale, "the earlier use's records follow the log's own")
+	return crashed, acked, active, end
+}
+
+// scanLog returns where log num's own records end in its file, at damage
+// or at a record of another log, and how many valid records of other logs
+// the file holds.
+func scanLog(t *testing.T, data []byte, num uint64) (end int64, stale int) {
+	t.Helper()
+	fsys := writeDirFiles(t, "/r", map[string][]byte{"log": data})
+	r, err := recordio.Open("/r/log", &recordio.ReaderOptions{FS: fsys, NoMmap: true})
+	require.NoError(t, err)
+	defer r.Close()
+	end = -1
+	ended := func(at int64) {
+		if end < 0 {
+			end = at
+		}
+	}
+	for {
+		rec, err := r.Next()
+		switch {
+		case err == io.EOF:
+			ended(int64(len(data)))
+			return end, stale
+		case err != nil:
+			ended(damageOffset(err, 0))
+			if _, err := r.Resync(); err == io.EOF {
+				return end, stale
+			}
+		default:
+			if _, other := staleRecord(currentLogFormat, rec, num); other {
+				ended(r.Offset())
+				stale++
+			}
+		}
+	}
+}
+
+// A recycled log replays its own records and none of its file's earlier
+// use, whose synced lengths vouch for nothing, however the power loss
+// mixed them.
+func TestRecycledLogReplaysOnlyItsOwnRecords(t *testing.T) {
+	const huge = 1 << 40 // a synced length past any end
+	tests := []struct {
+		name string
+		// tail returns what follows the log's own records, which end at
+		// end; num is the log's number.
+		tail    func(t *testing.T, num uint64, end int64) []byte
+		late    bool // tail holds the log's own record "late", which must be dropped
+		corrupt string
+	}{
+		{name: "the earlier use's records, as the crash left them"},
+		{name: "stale records claiming a huge synced length", tail: func(t *testing.T, num uint64, end int64) []byte {
+			return framed(t, logRecord(num-1, 1<<41, huge, "stale1"), logRecord(num+1, 1<<41+1, huge, "stale2"))
+		}},
+		{name: "damage, then stale records claiming a huge synced length", tail: func(t *testing.T, num uint64, end int64) []byte {
+			return append([]byte("#damage!"), framed(t, logRecord(num-1, 1<<41, huge, "stale"))...)
+		}},
+		{name: "a stale record, then one of the log's own, unsynced", late: true, tail: func(t *testing.T, num uint64, end int64) []byte {
+			return framed(t, logRecord(num-1, 1<<41, huge, "stale"), logRecord(num, 1<<42, end, "late"))
+		}},
+		{name: "a stale record, then one of the log's own vouching past it", corrupt: "durable up to", tail: func(t *testing.T, num uint64, end int64) []byte {
+			return framed(t, logRecord(num-1, 1<<41, huge, "stale"), logRecord(num, 1<<42, end+1, "late"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys, acked, num, end := recycledLogDB(t)
+			path := logName("/db", num)
+			if tt.tail != nil {
+				data := readDirFiles(t, fsys, "/db")[filepath.Base(path)]
+				rewriteFile(t, fsys, path, append(data[:end:end], tt.tail(t, num, end)...))
+			}
+			opts := smallOptions()
+			opts.FS, opts.Logger = fsys, quietLogger
+			db, err := Open("/db", opts)
+			if tt.corrupt != "" {
+				require.ErrorIs(t, err, ErrCorruption)
+				require.Contains(t, err.Error(), filepath.Base(path))
+				require.Contains(t, err.Error(), tt.corrupt)
+				return
+			}
+			require.NoError(t, err)
+			defer db.Close()
+			require.Equal(t, acked, readAll(t, db), "the log's own records, and nothing else")
+		})
+	}
+}
+
+// A record of another log inside a closed log's recorded length is
+// corruption, named by file and offset: the manifest says the log's own
+// records fill it.
+func TestStaleRecordInsideRecordedLengthIsCorruption(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger = mem, quietLogger
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	putAcked(t, db, 0, 20)
+	db.mu.Lock()
+	num := db.mem.logNum
+	db.mu.Unlock()
+	require.NoError(t, db.Close()) // records the log's length
+
+	path := logName("/db", num)
+	data := readDirFiles(t, mem, "/db")[filepath.Base(path)]
+	recs := readRecords(t, data)
+	require.Len(t, recs, 20)
+	second := recordio.FileHeaderSize + int64(len(framed(t, recs[0])))
+	setRecordLog(recs[1], num-1) // the same record, of another log: as long
+	rewriteFile(t, mem, path, append(data[:recordio.FileHeaderSize:recordio.FileHeaderSize], framed(t, recs...)...))
+	before := readDirFiles(t, mem, "/db")
+
+	_, err = Open("/db", opts)
+	require.ErrorIs(t, err, ErrCorruption)
+	require.ErrorIs(t, err, errStaleRecord)
+	require.Contains(t, err.Error(), fmt.Sprintf("%s: offset %d", path, second))
+	require.Equal(t, before, readDirFiles(t, mem, "/db"), "a refused Open changes nothing")
+}
+
+// A log file renamed for reuse by a rotation the power loss interrupted
+// before the manifest recorded it holds only the earlier use's records: it
+// opens as an empty log, neither data nor damage.
+func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
+	live := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = live, quietLogger, true
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 100)
+	db.mu.Lock()
+	retired := db.mem.logNum
+	db.mu.Unlock()
+	require.NoError(t, db.Flush())
+	maps.Copy(acked, putAcked(t, db, 100, 110))
+	crashed := live.CrashClone(vfs.CrashOptions{})
+	require.NoError(t, db.Close())
+
+	// As the rotation leaves it once the rename and its directory are
+	// durable and the new header written over the old one.
+	db.mu.Lock()
+	next := db.nextFileNum
+	db.mu.Unlock()
+	f, err := crashed.ReuseForWrite(logName("/db", retired), logName("/db", next))
+	require.NoError(t, err)
+	w, err := recordio.NewWriter(f, nil)
+	require.NoError(t, err)
+	require.NoError(t, w.Sync())
+	require.NoError(t, crashed.SyncDir("/db"))
+
+	opts.FS = crashed
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	require.Equal(t, acked, readAll(t, db))
+	require.NoError(t, db.Close())
+}
+
+// Recycling is on by default and off with a negative RecycledLogs: logs
+// then go when their memstore is flushed.
+func TestRecycledLogsOption(t *testing.T) {
+	for _, tc := range []struct {
+		recycled int
+		want     int64
+	}{{0, 4}, {1, 4}, {-1, 0}} {
+		t.Run(fmt.Sprint(tc.recycled), func(t *testing.T) {
+			opts := smallOptions()
+			opts.FS, opts.Logger, opts.RecycledLogs = vfs.NewMem(), quietLogger, tc.recycled
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			defer db.Close()
+			for i := range 5 {
+				putAcked(t, db, i*10, i*10+10)
+				require.NoError(t, db.Flush())
+			}
+			require.Equal(t, tc.want, db.Stats().LogsRecycled, "rotations after the first flush reuse a log")
+		})
+	}
+}
+
+// A database in an older log format opens: its logs replay in their
+// format, and an Open interrupted anywhere leaves one the next Open
+// recovers, so that no old log is ever read in the new format.
+func TestOldLogFormatsUpgrade(t *testing.T) {
+	for _, format := range []uint64{logFormatV1, logFormatSynced} {
+		t.Run(fmt.Sprint(format), func(t *testing.T) {
+			base, acked := oldFormatDB(t, format)
+			opts := smallOptions()
+			opts.FS, opts.Logger = base.CrashClone(vfs.CrashOptions{}), quietLogger
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			require.Equal(t, acked, readAll(t, db))
+			require.NoError(t, db.Close())
+
+			crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
+				arm()
+				opts := smallOptions()
+				opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+				return Open("/db", opts)
+			})
+		})
+	}
+}
+
+// oldFormatDB returns a database as a session in an older log format left
+// it: a manifest and two logs of that format, and the writes they hold.
+func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
+	t.Helper()
+	header := map[uint64]int{logFormatV1: batchHeaderSizeV1, logFormatSynced: batchHeaderSizeSynced}[format]
+	acked := model{}
+	files := map[string][]byte{}
+	seq := uint64(1)
+	for _, num := range []uint64{2, 3} {
+		var recs [][]byte
+		for i := range 30 {
+			k := fmt.Sprintf("log%d-key%02d", num, i)
+			b := batchOf([]byte(k), []byte("v-"+k))
+			b.setSeq(seq)
+			seq++
+			// The old header, then the ops.
+			recs = append(recs, append(bytes.Clone(b.data[:header]), b.data[batchHeaderSize:]...))
+			acked[k] = "v-" + k
+		}
+		files[filepath.Base(logName("/db", num))] = recordFile(t, recs...)
+	}
+	edit := versionEdit{comparator: comparatorName, logNum: 2, nextFileNum: 4}
+	if format != logFormatV1 { // V1 manifests predate the field
+		edit.logFormat = format
+	}
+	files[filepath.Base(manifestName("/db", 1))] = recordFile(t, edit.encode())
+	fsys := writeDirFiles(t, "/db", files)
+	require.NoError(t, fsys.SyncDir("/"))
+	require.NoError(t, (&DB{fs: fsys, dir: "/db"}).setCurrent(filepath.Base(manifestName("/db", 1))))
+	return fsys, acked
+}
+
+// A power loss anywhere in a rotation that reuses a log's file (its
+// rename, the new header, the directory sync, the manifest edit) leaves a
+// database the next Open recovers.
+func TestRecycledRotationInterrupted(t *testing.T) {
+	base, acked := workedDB(t, 0)
+	crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
+		opts := smallOptions()
+		opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+		db, err := Open("/db", opts)
+		require.NoError(t, err)
+		putAcked(t, db, 150, 160)
+		require.NoError(t, db.Flush()) // its log is kept for reuse
+		for i := 200; i < 210; i++ {
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced")))
+			acked[fmt.Sprintf("key%04d", i)] = "synced"
+		}
+		arm()
+		err = db.Flush()
+		if err == nil && db.Stats().LogsRecycled != 1 {
+			err = errors.New("the rotation did not reuse the log")
+		}
+		return db, err
+	})
+}
