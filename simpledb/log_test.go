@@ -2,7 +2,6 @@ package simpledb
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -309,29 +308,4 @@ func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
 	require.NoError(t, fsys.SyncDir("/"))
 	require.NoError(t, (&DB{fs: fsys, dir: "/db"}).setCurrent(filepath.Base(manifestName("/db", 1))))
 	return fsys, acked
-}
-
-// A power loss anywhere in a rotation that reuses a log's file (its
-// rename, the new header, the directory sync, the manifest edit) leaves a
-// database the next Open recovers.
-func TestRecycledRotationInterrupted(t *testing.T) {
-	base, acked := workedDB(t, 0)
-	crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
-		opts := smallOptions()
-		opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
-		db, err := Open("/db", opts)
-		require.NoError(t, err)
-		putAcked(t, db, 150, 160)
-		require.NoError(t, db.Flush()) // its log is kept for reuse
-		for i := 200; i < 210; i++ {
-			require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced")))
-			acked[fmt.Sprintf("key%04d", i)] = "synced"
-		}
-		arm()
-		err = db.Flush()
-		if err == nil && db.Stats().LogsRecycled != 1 {
-			err = errors.New("the rotation did not reuse the log")
-		}
-		return db, err
-	})
 }

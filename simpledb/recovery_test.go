@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -450,22 +451,36 @@ func TestOpenInterrupted(t *testing.T) {
 }
 
 // A flush that a power loss interrupts anywhere (syncing and closing the
-// log, creating the next one, writing the table, the manifest edit,
-// removing the flushed log) leaves a database the next Open recovers.
+// log, creating the next one or reusing a recycled one's file: its rename,
+// the new header, the directory sync; writing the table, the manifest
+// edit, removing or keeping the flushed log) leaves a database the next
+// Open recovers.
 func TestFlushInterrupted(t *testing.T) {
-	base, acked := workedDB(t, 0)
-	crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
-		opts := smallOptions()
-		opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
-		db, err := Open("/db", opts)
-		require.NoError(t, err)
-		for i := 200; i < 210; i++ {
-			require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced")))
-			acked[fmt.Sprintf("key%04d", i)] = "synced"
-		}
-		arm()
-		return db, db.Flush()
-	})
+	for _, recycle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) {
+			base, acked := workedDB(t, 0)
+			crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
+				opts := smallOptions()
+				opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+				db, err := Open("/db", opts)
+				require.NoError(t, err)
+				if recycle {
+					putAcked(t, db, 150, 160)
+					require.NoError(t, db.Flush()) // its log is kept for reuse
+				}
+				for i := 200; i < 210; i++ {
+					require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced")))
+					acked[fmt.Sprintf("key%04d", i)] = "synced"
+				}
+				arm()
+				err = db.Flush()
+				if err == nil && recycle && db.Stats().LogsRecycled != 1 {
+					err = errors.New("the rotation did not reuse the log")
+				}
+				return db, err
+			})
+		})
+	}
 }
 
 // Logs as interrupted sessions leave them: torn tails and header-less logs
