@@ -71,7 +71,7 @@ func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
 		return nil, first.err
 	}
 	m.data = first.data
-	m.prepare(chunk, nil, 0)
+	m.prepare(chunk)
 	return m, nil
 }
 
@@ -81,8 +81,7 @@ func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
 // into the mapping never faults for want of space (no SIGBUS): a full disk
 // is the error of the Write that needs the next chunk. While one chunk takes writes, a goroutine prepares the next:
 // allocates it, maps it and faults its pages in for writing, which is
-// where the copies of a fresh chunk otherwise spend most of their time;
-// first it retires the chunk filled before (see retire).
+// where the copies of a fresh chunk otherwise spend most of their time.
 type mappedFile struct {
 	f         *os.File
 	fd        int
@@ -123,34 +122,11 @@ func (m *mappedFile) mapChunk(base int64) chunkMap {
 	return chunkMap{data: data}
 }
 
-// prepare starts mapping the chunk at base in the background, after
-// retiring the chunk written before it, if any: see retire.
-func (m *mappedFile) prepare(base int64, done []byte, doneBase int64) {
+// prepare starts mapping the chunk at base in the background.
+func (m *mappedFile) prepare(base int64) {
 	ahead := make(chan chunkMap, 1)
 	m.ahead = ahead
-	go func() {
-		if err := m.retire(done, doneBase); err != nil {
-			ahead <- chunkMap{err: err}
-			return
-		}
-		ahead <- m.mapChunk(base)
-	}()
-}
-
-// retire starts writing back a chunk the writer has filled and unmaps it,
-// off the writer's path: otherwise the fsync that closes a log waits for
-// every page of it at once (a 64 MiB log held a lone writer up for 65-80
-// ms at each rotation here), and unmapping a chunk of dirty pages costs
-// the writer the page-table teardown.
-func (m *mappedFile) retire(done []byte, base int64) error {
-	if done == nil {
-		return nil
-	}
-	startWriteback(m.fd, base, int64(len(done)))
-	if err := syscall.Munmap(done); err != nil {
-		return &fs.PathError{Op: "munmap", Path: m.f.Name(), Err: err}
-	}
-	return nil
+	go func() { ahead <- m.mapChunk(base) }()
 }
 
 func (m *mappedFile) Write(p []byte) (int, error) {
@@ -180,9 +156,12 @@ func (m *mappedFile) nextChunk() error {
 	if next.err != nil {
 		return next.err
 	}
-	done, doneBase := m.data, m.base
+	if err := m.unmap(); err != nil {
+		syscall.Munmap(next.data)
+		return err
+	}
 	m.base, m.data = m.size, next.data
-	m.prepare(m.base+m.chunk, done, doneBase)
+	m.prepare(m.base + m.chunk)
 	return nil
 }
 
