@@ -57,11 +57,12 @@
 // fallocated space, 136-165 µs into space written with zeros beforehand
 // (2,000 of each, two rounds). Recycled logs get the last.
 //
-// The goroutine that prepares the next chunk also retires the one just
-// filled: it starts that chunk's writeback (sync_file_range) and unmaps it.
-// Otherwise every page of a 64 MiB log is still dirty when the rotation's
-// fsync closes it: a lone unsynced writer stood 65-80 ms at each rotation
-// here, 7-15 ms with the writeback started chunk by chunk.
+// A rotation's fsync finds the whole 64 MiB log dirty and holds a lone
+// unsynced writer 65-80 ms. Starting each filled chunk's writeback in the
+// background (sync_file_range) cut that to 7-15 ms but slowed the fill
+// itself by a quarter (BenchmarkSimpleDBFillSeq, 102-114 against 140-159
+// MB/s, alternating runs): the writeback's I/O submission competed with
+// the writer for the two cores. So the log is left to the rotation's fsync.
 //
 // When the active memstore reaches MemstoreSize it becomes immutable, a new
 // one with a new log takes over, and a background goroutine flushes it to
