@@ -109,13 +109,15 @@
 // searches, as LevelDB's and RocksDB's memtables do, but one search serves
 // a run of entries: it finds the last node at level 4 before the walk's
 // position, walks forward at level 0 from there to the position, keeping
-// the nodes it passes (16 on average, at most 64), and then steps back
-// through them. A Prev therefore costs O(1) node visits amortised, plus an
-// O(log n) search once per run, about what a Next costs, and allocates
-// nothing; a run lives in the iterator, 512 bytes of it. Each step checks
-// that the node it steps to still links to the one it leaves, and when a
-// write has landed between them walks forward again to take it in, so a
-// backward walk sees the list exactly as a forward one would.
+// the nodes it passes (16 on average; of a longer gap, the last 64), and
+// then steps back through them. A Prev costs O(1) node visits amortised,
+// plus an O(log n) search once per run, and allocates nothing; the run
+// lives in the iterator (512 bytes). Scanning 1M random 16-byte keys
+// (BenchmarkMemstore/ScanBackward), a backward scan runs at 0.83 of a
+// forward one (0.73 to 0.95 over 10 runs); runs of 32 did no better. Each
+// step checks that the node it steps to still links to the one it leaves,
+// and when a write has landed between them walks forward again to take it
+// in, so a backward walk sees the list exactly as a forward one would.
 //
 // Backward, the live view meets the versions of a key oldest first, so it
 // reads on to the newest version visible at its sequence number (the last
