@@ -43,10 +43,6 @@ type Cursor struct {
 // NewCursor returns an unpositioned cursor over keys.
 func NewCursor(keys [][]byte) *Cursor { return &Cursor{keys: keys} }
 
-// Pos returns the index of the entry the cursor is at, and false when it is
-// at none.
-func (c *Cursor) Pos() (int, bool) { return c.pos, c.valid() }
-
 func (c *Cursor) valid() bool { return c.positioned && c.pos >= 0 && c.pos < len(c.keys) }
 
 func (c *Cursor) set(i int) bool {
