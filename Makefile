@@ -16,7 +16,7 @@ BENCHFLAGS ?=
 
 # Benchmark groups, run one `go test` invocation each so that every group's
 # baseline runs in the same invocation as what it is compared with.
-BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault SSTableRandomReadDefault SSTableMemstoreFlush SimpleDB
+BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault SSTableScanBackward SSTableRandomReadDefault SSTableMemstoreFlush SimpleDB
 # Scale table configurations for `make bench` (see benchmark/scale).
 SCALE_CONFIG ?= default
 

@@ -15,7 +15,8 @@ import (
 // memory held per entry beyond its key and value bytes. The Decimal
 // variants use 16-byte zero-padded decimal keys (0000000000000042), which
 // share their first 10 bytes, in random and in ascending order; Scan reads
-// every entry of a full memstore as a flush does.
+// every entry of a full memstore as a flush does, and ScanBackward reads
+// them from the last down, in alternating turns with Scan (see pair).
 func BenchmarkMemstore(b *testing.B) {
 	b.Run("Put", benchMemstorePut)
 	b.Run("PutDecimalRandom", func(b *testing.B) { benchMemstorePutKeys(b, decimalData().random) })
@@ -23,6 +24,7 @@ func BenchmarkMemstore(b *testing.B) {
 	b.Run("Get", benchMemstoreGet)
 	b.Run("GetDecimal", benchMemstoreGetDecimal)
 	b.Run("Scan", benchMemstoreScan)
+	b.Run("ScanBackward", benchMemstoreScanBackward)
 	b.Run("Overhead", benchMemstoreOverhead)
 }
 
@@ -122,18 +124,41 @@ func benchMemstoreScan(b *testing.B) {
 	m := fillMemstore(b)
 	b.SetBytes(kvCount * (kvKeySize + kvValueSize))
 	for b.Loop() {
-		n, size := 0, 0
-		it := m.NewEntryIterator(nil)
-		for ok := it.First(); ok; ok = it.Next() {
-			n++
-			size += len(it.Key()) + len(it.Value())
-		}
-		it.Close()
-		if n != kvCount || size != kvCount*(kvKeySize+kvValueSize) {
-			b.Fatalf("scan saw %d entries of %d bytes", n, size)
-		}
+		scanMemstore(b, m, false)
 	}
 	reportOpsPerSecond(b, b.N*kvCount, "entries/s")
+}
+
+// benchMemstoreScanBackward is benchMemstoreScan from the last entry down,
+// against the forward scan in alternating turns.
+func benchMemstoreScanBackward(b *testing.B) {
+	m := fillMemstore(b)
+	p := newPair(b, kvCount*(kvKeySize+kvValueSize))
+	for range b.N {
+		p.candidate(func() { scanMemstore(b, m, true) })
+		p.baseline(func() { scanMemstore(b, m, false) })
+	}
+	p.report()
+	p.reportRate(kvCount, "entries/s")
+}
+
+// scanMemstore reads every entry of m, forward or backward, and checks
+// their number and size.
+func scanMemstore(b *testing.B, m *memstore.Memstore, backward bool) {
+	it := m.NewEntryIterator(nil)
+	defer it.Close()
+	first, step := it.First, it.Next
+	if backward {
+		first, step = it.Last, it.Prev
+	}
+	n, size := 0, 0
+	for ok := first(); ok; ok = step() {
+		n++
+		size += len(it.Key()) + len(it.Value())
+	}
+	if n != kvCount || size != kvCount*(kvKeySize+kvValueSize) {
+		b.Fatalf("scan saw %d entries of %d bytes", n, size)
+	}
 }
 
 // benchMemstoreGet gets the keys of a full memstore in random order and

@@ -57,3 +57,11 @@ func (p *pair) report() {
 	p.b.ReportMetric(mbps(p.base), "baseline-MB/s")
 	p.b.ReportMetric(p.base.Seconds()/p.ours.Seconds(), "x-baseline")
 }
+
+// reportRate reports, for work of count items per op, the candidate's and
+// the baseline's items per second: unit and "baseline-"+unit.
+func (p *pair) reportRate(count int, unit string) {
+	n := float64(p.b.N) * float64(count)
+	p.b.ReportMetric(n/p.ours.Seconds(), unit)
+	p.b.ReportMetric(n/p.base.Seconds(), "baseline-"+unit)
+}

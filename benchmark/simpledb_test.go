@@ -557,28 +557,55 @@ func BenchmarkSimpleDBScan(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		it, err := db.NewIterator(nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := uint64(0)
-		for k, v := range it.All() {
-			i := binary.BigEndian.Uint64(k[8:])
-			if i != n {
-				b.Fatalf("scan: key %d at position %d", i, n)
-			}
-			checkValue(b, v, i, fillValueSize)
-			n++
-		}
-		if err := it.Err(); err != nil {
-			b.Fatal(err)
-		}
-		it.Close()
-		if n != fillKeys {
-			b.Fatalf("scanned %d keys", n)
-		}
+		scanFilled(b, db, false)
 	}
 	reportOpsPerSecond(b, b.N*fillKeys, "entries/s")
+}
+
+// BenchmarkSimpleDBScanBackward: one op scans the whole filled database
+// from the last key down, checking every value, in alternating turns with
+// a forward scan, the baseline (see pair): x-baseline is the backward
+// scan's speed over the forward one's (target ≥ 0.7).
+func BenchmarkSimpleDBScanBackward(b *testing.B) {
+	db := filledDB(b)
+	defer closeUntimed(b, db)
+	p := newPair(b, fillKeys*(16+fillValueSize))
+	for range b.N {
+		p.candidate(func() { scanFilled(b, db, true) })
+		p.baseline(func() { scanFilled(b, db, false) })
+	}
+	p.report()
+	p.reportRate(fillKeys, "entries/s")
+}
+
+// scanFilled scans the whole filled database, forward or backward, and
+// checks every key and value.
+func scanFilled(b *testing.B, db *simpledb.DB, backward bool) {
+	it, err := db.NewIterator(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer it.Close()
+	entries, want, step := it.All(), uint64(0), uint64(1)
+	if backward {
+		entries, want, step = it.Backward(), fillKeys-1, ^uint64(0) // -1
+	}
+	n := 0
+	for k, v := range entries {
+		i := binary.BigEndian.Uint64(k[8:])
+		if i != want {
+			b.Fatalf("scan (backward %v): key %d where %d was due", backward, i, want)
+		}
+		checkValue(b, v, i, fillValueSize)
+		want += step
+		n++
+	}
+	if err := it.Err(); err != nil {
+		b.Fatal(err)
+	}
+	if n != fillKeys {
+		b.Fatalf("scanned %d keys", n)
+	}
 }
 
 // BenchmarkSimpleDBMixed: 4 goroutines, each op a Get or an unsynced

@@ -122,31 +122,16 @@ func readSnapshots(m *Memstore, script *scriptedWrites, done *atomic.Bool, seed 
 			}
 		}
 
-		// The live view at the snapshot, read slowly: the writer goes on
-		// meanwhile.
+		// The live view at the snapshot, read slowly, forward and
+		// backward: the writer goes on meanwhile, landing entries between
+		// those a backward walk has collected.
+		want := script.liveAt(snap)
 		it := m.NewIterator(&IterOptions{Seq: snap})
-		k := 0
-		for ok := it.First(); ok; ok = it.Next() {
-			for ; k < len(script.keys) && !bytes.Equal(script.keys[k], it.Key()); k++ {
-				if seq := script.at(k, snap); seq != 0 && script.kinds[seq] == KindSet {
-					return fmt.Errorf("pass %d: the iterator at %d skipped %s", pass, snap, script.keys[k])
-				}
-			}
-			if k == len(script.keys) {
-				return fmt.Errorf("pass %d: the iterator at %d yielded unknown or unordered key %s", pass, snap, it.Key())
-			}
-			if err := checkRead(script, k, snap, it.Value(), Found); err != nil {
-				return fmt.Errorf("pass %d: iterator: %w", pass, err)
-			}
-			if it.Seq() != script.at(k, snap) {
-				return fmt.Errorf("pass %d: iterator at %d: %s has seq %d, want %d", pass, snap, it.Key(), it.Seq(), script.at(k, snap))
-			}
-			k++
+		if got := drain(it, it.First()); !slices.Equal(got, want) {
+			return fmt.Errorf("pass %d: the iterator at %d: %v, want %v", pass, snap, got, want)
 		}
-		for ; k < len(script.keys); k++ {
-			if seq := script.at(k, snap); seq != 0 && script.kinds[seq] == KindSet {
-				return fmt.Errorf("pass %d: the iterator at %d ended before %s", pass, snap, script.keys[k])
-			}
+		if got := drainBack(it, it.Last()); !slices.Equal(got, reversed(want)) {
+			return fmt.Errorf("pass %d: the iterator at %d, backward: %v, want %v", pass, snap, got, reversed(want))
 		}
 
 		// The raw view at the snapshot over a random range: exactly the
@@ -178,6 +163,17 @@ func readSnapshots(m *Memstore, script *scriptedWrites, done *atomic.Bool, seed 
 			return nil
 		}
 	}
+}
+
+// liveAt returns the live view at seq.
+func (s *scriptedWrites) liveAt(seq uint64) []seen {
+	var out []seen
+	for k, key := range s.keys {
+		if at := s.at(k, seq); at != 0 && s.kinds[at] == KindSet {
+			out = append(out, seen{string(key), at, KindSet, string(valueOf(at))})
+		}
+	}
+	return out
 }
 
 // checkRead checks a read of key k at seq against the script.
@@ -283,6 +279,21 @@ func TestConcurrentReadersDuringAscendingInserts(t *testing.T) {
 				if i < p {
 					errs[r] = fmt.Errorf("scan saw %d keys, %d were published", i, p)
 					return
+				}
+				p = int(published.Load())
+				var back [][]byte
+				for k := range m.Backward() {
+					back = append(back, k)
+				}
+				if len(back) < p {
+					errs[r] = fmt.Errorf("backward scan saw %d keys, %d were published", len(back), p)
+					return
+				}
+				for j, k := range back {
+					if want := key(len(back) - 1 - j); !bytes.Equal(k, want) {
+						errs[r] = fmt.Errorf("backward scan: %s where %s was due", k, want)
+						return
+					}
 				}
 				if last {
 					return

@@ -12,11 +12,15 @@
 //	m.Get([]byte("k"))                      // nil, Deleted
 //	m.GetAt([]byte("k"), snap)              // "v1", Found
 //	for k, v := range m.All() { ... }       // the live keys, in order
+//	for k, v := range m.Backward() { ... }  // the same, from the last down
 //
 // A database assigns sequence numbers itself and calls Apply, which takes
 // them as given (each above LastSeq). NewIterator shows the live view at a
 // sequence number, one entry per key; NewEntryIterator shows every version
-// and tombstone, for a flush or a merging iterator.
+// and tombstone, for a flush or a merging iterator. Both walk either way
+// (First, SeekGE, Next; Last, SeekLT, Prev) and switch direction at any
+// entry; a move the other way after one ran off an end comes back to the
+// entry at that end, as in Pebble.
 //
 // # Versions
 //
@@ -94,6 +98,31 @@
 // slower and gets 8 to 12% (scans 9% faster), and one stream for all
 // heights made puts and gets about a sixth slower. Iterators read the next
 // node ahead, so that a scan waits for a node and a value at once.
+//
+// # Walking backward
+//
+// The skiplist links nodes forward only. A backward link in every node, as
+// Pebble's arenaskl has, would cost 8 bytes per entry (a fifth of the
+// overhead below), a second store per insert into a node the search may
+// not have touched, and a scheme for readers that find a node linked one
+// way and not yet the other. Instead a backward walk finds its way with
+// searches, as LevelDB's and RocksDB's memtables do, but one search serves
+// a run of entries: it finds the last node at level 4 before the walk's
+// position, walks forward at level 0 from there to the position, keeping
+// the nodes it passes (16 on average; of a longer gap, the last 64), and
+// then steps back through them. A Prev costs O(1) node visits amortised,
+// plus an O(log n) search once per run, and allocates nothing; the run
+// lives in the iterator (512 bytes). Scanning 1M random 16-byte keys
+// (BenchmarkMemstore/ScanBackward), a backward scan runs at 0.83 of a
+// forward one (0.73 to 0.95 over 10 runs); runs of 32 did no better. Each
+// step checks that the node it steps to still links to the one it leaves,
+// and when a write has landed between them walks forward again to take it
+// in, so a backward walk sees the list exactly as a forward one would.
+//
+// Backward, the live view meets the versions of a key oldest first, so it
+// reads on to the newest version visible at its sequence number (the last
+// before the key changes or a version is too new) before it knows whether
+// the key is deleted.
 //
 // SizeBytes counts whole chunks, used or not, the allocations of large
 // nodes and values with the Go allocator's rounding, and the table: it is,

@@ -135,3 +135,35 @@ func ExampleIterator_SeekGE() {
 	// Output:
 	// c e
 }
+
+func ExampleMemstore_Backward() {
+	m := memstore.New(nil)
+	for _, k := range []string{"a", "b", "c"} {
+		m.Put([]byte(k), []byte("v-"+k))
+	}
+	m.Delete([]byte("b"))
+	for k, v := range m.Backward() {
+		fmt.Printf("%s=%s\n", k, v)
+	}
+	// Output:
+	// c=v-c
+	// a=v-a
+}
+
+func ExampleIterator_SeekLT() {
+	m := memstore.New(nil)
+	for _, k := range []string{"a", "c", "e", "g"} {
+		m.Put([]byte(k), nil)
+	}
+	it := m.NewIterator(nil)
+	defer it.Close()
+	// The keys before "f", from the last down; then back up two.
+	for ok := it.SeekLT([]byte("f")); ok; ok = it.Prev() {
+		fmt.Printf("%s ", it.Key())
+	}
+	it.Next() // past the start, Next turns back to the first key
+	it.Next()
+	fmt.Printf("then %s\n", it.Key())
+	// Output:
+	// e c a then c
+}

@@ -25,13 +25,15 @@ type IterOptions struct {
 	Seq uint64
 }
 
-// Iterator walks a memstore's entries in key order as of one sequence
-// number, the iterator's snapshot: writes that land while it runs have later
-// sequence numbers and stay invisible to it. It is not safe for concurrent
-// use, but any number of iterators may run concurrently with each other and
-// with writers, without locking. Key and Value alias the memstore's memory
-// (see Key): they must not be modified, and stay valid after the iterator
-// moves or closes.
+// Iterator walks a memstore's entries in key order, forward or backward, as
+// of one sequence number, the iterator's snapshot: writes that land while it
+// runs have later sequence numbers and stay invisible to it. Next and Prev
+// may alternate at any point; once a move runs off one end, a move the
+// other way comes back to the entry at that end. It is not safe for
+// concurrent use, but any number of iterators may run concurrently with
+// each other and with writers, without locking. Key and Value alias the
+// memstore's memory (see Key): they must not be modified, and stay valid
+// after the iterator moves or closes.
 type Iterator struct {
 	list *list
 	// table is the arena's table as the iterator last loaded it.
@@ -42,19 +44,57 @@ type Iterator struct {
 	// versions: every version of every key (NewEntryIterator), or only the
 	// newest version of each key, without tombstones (NewIterator).
 	versions bool
-	// closed: Close ran, and First and SeekGE return false.
+	// closed: Close ran, and every move returns false.
 	closed bool
+	// edge is where the last move ran off the entries, when n is nil.
+	edge base.Edge
 	// lower and upper are the bounds, nil when unbounded.
 	lower, upper []byte
 	// touched holds what Next reads ahead, so that the read stays.
 	touched uint32
+	// run is what backward moves step through.
+	run backRun
+}
+
+const (
+	// runLevel is the level whose gaps a backward walk collects: it seeks
+	// the last node at that level before where it is, then walks forward
+	// at level 0, so it searches once per 2^runLevel (16) entries on
+	// average rather than once per entry.
+	runLevel = 4
+	// runCap is the number of nodes a run holds. Of a longer gap, which
+	// one in 60 is, the run keeps the nodes nearest its end, and the walk
+	// searches again once it has stepped through them.
+	runCap = 64
+)
+
+// backRun is the run of nodes a backward walk steps through, the skiplist
+// having no backward links: nodes[:n] are consecutive nodes at level 0, as
+// they were when collected, the first perhaps the head, and the last
+// linked to anchor, the node the walk is at (nil: past the last node).
+// Writes may have landed between them since; each step checks the link it
+// crosses, so a backward walk sees the list as a forward one does.
+type backRun struct {
+	anchor *node
+	nodes  [runCap]addr
+	n      int
+}
+
+// push appends x to the run; a full run first drops its older half.
+func (r *backRun) push(x addr) {
+	if r.n == runCap {
+		r.n = copy(r.nodes[:], r.nodes[runCap/2:])
+	}
+	r.nodes[r.n] = x
+	r.n++
 }
 
 // NewIterator returns an iterator over the live view: for each key within
 // the bounds, its newest version visible at the iterator's sequence number,
-// skipping keys whose newest visible version is a tombstone. Call First or
-// SeekGE to position it. The iterator keeps o's bound slices: do not modify
-// them while it is in use. A nil o selects the defaults.
+// skipping keys whose newest visible version is a tombstone. Call First,
+// Last, SeekGE or SeekLT to position it. The iterator keeps o's bound
+// slices: do not modify them while it is in use. A nil o selects the
+// defaults.
 func (m *Memstore) NewIterator(o *IterOptions) *Iterator {
 	return m.newIterator(o, false)
 }
@@ -95,6 +135,19 @@ func (it *Iterator) First() bool {
 	return it.settle()
 }
 
+// Last moves to the last entry and reports whether there is one.
+func (it *Iterator) Last() bool {
+	if it.closed {
+		return false
+	}
+	if it.upper != nil {
+		return it.SeekLT(it.upper)
+	}
+	it.table = it.list.arena.load()
+	it.collectRun(nil)
+	return it.settleBack(nil, nil)
+}
+
 // SeekGE moves to the first entry whose key is greater than or equal to key
 // (the newest visible version of key, if any) and reports whether there is
 // one. A key below the lower bound seeks to the lower bound.
@@ -110,10 +163,29 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	return it.settle()
 }
 
-// Next moves to the next entry and reports whether there is one. On an
-// iterator that is not valid it returns false.
+// SeekLT moves to the last entry whose key is less than key and reports
+// whether there is one: in the live view, the newest visible version of the
+// last live key before key; in the raw view, the oldest version of that
+// key. A key above the upper bound seeks to the upper bound.
+func (it *Iterator) SeekLT(key []byte) bool {
+	if it.closed {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	it.table = it.list.arena.load()
+	return it.settleBack(it.seekRun(key, seekTrailer(MaxSeq)), nil)
+}
+
+// Next moves to the next entry and reports whether there is one. After a
+// backward move that found no entry it moves to the first entry; on an
+// iterator that is otherwise not valid it returns false.
 func (it *Iterator) Next() bool {
 	if it.n == nil {
+		if it.edge == base.EdgeStart {
+			return it.First()
+		}
 		return false
 	}
 	if it.versions {
@@ -135,6 +207,25 @@ func (it *Iterator) Next() bool {
 	return true
 }
 
+// Prev moves to the previous entry and reports whether there is one. After
+// a forward move that found no entry it moves to the last entry; on an
+// iterator that is otherwise not valid it returns false. It costs about
+// what Next does (see backRun).
+func (it *Iterator) Prev() bool {
+	if it.n == nil {
+		if it.edge == base.EdgeEnd {
+			return it.Last()
+		}
+		return false
+	}
+	var skip []byte
+	if !it.versions {
+		// Newer versions of the key, invisible here, come before it.
+		skip = it.n.key()
+	}
+	return it.settleBack(it.n, skip)
+}
+
 // settle moves forward, from the current node, to the first entry the view
 // shows, and invalidates the iterator past the upper bound.
 func (it *Iterator) settle() bool {
@@ -154,6 +245,7 @@ func (it *Iterator) settle() bool {
 			return true
 		}
 	}
+	it.edge = base.EdgeEnd
 	return false
 }
 
@@ -165,6 +257,138 @@ func (it *Iterator) skipVersions(key []byte) {
 			return
 		}
 	}
+}
+
+// settleBack moves backward from c (nil: past the last node), where the run
+// ends, to the last entry before it that the view shows, past the versions
+// of skip, and invalidates the iterator below the lower bound.
+//
+// Backward, the live view meets the versions of a key oldest first: it
+// must reach the newest visible one, the last before the key changes or a
+// version is too new for the snapshot, before it knows whether the key is
+// deleted.
+func (it *Iterator) settleBack(c *node, skip []byte) bool {
+	for {
+		p := it.before(c)
+		if p == nil || it.lower != nil && bytes.Compare(p.key(), it.lower) < 0 {
+			it.n, it.edge = nil, base.EdgeStart
+			return false
+		}
+		it.stepBack(p)
+		c = p
+		switch {
+		case skip != nil && bytes.Equal(p.key(), skip):
+		case p.seq() > it.seq:
+			// Written after the snapshot.
+		case it.versions:
+			it.n = p
+			return true
+		default:
+			// p is the oldest visible version of its key.
+			for {
+				q := it.before(c)
+				if q == nil || q.seq() > it.seq || !bytes.Equal(q.key(), p.key()) {
+					break
+				}
+				it.stepBack(q)
+				c = q
+			}
+			if c.kind() == KindDelete {
+				skip = c.key()
+				continue
+			}
+			it.n = c
+			return true
+		}
+	}
+}
+
+// before returns the node before c (nil: past the last node) at level 0,
+// nil when c is the first node. It reads it from the run, collected anew
+// when the run does not end at c, and extended when a write has landed
+// between the run's last node and c.
+func (it *Iterator) before(c *node) *node {
+	r := &it.run
+	if r.n == 0 || r.anchor != c {
+		it.collectRun(c)
+	}
+	for {
+		x := r.nodes[r.n-1]
+		var p *node
+		it.table, p = it.list.arena.node(it.table, x)
+		if it.linksTo(p, c) {
+			if x == it.list.headX {
+				return nil
+			}
+			return p
+		}
+		it.extendRun(c)
+	}
+}
+
+// stepBack moves the run's end to p, the node before its anchor.
+func (it *Iterator) stepBack(p *node) {
+	it.run.n--
+	it.run.anchor = p
+}
+
+// linksTo reports whether p's next node at level 0 is c (nil: p is the
+// last node).
+func (it *Iterator) linksTo(p, c *node) bool {
+	x := addr(p.link(0).Load())
+	if x == 0 || c == nil {
+		return x == 0 && c == nil
+	}
+	var n *node
+	it.table, n = it.list.arena.node(it.table, x)
+	return n == c
+}
+
+// collectRun collects the run of nodes before c (nil: past the last node).
+func (it *Iterator) collectRun(c *node) {
+	if c != nil {
+		it.seekRun(c.key(), c.tail().trailer)
+		return
+	}
+	it.run.n = 0
+	it.run.push(it.list.lastAt(runLevel))
+	it.extendRun(nil)
+}
+
+// seekRun collects the run of nodes before the first node at or after
+// (key, trailer), and returns that node (nil: there is none): from the
+// last node before it at runLevel, which a search from the top finds, at
+// level 0 up to it.
+func (it *Iterator) seekRun(key []byte, trailer uint64) *node {
+	var preds [maxHeight]addr
+	c, _ := it.list.find(key, trailer, &preds)
+	it.run.n = 0
+	it.run.push(preds[runLevel])
+	it.extendRun(c)
+	return c
+}
+
+// extendRun walks at level 0 from the run's last node to c (nil: the end),
+// adding every node it passes to the run, and anchors the run at c. c must
+// follow the run's last node.
+func (it *Iterator) extendRun(c *node) {
+	r := &it.run
+	var p *node
+	it.table, p = it.list.arena.node(it.table, r.nodes[r.n-1])
+	for {
+		x := addr(p.link(0).Load())
+		if x == 0 {
+			break
+		}
+		var n *node
+		it.table, n = it.list.arena.node(it.table, x)
+		if n == c {
+			break
+		}
+		r.push(x)
+		p = n
+	}
+	r.anchor = c
 }
 
 // Valid reports whether the iterator is positioned at an entry.
@@ -237,12 +461,35 @@ func (it *Iterator) Close() error {
 // The slices are the stored entries' (see Iterator.Key): they must not be
 // modified, and stay valid after the loop.
 func (m *Memstore) All() iter.Seq2[[]byte, []byte] {
+	return m.walk(false)
+}
+
+// Backward returns what All does, from the last key down.
+func (m *Memstore) Backward() iter.Seq2[[]byte, []byte] {
+	return m.walk(true)
+}
+
+// walk returns the live view as of the start of the loop, forward or
+// backward. The loop calls the iterator's methods directly: through
+// function values they cost a scan 8 to 10%.
+func (m *Memstore) walk(backward bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func(key, value []byte) bool) {
 		it := m.NewIterator(nil)
 		defer it.Close()
-		for ok := it.First(); ok; ok = it.Next() {
+		var ok bool
+		if backward {
+			ok = it.Last()
+		} else {
+			ok = it.First()
+		}
+		for ok {
 			if !yield(it.Key(), it.Value()) {
 				return
+			}
+			if backward {
+				ok = it.Prev()
+			} else {
+				ok = it.Next()
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,9 +24,30 @@ func (s seen) String() string {
 func drain(it *Iterator, ok bool) []seen {
 	var out []seen
 	for ; ok; ok = it.Next() {
-		out = append(out, seen{string(it.Key()), it.Seq(), it.Kind(), string(it.Value())})
+		out = append(out, current(it))
 	}
 	return out
+}
+
+// drainBack returns what the iterator yields from its current position
+// down.
+func drainBack(it *Iterator, ok bool) []seen {
+	var out []seen
+	for ; ok; ok = it.Prev() {
+		out = append(out, current(it))
+	}
+	return out
+}
+
+func current(it *Iterator) seen {
+	return seen{string(it.Key()), it.Seq(), it.Kind(), string(it.Value())}
+}
+
+// reversed returns a reversed copy of s.
+func reversed[S ~[]E, E any](s S) S {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
 }
 
 // testHistory is written at sequence numbers 1 to 8.
@@ -155,9 +177,159 @@ func TestIterators(t *testing.T) {
 			require.Equal(t, tt.want, drain(it, ok))
 			require.False(t, it.Valid())
 			require.False(t, it.Next(), "Next on an exhausted iterator")
+			if tt.seek == "" {
+				// Backward, the same entries in reverse: then Prev past
+				// the start stays there, and Next turns back.
+				require.Equal(t, reversed(tt.want), drainBack(it, it.Last()))
+				require.False(t, it.Prev(), "Prev on an exhausted iterator")
+				require.Equal(t, tt.want, drain(it, it.Next()))
+				require.Equal(t, reversed(tt.want), drainBack(it, it.Prev()))
+			}
 			require.NoError(t, it.Err())
 			require.NoError(t, it.Close())
 		})
+	}
+}
+
+func TestIteratorSeekLT(t *testing.T) {
+	m := build(t, testHistory...)
+	tests := []struct {
+		name     string
+		versions bool
+		opts     IterOptions
+		seek     string
+		want     []seen // from the entry found down
+	}{
+		{
+			name: "live, between keys",
+			seek: "bb",
+			want: []seen{{"b", 8, KindSet, "b8"}, {"a", 5, KindSet, "a5"}},
+		},
+		{
+			name: "live, at a key: strictly before it",
+			seek: "b",
+			want: []seen{{"a", 5, KindSet, "a5"}},
+		},
+		{
+			name: "live, past a deleted key",
+			seek: "d",
+			want: []seen{{"b", 8, KindSet, "b8"}, {"a", 5, KindSet, "a5"}},
+		},
+		{
+			name: "live, at 7: newest visible versions, deletions hidden",
+			opts: IterOptions{Seq: 7},
+			seek: "z",
+			want: []seen{{"d", 6, KindSet, ""}, {"a", 5, KindSet, "a5"}},
+		},
+		{
+			name: "live, at 3",
+			opts: IterOptions{Seq: 3},
+			seek: "z",
+			want: []seen{{"c", 3, KindSet, "c3"}, {"b", 1, KindSet, "b1"}, {"a", 2, KindSet, "a2"}},
+		},
+		{
+			name: "live, above the upper bound",
+			opts: IterOptions{LowerBound: []byte("b"), UpperBound: []byte("c")},
+			seek: "z",
+			want: []seen{{"b", 8, KindSet, "b8"}},
+		},
+		{
+			name: "live, at the lower bound",
+			opts: IterOptions{LowerBound: []byte("b")},
+			seek: "b",
+		},
+		{
+			name: "live, before every key",
+			seek: "a",
+		},
+		{
+			name:     "entries, every version, oldest first",
+			versions: true,
+			seek:     "c",
+			want: []seen{
+				{"b", 1, KindSet, "b1"}, {"b", 4, KindDelete, ""}, {"b", 8, KindSet, "b8"},
+				{"a", 2, KindSet, "a2"}, {"a", 5, KindSet, "a5"},
+			},
+		},
+		{
+			name:     "entries, at 4",
+			versions: true,
+			opts:     IterOptions{Seq: 4, LowerBound: []byte("b")},
+			seek:     "z",
+			want:     []seen{{"c", 3, KindSet, "c3"}, {"b", 1, KindSet, "b1"}, {"b", 4, KindDelete, ""}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			it := m.NewIterator(&opts)
+			if tt.versions {
+				it = m.NewEntryIterator(&opts)
+			}
+			require.Equal(t, tt.want, drainBack(it, it.SeekLT([]byte(tt.seek))))
+			require.False(t, it.Valid())
+			require.NoError(t, it.Close())
+		})
+	}
+}
+
+// Switching direction at an entry moves to its neighbour, at every entry:
+// Next then Prev comes back, and so does Prev then Next.
+func TestIteratorSwitchesDirection(t *testing.T) {
+	m := build(t, testHistory...)
+	for _, versions := range []bool{false, true} {
+		for _, seq := range []uint64{3, 4, 7, 8} {
+			opts := &IterOptions{Seq: seq}
+			it := m.NewIterator(opts)
+			if versions {
+				it = m.NewEntryIterator(opts)
+			}
+			all := drain(it, it.First())
+			for i := range all {
+				require.True(t, it.SeekGE([]byte(all[i].key)))
+				for it.Valid() && current(it) != all[i] {
+					it.Next()
+				}
+				if i+1 < len(all) {
+					require.True(t, it.Next())
+					require.Equal(t, all[i+1], current(it))
+					require.True(t, it.Prev(), "versions %v seq %d: back from %v", versions, seq, all[i+1])
+					require.Equal(t, all[i], current(it))
+				}
+				if i > 0 {
+					require.True(t, it.Prev())
+					require.Equal(t, all[i-1], current(it))
+					require.True(t, it.Next())
+					require.Equal(t, all[i], current(it))
+				}
+			}
+		}
+	}
+}
+
+// A backward walk sees a write that lands ahead of it, between entries it
+// has already collected, as a forward walk does: here an iterator that
+// reads at a sequence number above the memstore's.
+func TestIteratorBackwardSeesWritesThatLand(t *testing.T) {
+	m := New(nil)
+	for i := range 100 {
+		require.NoError(t, m.Put(fmt.Appendf(nil, "k%03d", 2*i), nil))
+	}
+	it := m.NewIterator(&IterOptions{Seq: MaxSeq})
+	require.True(t, it.Last())
+	require.True(t, it.Prev())
+	require.Equal(t, "k196", string(it.Key()))
+	// Land keys between the ones the walk has ahead of it.
+	for i := range 98 {
+		require.NoError(t, m.Put(fmt.Appendf(nil, "k%03d", 2*i+1), nil))
+	}
+	var got []string
+	for ok := it.Prev(); ok; ok = it.Prev() {
+		got = append(got, string(it.Key()))
+	}
+	require.Len(t, got, 196)
+	for i, k := range got {
+		require.Equal(t, fmt.Sprintf("k%03d", 195-i), k)
 	}
 }
 
@@ -209,6 +381,9 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 		name string
 		m    *Memstore
 		move func(t *testing.T, it *Iterator)
+		// next is what Next returns then: after a backward move ran off
+		// the start, it turns back to the first entry.
+		next bool
 	}{
 		{name: "fresh", m: full, move: func(*testing.T, *Iterator) {}},
 		{name: "First on an empty memstore", m: empty, move: func(t *testing.T, it *Iterator) {
@@ -223,6 +398,18 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 			require.True(t, it.First())
 			require.False(t, it.SeekGE([]byte("z")))
 		}},
+		{name: "Last on an empty memstore", m: empty, move: func(t *testing.T, it *Iterator) {
+			require.False(t, it.Last())
+		}},
+		{name: "Prev past the start", m: full, next: true, move: func(t *testing.T, it *Iterator) {
+			require.True(t, it.Last())
+			for it.Prev() {
+			}
+		}},
+		{name: "SeekLT before the start", m: full, next: true, move: func(t *testing.T, it *Iterator) {
+			require.True(t, it.Last())
+			require.False(t, it.SeekLT([]byte("a")))
+		}},
 		{name: "Close", m: full, move: func(t *testing.T, it *Iterator) {
 			require.True(t, it.First())
 			require.NoError(t, it.Close())
@@ -234,6 +421,13 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 		{name: "SeekGE after Close", m: full, move: func(t *testing.T, it *Iterator) {
 			require.NoError(t, it.Close())
 			require.False(t, it.SeekGE([]byte("a")))
+		}},
+		{name: "Last and Prev after Close", m: full, move: func(t *testing.T, it *Iterator) {
+			require.True(t, it.First())
+			require.NoError(t, it.Close())
+			require.False(t, it.Last())
+			require.False(t, it.Prev())
+			require.False(t, it.SeekLT([]byte("z")))
 		}},
 	}
 	for _, v := range views {
@@ -248,7 +442,7 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 				require.Nil(t, key)
 				require.Nil(t, value)
 				require.Zero(t, got)
-				require.False(t, it.Next())
+				require.Equal(t, st.next, it.Next())
 				require.NoError(t, it.Err())
 			})
 		}
@@ -271,4 +465,22 @@ func TestAll(t *testing.T) {
 		got = append(got, string(k))
 	}
 	require.Equal(t, []string{"a"}, got)
+}
+
+func TestBackward(t *testing.T) {
+	m := build(t, testHistory...)
+	var got []string
+	for k, v := range m.Backward() {
+		got = append(got, string(k)+"="+string(v))
+	}
+	require.Equal(t, []string{"d=", "b=b8", "a=a5"}, got)
+
+	got = nil
+	for k := range m.Backward() {
+		if string(k) == "a" {
+			break
+		}
+		got = append(got, string(k))
+	}
+	require.Equal(t, []string{"d", "b"}, got)
 }

@@ -260,3 +260,21 @@ func (l *list) next(t []unsafe.Pointer, n *node) ([]unsafe.Pointer, *node) {
 	}
 	return l.arena.node(t, x)
 }
+
+// lastAt returns the last node at level, the head when the level holds
+// none, found by following each level to its end from the top down.
+func (l *list) lastAt(level int) addr {
+	t := l.arena.load()
+	x, xa := l.head, l.headX
+	for lv := int(l.height.Load()) - 1; lv >= level; lv-- {
+		for {
+			next := addr(x.link(lv).Load())
+			if next == 0 {
+				break
+			}
+			t, x = l.arena.node(t, next)
+			xa = next
+		}
+	}
+	return xa
+}

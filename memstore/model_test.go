@@ -2,11 +2,13 @@ package memstore
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
@@ -56,12 +58,30 @@ func (md model) live(seq uint64, lo, hi []byte) []seen {
 	return out
 }
 
-// heldIterator is an iterator opened earlier and advanced a step at a time
-// while writes go on.
+// heldIterator is an iterator opened earlier and moved a step at a time
+// while writes go on: its view is fixed at its sequence number, so a Cursor
+// over what it must show models it.
 type heldIterator struct {
 	it   *Iterator
 	want []seen
-	pos  int
+	c    *itertest.Cursor
+}
+
+// orNil returns s, or nil when it is empty, as drain returns it.
+func orNil(s []seen) []seen {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// cursor returns a model cursor over the keys of view.
+func cursor(view []seen) *itertest.Cursor {
+	keys := make([][]byte, len(view))
+	for i, s := range view {
+		keys[i] = []byte(s.key)
+	}
+	return itertest.NewCursor(keys)
 }
 
 // TestModel drives a memstore and a model with the same random writes and
@@ -124,6 +144,19 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 		return randomKey()
 	}
 	randomSeq := func() uint64 { return 1 + rng.Uint64N(m.LastSeq()+1) }
+	// newView returns an iterator over the live or the raw view with o,
+	// and what the model says it must show. A zero o.Seq reads at
+	// LastSeq.
+	newView := func(o *IterOptions) (*Iterator, []seen) {
+		seq := o.Seq
+		if seq == 0 {
+			seq = m.LastSeq()
+		}
+		if rng.IntN(2) == 0 {
+			return m.NewIterator(o), md.live(seq, o.LowerBound, o.UpperBound)
+		}
+		return m.NewEntryIterator(o), md.entries(seq, o.LowerBound, o.UpperBound)
+	}
 	var held []*heldIterator
 
 	for step := range 8000 {
@@ -156,46 +189,51 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			got, found := m.GetAt(k, seq)
 			require.Equal(t, wantFound, found, "step %d: GetAt(%q, %d)", step, k, seq)
 			require.Equal(t, want, string(got), "step %d: GetAt(%q, %d)", step, k, seq)
-		case op < 88:
+		case op < 86:
+			// A whole view, both ways.
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
+			it, want := newView(&o)
+			require.Equal(t, want, drain(it, it.First()), "step %d: %+v", step, o)
+			require.Equal(t, reversed(want), drainBack(it, it.Last()), "step %d: backward %+v", step, o)
+		case op < 89:
+			// Seek to a random key of a fresh iterator at a past seq, and
+			// walk on from there.
+			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
+			k := randomKey()
+			it, view := newView(&o)
+			i := slices.IndexFunc(view, func(s seen) bool { return s.key >= string(k) })
+			if i < 0 {
+				i = len(view)
+			}
 			if rng.IntN(2) == 0 {
-				it := m.NewIterator(&o)
-				require.Equal(t, md.live(o.Seq, o.LowerBound, o.UpperBound), drain(it, it.First()), "step %d: live %+v", step, o)
+				require.Equal(t, orNil(view[i:]), drain(it, it.SeekGE(k)), "step %d: SeekGE(%q) %+v", step, k, o)
 			} else {
-				it := m.NewEntryIterator(&o)
-				require.Equal(t, md.entries(o.Seq, o.LowerBound, o.UpperBound), drain(it, it.First()), "step %d: entries %+v", step, o)
+				require.Equal(t, orNil(reversed(view[:i])), drainBack(it, it.SeekLT(k)), "step %d: SeekLT(%q) %+v", step, k, o)
 			}
 		case op < 92:
-			// Seek to a random key of a fresh iterator at a past seq.
-			o := IterOptions{LowerBound: randomBound(), Seq: randomSeq()}
-			k := randomKey()
-			want := md.live(o.Seq, o.LowerBound, nil)
-			if i := slices.IndexFunc(want, func(s seen) bool { return s.key >= string(k) }); i >= 0 {
-				want = want[i:]
-			} else {
-				want = nil
-			}
-			it := m.NewIterator(&o)
-			require.Equal(t, want, drain(it, it.SeekGE(k)), "step %d: SeekGE(%q) %+v", step, k, o)
+			// A random walk, switching direction anywhere.
+			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
+			it, view := newView(&o)
+			itertest.Walk(t, rng, it, cursor(view), 50, randomKey, func(i int) {
+				require.Equal(t, view[i], current(it), "step %d: walk %+v", step, o)
+			}, fmt.Sprintf("step %d: walk", step))
 		case op < 96:
+			// A few held iterators at a time: the oldest goes.
+			if len(held) == 8 {
+				held = held[1:]
+			}
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound()}
 			h := &heldIterator{}
-			if rng.IntN(2) == 0 {
-				h.it, h.want = m.NewIterator(&o), md.live(m.LastSeq(), o.LowerBound, o.UpperBound)
-			} else {
-				h.it, h.want = m.NewEntryIterator(&o), md.entries(m.LastSeq(), o.LowerBound, o.UpperBound)
-			}
-			require.Equal(t, len(h.want) > 0, h.it.First())
+			h.it, h.want = newView(&o)
+			h.c = cursor(h.want)
+			require.Equal(t, h.c.First(), h.it.First())
 			held = append(held, h)
 		default:
-			// Advance every held iterator by a step.
+			// Move every held iterator a step or a few, either way.
 			for i, h := range held {
-				if h.pos < len(h.want) {
-					got := seen{string(h.it.Key()), h.it.Seq(), h.it.Kind(), string(h.it.Value())}
-					require.Equal(t, h.want[h.pos], got, "step %d: held iterator %d at %d", step, i, h.pos)
-					h.pos++
-					require.Equal(t, h.pos < len(h.want), h.it.Next(), "step %d: held iterator %d", step, i)
-				}
+				itertest.Walk(t, rng, h.it, h.c, 1, randomKey, func(j int) {
+					require.Equal(t, h.want[j], current(h.it), "step %d: held iterator %d", step, i)
+				}, fmt.Sprintf("step %d: held iterator %d", step, i))
 			}
 		}
 		require.Equal(t, len(md), m.Len())

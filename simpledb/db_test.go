@@ -277,13 +277,28 @@ func TestIteratorNotPositioned(t *testing.T) {
 				require.Nil(t, it.Value(), state)
 			}
 			unpositioned("before the first move")
+			require.False(t, it.Next(), "Next before the first move")
+			require.False(t, it.Prev(), "Prev before the first move")
 			for ok := it.First(); ok; ok = it.Next() {
 			}
 			unpositioned("past the end")
 			require.False(t, it.SeekGE([]byte("zzz")))
 			unpositioned("sought past the end")
+			for ok := it.Last(); ok; ok = it.Prev() {
+			}
+			unpositioned("past the start")
+			require.False(t, it.SeekLT([]byte("\x00")))
+			unpositioned("sought past the start")
 			require.NoError(t, it.Close())
 			unpositioned("closed")
+			for name, move := range map[string]func() bool{
+				"First": it.First, "Last": it.Last, "Next": it.Next, "Prev": it.Prev,
+				"SeekGE": func() bool { return it.SeekGE([]byte("a")) },
+				"SeekLT": func() bool { return it.SeekLT([]byte("zzz")) },
+			} {
+				require.False(t, move(), "%s after Close", name)
+			}
+			require.ErrorIs(t, it.Err(), ErrClosed)
 		})
 	}
 }

@@ -10,7 +10,10 @@
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b)                                // all or nothing, also across a crash
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
-//	for k, v := range it.All() { ... }
+//	for k, v := range it.All() { ... }               // from the first key, wherever it is
+//	for k, v := range it.Backward() { ... }          // from the last key down
+//	for k, v := range it.AllFrom(k) { ... }          // SeekGE(k), then Next
+//	for k, v := range it.BackwardBefore(k) { ... }   // SeekLT(k), then Prev
 //	err = it.Err(); it.Close()
 //
 // # Design
@@ -91,6 +94,25 @@
 // Reads never block on this work: a read takes a reference on the current
 // state (memstores and version), which flushes and compactions replace with
 // a pointer swap; tables stay open until their last reader is done.
+//
+// # Iterators
+//
+// An iterator walks the live keys of its range either way: First, SeekGE
+// and Next forward, Last, SeekLT and Prev backward. It may switch
+// direction at any key, and once a move runs off one end, a move the other
+// way comes back to the key at that end, as Pebble's iterators do. All and
+// Backward always start from the first and the last key, whatever the
+// iterator's position; AllFrom and BackwardBefore start from a key.
+//
+// Under the iterator a merging iterator walks the memstores and tables,
+// each of which walks backward as cheaply as forward: a table decodes a
+// block's restart interval once and steps back through it, a memstore
+// steps back through a run of nodes that one search collects (see the
+// memstore and sstables packages). Backward, a key's versions arrive
+// oldest first, so the merge reads all of a key's versions before it
+// knows which is the newest its snapshot sees, and whether that is a
+// deletion; it keeps a copy of the value it will show, and Value returns
+// that copy.
 //
 // # Recovery and damage
 //

@@ -75,3 +75,86 @@ func ExampleDB_NewSnapshot() {
 	fmt.Printf("then %s, now %s\n", then, now)
 	// Output: then 100, now 40
 }
+
+func ExampleIterator_Backward() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range []string{"log:001", "log:002", "log:003", "log:004"} {
+		if err := db.Put([]byte(k), []byte("entry "+k[4:])); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	// The newest two log entries: the last keys first.
+	it, err := db.NewIterator([]byte("log:"), []byte("log;"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for k, v := range it.Backward() {
+		fmt.Printf("%s=%s\n", k, v)
+		if n++; n == 2 {
+			break
+		}
+	}
+	if err := it.Err(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// log:004=entry 004
+	// log:003=entry 003
+}
+
+func ExampleIterator_SeekLT() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range []string{"a", "c", "e", "g"} {
+		if err := db.Put([]byte(k), nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	it, err := db.NewIterator(nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer it.Close()
+
+	// The last key before "f", then a step back, and forward again.
+	it.SeekLT([]byte("f"))
+	fmt.Printf("%s", it.Key())
+	it.Prev()
+	fmt.Printf(" %s", it.Key())
+	it.Next()
+	fmt.Printf(" %s\n", it.Key())
+
+	// A range from a key in one call, either way: AllFrom(k) and
+	// BackwardBefore(k) split the keys at k.
+	var from, before []string
+	for k := range it.AllFrom([]byte("d")) {
+		from = append(from, string(k))
+	}
+	for k := range it.BackwardBefore([]byte("d")) {
+		before = append(before, string(k))
+	}
+	fmt.Println(from, before)
+	// Output:
+	// e c e
+	// [e g] [c a]
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -135,11 +136,16 @@ func FuzzCurrent(f *testing.F) {
 }
 
 // FuzzDB decodes a byte string into operations (put, delete, batch, get,
-// scan, snapshot, flush, compact, reopen) on an in-memory database and
-// checks every result against a map model.
+// scan both ways, random walks that switch direction, snapshot, flush,
+// compact, reopen) on an in-memory database and checks every result
+// against a map model.
 func FuzzDB(f *testing.F) {
 	f.Add([]byte("p1ap2bd1g1s0fcrg2"))
 	f.Add([]byte("b3p1xp2yd1Sg1p1zfcg1Rg1"))
+	// Puts, a snapshot, more writes, a flush, a walk, a walk of the
+	// snapshot, a compaction, a reopen, a bounded walk.
+	f.Add([]byte("\x00\x01a\x03\x00\x02b\x03\x00\x03c\x03\x06\x00\x04d\x03\x01\x02\x08\x00" +
+		"\x05\x01\x00\x00\x07\x07\x01\x03\x01\x01\x00\x05\x08\x01\x09\x05\x03\x02\x00\x01\x05\x09"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := vfs.NewMem()
 		opts := smallOptions()
@@ -163,6 +169,21 @@ func FuzzDB(f *testing.F) {
 		}
 		key := func() []byte { return []byte{'k', '0' + next()%16} }
 		value := func() []byte { return bytes.Repeat([]byte{next()}, int(next())%200) }
+		// walk checks a random walk over bounds drawn from the input, its
+		// moves drawn from a generator seeded by it.
+		walk := func(newIter func(lo, hi []byte) (*Iterator, error), m model, seed byte, msg string) {
+			var lo, hi []byte
+			if b := next(); b%4 != 0 {
+				lo = key()
+			}
+			if b := next(); b%4 != 0 {
+				hi = key()
+			}
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(next())))
+			h := newHeld(t, newIter, m, lo, hi)
+			defer h.it.Close()
+			h.walk(t, rng, 20, func() []byte { return []byte{'k', '0' + byte(rng.IntN(17))} }, msg+" (walk)")
+		}
 		for step := 0; len(data) > 0 && step < 300; step++ {
 			msg := fmt.Sprintf("step %d", step)
 			switch op := next(); op % 10 {
@@ -199,7 +220,12 @@ func FuzzDB(f *testing.F) {
 			case 3, 4:
 				checkGet(t, db.Get, m, key(), msg)
 			case 5:
-				checkScan(t, db.NewIterator, m, nil, nil, msg)
+				// A scan both ways, or a walk that switches direction.
+				if b := next(); b%2 == 0 {
+					checkScan(t, db.NewIterator, m, nil, nil, msg)
+				} else {
+					walk(db.NewIterator, m, b, msg)
+				}
 			case 6:
 				if snap != nil {
 					snap.Release()
@@ -208,6 +234,7 @@ func FuzzDB(f *testing.F) {
 			case 7:
 				if snap != nil {
 					checkGet(t, snap.Get, snapState, key(), msg+" (snapshot)")
+					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
 				}
 			case 8:
 				if next()%2 == 0 {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
@@ -23,6 +24,36 @@ type model map[string]string
 type modelSnapshot struct {
 	snap  *Snapshot
 	state model
+}
+
+// heldIterator is an iterator opened earlier and moved now and then while
+// writes, flushes and compactions go on; it keeps seeing its moment, which
+// a cursor over the keys then models.
+type heldIterator struct {
+	it    *Iterator
+	state model
+	keys  []string
+	c     *itertest.Cursor
+}
+
+// newHeld opens an iterator over [lo, hi) with newIter, and its model.
+func newHeld(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte) *heldIterator {
+	lo, hi = ordered(lo, hi)
+	it, err := newIter(lo, hi)
+	require.NoError(t, err)
+	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(m, lo, hi)}
+	h.c = itertest.NewCursor(byteKeys(h.keys))
+	return h
+}
+
+// walk makes steps random moves on the held iterator and its cursor, and
+// checks that they agree.
+func (h *heldIterator) walk(t *testing.T, rng *rand.Rand, steps int, key func() []byte, msg string) {
+	t.Helper()
+	itertest.Walk(t, rng, h.it, h.c, steps, key, func(i int) {
+		require.Equal(t, h.state[h.keys[i]], string(h.it.Value()), "%s: value of %s", msg, h.keys[i])
+	}, msg)
+	require.NoError(t, h.it.Err(), msg)
 }
 
 // smallOptions make a database that flushes and compacts after a few
@@ -56,6 +87,13 @@ func TestModel(t *testing.T) {
 
 	m := model{}
 	var snaps []modelSnapshot
+	var held []*heldIterator
+	closeHeld := func() {
+		for _, h := range held {
+			require.NoError(t, h.it.Close())
+		}
+		held = nil
+	}
 	var moves, recycled int64 // trivial moves and recycled logs, over every session
 	key := func() []byte { return fmt.Appendf(nil, "key-%04d", rng.IntN(2000)) }
 	value := func() []byte {
@@ -89,17 +127,34 @@ func TestModel(t *testing.T) {
 				}
 			}
 			require.NoError(t, db.Write(b), msg)
-		case op < 75:
+		case op < 73:
 			checkGet(t, db.Get, m, key(), msg)
-		case op < 82:
+		case op < 79:
 			checkScan(t, db.NewIterator, m, key(), key(), msg)
-		case op < 85:
+		case op < 81:
+			// An iterator that walks on later, either way, as the
+			// database changes under it.
+			if len(held) < 4 {
+				held = append(held, newHeld(t, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key)))
+			}
+		case op < 84:
+			for i, h := range held {
+				h.walk(t, rng, 1+rng.IntN(5), key, fmt.Sprintf("%s: held iterator %d", msg, i))
+			}
+			if len(held) > 0 && rng.IntN(4) == 0 {
+				require.NoError(t, held[0].it.Close())
+				held = held[1:]
+			}
+		case op < 86:
 			snaps = append(snaps, modelSnapshot{db.NewSnapshot(), maps.Clone(m)})
 		case op < 89 && len(snaps) > 0:
 			i := rng.IntN(len(snaps))
 			s := snaps[i]
 			checkGet(t, s.snap.Get, s.state, key(), msg+" (snapshot)")
 			checkScan(t, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
+			h := newHeld(t, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
+			h.walk(t, rng, 30, key, msg+" (snapshot walk)")
+			require.NoError(t, h.it.Close())
 			if rng.IntN(3) == 0 {
 				require.NoError(t, s.snap.Release())
 				snaps = slices.Delete(snaps, i, i+1)
@@ -113,6 +168,7 @@ func TestModel(t *testing.T) {
 				require.NoError(t, s.snap.Release())
 			}
 			snaps = nil
+			closeHeld()
 			st := db.Stats()
 			moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
 			require.NoError(t, db.Close(), msg)
@@ -123,6 +179,7 @@ func TestModel(t *testing.T) {
 		}
 	}
 	checkScan(t, db.NewIterator, m, nil, nil, "final full scan")
+	closeHeld()
 	st := db.Stats()
 	moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
 	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled",
@@ -143,18 +200,48 @@ func checkGet(t *testing.T, get func([]byte) ([]byte, error), m model, k []byte,
 	require.Equal(t, want, string(v), "%s: get %s", msg, k)
 }
 
-func checkScan(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte, msg string) {
-	t.Helper()
+// ordered returns the bounds lo and hi in order.
+func ordered(lo, hi []byte) ([]byte, []byte) {
 	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
-		lo, hi = hi, lo
+		return hi, lo
 	}
-	var want []string
+	return lo, hi
+}
+
+// boundKey returns key(), or now and then nil: an open bound.
+func boundKey(rng *rand.Rand, key func() []byte) []byte {
+	if rng.IntN(4) == 0 {
+		return nil
+	}
+	return key()
+}
+
+// keysIn returns the model's keys in [lo, hi) (nil: open), in order.
+func keysIn(m model, lo, hi []byte) []string {
+	var keys []string
 	for k := range m {
 		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
-			want = append(want, k)
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(want)
+	slices.Sort(keys)
+	return keys
+}
+
+func byteKeys(keys []string) [][]byte {
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = []byte(k)
+	}
+	return out
+}
+
+// checkScan scans [lo, hi) forward and backward, and seeks either way,
+// checking each against the model.
+func checkScan(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte, msg string) {
+	t.Helper()
+	lo, hi = ordered(lo, hi)
+	want := keysIn(m, lo, hi)
 	it, err := newIter(lo, hi)
 	require.NoError(t, err, msg)
 	defer it.Close()
@@ -168,10 +255,26 @@ func checkScan(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m m
 	require.NoError(t, it.Err(), msg)
 	require.Equal(t, len(want), i, "%s: scan [%s, %s) returned %d of %d keys", msg, lo, hi, i, len(want))
 
-	// SeekGE lands on the first key at or after the target.
+	// Backward, the same in reverse.
+	for k, v := range it.Backward() {
+		i--
+		require.GreaterOrEqual(t, i, 0, "%s: backward scan [%s, %s) returned extra key %s", msg, lo, hi, k)
+		require.Equal(t, want[i], string(k), "%s: backward scan [%s, %s) key %d", msg, lo, hi, i)
+		require.Equal(t, m[want[i]], string(v), "%s: backward scan value of %s", msg, k)
+	}
+	require.NoError(t, it.Err(), msg)
+	require.Zero(t, i, "%s: backward scan [%s, %s) missed %d keys", msg, lo, hi, i)
+
+	// SeekGE lands on the first key at or after the target, SeekLT on the
+	// last before it.
 	if len(want) > 0 {
-		target := want[len(want)/2]
+		mid := len(want) / 2
+		target := want[mid]
 		require.True(t, it.SeekGE([]byte(target)), msg)
 		require.Equal(t, target, string(it.Key()), msg)
+		require.Equal(t, mid > 0, it.SeekLT([]byte(target)), msg)
+		if mid > 0 {
+			require.Equal(t, want[mid-1], string(it.Key()), msg)
+		}
 	}
 }

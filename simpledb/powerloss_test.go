@@ -89,17 +89,29 @@ func runOp(t *testing.T, db *DB, op workloadOp) {
 	}
 }
 
-// readAll returns everything the database holds.
+// readAll returns everything the database holds, and checks that a
+// backward scan reads the same in reverse.
 func readAll(t *testing.T, db *DB) model {
 	t.Helper()
 	it, err := db.NewIterator(nil, nil)
 	require.NoError(t, err)
 	defer it.Close()
 	m := model{}
+	var keys []string
 	for k, v := range it.All() {
 		m[string(k)] = string(v)
+		keys = append(keys, string(k))
 	}
 	require.NoError(t, it.Err())
+	i := len(keys)
+	for k, v := range it.Backward() {
+		i--
+		require.GreaterOrEqual(t, i, 0, "backward scan: extra key %s", k)
+		require.Equal(t, keys[i], string(k), "backward scan")
+		require.Equal(t, m[keys[i]], string(v), "backward scan: value of %s", k)
+	}
+	require.NoError(t, it.Err())
+	require.Zero(t, i, "backward scan missed keys")
 	return m
 }
 
@@ -124,7 +136,8 @@ func matchPrefix(got model, base model, ops []workloadOp, from int) int {
 // running), reopens the clone, and checks that it holds exactly the state
 // after some prefix of the workload that includes everything acknowledged as
 // durable: every synced write present, no batch partly visible, no value
-// that was never written, no deleted key resurrected.
+// that was never written, no deleted key resurrected; and that it reads
+// the same backward.
 func TestPowerLoss(t *testing.T) {
 	cycles := 60
 	if *long {

@@ -86,11 +86,17 @@ type errBlock string
 
 func (e errBlock) Error() string { return string(e) }
 
-// blockIter walks one decoded block. Every length read from the block is
-// checked before use, so damaged bytes give an error, never a panic or an
-// out-of-range read. key and value alias the iterator's key buffer and the
-// block; they change on every move and are stale once valid is false (the
-// table iterator's accessors check its own valid flag).
+// blockIter walks one decoded block, either way. Every length read from
+// the block is checked before use, so damaged bytes give an error, never a
+// panic or an out-of-range read. key and value alias the iterator's key
+// buffer and the block; they change on every move and are stale once valid
+// is false (the table iterator's accessors check its own valid flag).
+//
+// Keys are prefix-compressed forward, so an entry decodes only from the
+// restart point before it. A backward move therefore decodes the whole
+// restart interval that holds the entry before the current one, and keeps
+// its entries in cache, so that a backward walk decodes each entry once, as
+// a forward one does (Pebble's blockIter does the same).
 type blockIter struct {
 	cmp       func(a, b []byte) int
 	index     bool   // an index block: trailers are index sequence codes
@@ -98,17 +104,33 @@ type blockIter struct {
 	restarts  []byte // restart offsets, 4 bytes each
 	nrestarts int
 
+	offset  int // offset of the current entry
 	next    int // offset of the entry after the current one
 	key     []byte
 	trailer uint64
 	value   []byte
 	valid   bool
 	err     error
+
+	// cache holds the entries of the restart interval a backward move
+	// decoded last, in order, their keys whole in cacheKeys; cachePos is
+	// the current entry's index in it, if the entry came from there.
+	cache     []cachedEntry
+	cacheKeys []byte
+	cachePos  int
+}
+
+// cachedEntry is a decoded entry: its key is cacheKeys[keyStart:keyEnd].
+type cachedEntry struct {
+	offset, next     int
+	keyStart, keyEnd int
+	trailer          uint64
+	value            []byte
 }
 
 // init points the iterator at a block's bytes and checks the restart array.
 func (it *blockIter) init(cmp func(a, b []byte) int, block []byte, index bool) error {
-	*it = blockIter{cmp: cmp, index: index, key: it.key[:0]}
+	*it = blockIter{cmp: cmp, index: index, key: it.key[:0], cache: it.cache[:0], cacheKeys: it.cacheKeys[:0]}
 	if len(block) < 4 {
 		return errBlock(fmt.Sprintf("block of %d bytes", len(block)))
 	}
@@ -154,6 +176,7 @@ func (it *blockIter) decodeAt(off int) bool {
 	it.key = append(it.key[:shared], p[:unshared]...)
 	it.trailer = fields[3]
 	it.value = p[unshared : unshared+vlen : unshared+vlen]
+	it.offset = off
 	it.next = len(it.entries) - len(p) + int(unshared+vlen)
 	it.valid = true
 	return true
@@ -195,6 +218,78 @@ func (it *blockIter) nextEntry() bool {
 		return false
 	}
 	return it.decodeAt(it.next)
+}
+
+// last moves to the last entry.
+func (it *blockIter) last() bool {
+	it.err = nil
+	return it.decodeInterval(it.nrestarts-1, len(it.entries))
+}
+
+// prevEntry moves to the entry before the current one: from the cache when
+// it holds it, else by decoding the restart interval that does.
+func (it *blockIter) prevEntry() bool {
+	if !it.valid {
+		return false
+	}
+	cur := it.offset
+	if i := it.cachePos; i > 0 && i < len(it.cache) && it.cache[i].offset == cur {
+		e := &it.cache[i-1]
+		it.key = append(it.key[:0], it.cacheKeys[e.keyStart:e.keyEnd]...)
+		it.trailer, it.value, it.offset, it.next = e.trailer, e.value, e.offset, e.next
+		it.cachePos = i - 1
+		return true
+	}
+	// The last restart point before the current entry.
+	lo, hi := 0, it.nrestarts
+	for lo < hi {
+		mid := (lo + hi) / 2
+		off, ok := it.restartOffset(mid)
+		if !ok {
+			return it.fail("restart point %d beyond the entries", mid)
+		}
+		if off < cur {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		it.valid = false
+		return false
+	}
+	return it.decodeInterval(lo-1, cur)
+}
+
+// decodeInterval decodes the entries from restart point r up to offset end,
+// where an entry (or the block's end) must start, into the cache, and moves
+// to the last of them.
+func (it *blockIter) decodeInterval(r, end int) bool {
+	it.cache, it.cacheKeys = it.cache[:0], it.cacheKeys[:0]
+	for ok := it.seekRestart(r); ok; ok = it.decodeAt(it.next) {
+		it.cache = append(it.cache, cachedEntry{
+			offset: it.offset, next: it.next,
+			keyStart: len(it.cacheKeys), keyEnd: len(it.cacheKeys) + len(it.key),
+			trailer: it.trailer, value: it.value,
+		})
+		it.cacheKeys = append(it.cacheKeys, it.key...)
+		if it.next >= end {
+			if it.next != end {
+				return it.fail("entry at %d overruns the entry at %d", it.offset, end)
+			}
+			it.cachePos = len(it.cache) - 1
+			return true
+		}
+	}
+	return false
+}
+
+// seekLT positions the iterator at the last entry before (key, seq).
+func (it *blockIter) seekLT(key []byte, seq uint64) bool {
+	if it.seekGE(key, seq) {
+		return it.prevEntry()
+	}
+	return it.err == nil && it.last()
 }
 
 // seq returns the current entry's sequence number.

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -18,28 +19,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readEverything opens a table and reads it every way: a scan, point reads
-// of the given entries. It returns the first error, and fails the test if
-// any read returns a wrong value.
-func readEverything(t *testing.T, path string, es []entry, opts *ReaderOptions) error {
+// readEverything opens a table and reads it every way: a scan, forward or
+// backward, point reads of the given entries. It returns the first error,
+// and fails the test if any read returns a wrong value.
+func readEverything(t *testing.T, path string, es []entry, opts *ReaderOptions, backward bool) error {
 	r, err := Open(path, opts)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	it := r.NewIterator(nil)
+	scan, order := it.All(), slices.Clone(es)
+	if backward {
+		scan = it.Backward()
+		slices.Reverse(order)
+	}
 	i := 0
-	for k, v := range it.All() {
-		if i >= len(es) || !bytes.Equal(k, es[i].key) || !bytes.Equal(v, es[i].value) || it.Seq() != es[i].seq || it.Kind() != es[i].kind {
-			t.Fatalf("scan returned a wrong entry %d: %q@%d", i, k, it.Seq())
+	for k, v := range scan {
+		if i >= len(order) || !bytes.Equal(k, order[i].key) || !bytes.Equal(v, order[i].value) || it.Seq() != order[i].seq || it.Kind() != order[i].kind {
+			t.Fatalf("scan (backward %v) returned a wrong entry %d: %q@%d", backward, i, k, it.Seq())
 		}
 		i++
 	}
 	if err := it.Err(); err != nil {
 		return err
 	}
-	if i != len(es) {
-		t.Fatalf("scan ended after %d of %d entries without an error", i, len(es))
+	if i != len(order) {
+		t.Fatalf("scan (backward %v) ended after %d of %d entries without an error", backward, i, len(order))
 	}
 	for _, e := range es {
 		var got []byte
@@ -55,7 +61,8 @@ func readEverything(t *testing.T, path string, es []entry, opts *ReaderOptions) 
 }
 
 // Any flipped byte of a table is reported as corruption naming the file,
-// by Open or by a read, and never yields a wrong value or a panic.
+// by Open or by a read, and never yields a wrong value or a panic. Half
+// the flips are read with a backward scan, half with a forward one.
 func TestEveryByteFlipIsDetected(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	es := randomEntries(rng, 60)
@@ -71,7 +78,7 @@ func TestEveryByteFlipIsDetected(t *testing.T) {
 				data := bytes.Clone(good)
 				data[pos] ^= 1 << (pos % 8)
 				require.NoError(t, os.WriteFile(damaged, data, 0o644))
-				err := readEverything(t, damaged, es, &ReaderOptions{NoMmap: noMmap})
+				err := readEverything(t, damaged, es, &ReaderOptions{NoMmap: noMmap}, pos%2 == 1)
 				msg := fmt.Sprintf("compression %d noMmap %v: flip at %d", c, noMmap, pos)
 				require.ErrorIs(t, err, ErrCorruption, msg)
 				require.Contains(t, err.Error(), damaged, msg)
@@ -236,14 +243,16 @@ func TestBadHandlesAreCorruption(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/noMmap=%v", tc.name, noMmap), func(t *testing.T) {
 				dst := filepath.Join(t.TempDir(), "bad.sst")
 				rewriteTable(t, src, dst, tc.editHandle, tc.editFooter)
-				err := readEverything(t, dst, es, &ReaderOptions{NoMmap: noMmap})
-				require.ErrorIs(t, err, ErrCorruption)
-				require.NotErrorIs(t, err, io.EOF)
-				require.Contains(t, err.Error(), dst)
-				if tc.indexError {
-					var ce *CorruptionError
-					require.ErrorAs(t, err, &ce)
-					require.Equal(t, int64(f.index.Offset), ce.Offset, "%v", err)
+				for _, backward := range []bool{false, true} {
+					err := readEverything(t, dst, es, &ReaderOptions{NoMmap: noMmap}, backward)
+					require.ErrorIs(t, err, ErrCorruption)
+					require.NotErrorIs(t, err, io.EOF)
+					require.Contains(t, err.Error(), dst)
+					if tc.indexError {
+						var ce *CorruptionError
+						require.ErrorAs(t, err, &ce)
+						require.Equal(t, int64(f.index.Offset), ce.Offset, "%v", err)
+					}
 				}
 			})
 		}
@@ -252,8 +261,10 @@ func TestBadHandlesAreCorruption(t *testing.T) {
 	// Without a mapping the lengths are checked too.
 	dst := filepath.Join(dir, "long.sst")
 	rewriteTable(t, src, dst, func(h BlockHandle) BlockHandle { return BlockHandle{h.Offset, h.Length + 1} }, nil)
-	err = readEverything(t, dst, es, &ReaderOptions{NoMmap: true})
-	require.ErrorIs(t, err, ErrCorruption)
+	for _, backward := range []bool{false, true} {
+		err = readEverything(t, dst, es, &ReaderOptions{NoMmap: true}, backward)
+		require.ErrorIs(t, err, ErrCorruption)
+	}
 }
 
 // An I/O error reading a table is returned as itself, matching its errno,
@@ -279,8 +290,12 @@ func TestReadErrorsAreNotCorruption(t *testing.T) {
 	_, err = r.Get(es[0].key)
 	require.ErrorIs(t, err, syscall.EIO)
 	require.NotErrorIs(t, err, ErrCorruption)
-	it := r.NewIterator(nil)
-	require.False(t, it.First())
-	require.ErrorIs(t, it.Err(), syscall.EIO)
-	require.NotErrorIs(t, it.Err(), ErrCorruption)
+	for _, first := range []func(*Iterator) bool{(*Iterator).First, (*Iterator).Last} {
+		it := r.NewIterator(nil)
+		require.False(t, first(it))
+		require.ErrorIs(t, it.Err(), syscall.EIO)
+		require.NotErrorIs(t, it.Err(), ErrCorruption)
+		require.False(t, it.Next(), "an iterator that failed stays stopped")
+		require.False(t, it.Prev())
+	}
 }

@@ -12,12 +12,23 @@
 //	v, err := r.Get([]byte("alice"))
 //	it := r.NewIterator(&sstables.IterOptions{LowerBound: []byte("a"), UpperBound: []byte("b")})
 //	for k, v := range it.All() { ... }
+//	for k, v := range it.Backward() { ... }          // from the last entry down
 //	err = it.Err()
 //
 // Entries of one key may appear in several versions, newest (highest
 // sequence number) first; a tombstone (KindDelete) marks a deletion. A
 // table written with Add has one version per key, at sequence number 0. A
 // MergingIterator merges tables and memstores into one ordered view.
+//
+// Iterators walk either way (First, SeekGE, Next; Last, SeekLT, Prev) and
+// may switch direction at any entry; once a move runs off one end, a move
+// the other way comes back to the entry at that end, as in Pebble. Keys
+// are prefix-compressed forward, so a backward step within a block decodes
+// from the restart point before it: the table iterator decodes the whole
+// restart interval once and steps back through its entries, so that Prev
+// costs about what Next does. Backward, a merging iterator that shows each
+// key's newest entry reads all of a key's versions (they arrive oldest
+// first) before it knows which to show, and shows a copy of its value.
 //
 // # File format
 //

@@ -101,10 +101,16 @@ func ExampleNewMergingIterator() {
 	for k, v := range m.All() {
 		fmt.Printf("%s=%s\n", k, v)
 	}
+	// Backward, the same view: each key's newest entry, deleted keys hidden.
+	for k, v := range m.Backward() {
+		fmt.Printf("backward %s=%s\n", k, v)
+	}
 	if err := m.Err(); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
 	// a=1
 	// b=20
+	// backward b=20
+	// backward a=1
 }

@@ -3,9 +3,11 @@ package sstables
 import (
 	"bytes"
 	"errors"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
@@ -27,8 +29,8 @@ func fuzzBlock(index bool) []byte {
 	return b.finish()
 }
 
-// checkBlockDecoder runs every blockIter operation over arbitrary bytes: it
-// must return entries or an error, never panic or loop.
+// checkBlockDecoder runs every blockIter operation over arbitrary bytes,
+// both ways: it must return entries or an error, never panic or loop.
 func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 	var it blockIter
 	if err := it.init(bytes.Compare, data, index); err != nil {
@@ -43,8 +45,16 @@ func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 			decodeHandle(it.value, 1<<20)
 		}
 	}
+	n = 0
+	for ok := it.last(); ok; ok = it.prevEntry() {
+		if n++; n > len(data) {
+			t.Fatal("more entries than bytes, backward")
+		}
+	}
 	it.seekGE(target, base.MaxSeq)
 	it.seekGE(target, 0)
+	it.seekLT(target, base.MaxSeq)
+	it.seekLT(target, 0)
 }
 
 // FuzzDataBlock fuzzes the data block decoder.
@@ -112,9 +122,10 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-// readAnything opens a table that may be damaged, scans it, then reads the
-// given keys and the first keys scanned with Get and SeekGE, and with a
-// scan bounded by each.
+// readAnything opens a table that may be damaged, scans it both ways (a
+// table that reads without an error reads the same both ways), then reads
+// the given keys and the first keys scanned with Get, SeekGE and SeekLT,
+// and with scans bounded by each, both ways.
 func readAnything(t *testing.T, path string, opts *ReaderOptions, keys ...[]byte) {
 	check := func(err error) {
 		t.Helper()
@@ -127,21 +138,46 @@ func readAnything(t *testing.T, path string, opts *ReaderOptions, keys ...[]byte
 		return
 	}
 	defer r.Close()
-	it := r.NewIterator(nil)
-	for k := range it.All() {
+	type seen struct {
+		key, value string
+		seq        uint64
+		kind       Kind
+	}
+	scan := func(it *Iterator, entries iter.Seq2[[]byte, []byte]) []seen {
+		var out []seen
+		for k, v := range entries {
+			out = append(out, seen{string(k), string(v), it.Seq(), it.Kind()})
+		}
+		check(it.Err())
+		return out
+	}
+	it, back := r.NewIterator(nil), r.NewIterator(nil)
+	forward, backward := scan(it, it.All()), scan(back, back.Backward())
+	slices.Reverse(backward)
+	if it.Err() == nil && back.Err() == nil && !slices.Equal(forward, backward) {
+		t.Fatalf("the table reads %v forward, %v backward", forward, backward)
+	}
+	for _, s := range forward {
 		if len(keys) < 6 {
-			keys = append(keys, bytes.Clone(k))
+			keys = append(keys, []byte(s.key))
 		}
 	}
-	check(it.Err())
 	for _, k := range keys {
 		_, err := r.Get(k)
 		check(err)
 		it.SeekGE(k)
 		check(it.Err())
-		bounded := r.NewIterator(&IterOptions{UpperBound: k})
-		for range bounded.All() {
+		it.SeekLT(k)
+		check(it.Err())
+		for _, o := range []IterOptions{{UpperBound: k}, {LowerBound: k}} {
+			bounded := r.NewIterator(&o)
+			for range bounded.All() {
+			}
+			check(bounded.Err())
+			bounded = r.NewIterator(&o)
+			for range bounded.Backward() {
+			}
+			check(bounded.Err())
 		}
-		check(bounded.Err())
 	}
 }

@@ -1,6 +1,10 @@
 package sstables
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/stratadb/strata/internal/base"
+)
 
 // IterOptions bound an iterator to the keys in [LowerBound, UpperBound).
 // The zero value iterates over the whole table.
@@ -12,10 +16,12 @@ type IterOptions struct {
 	UpperBound []byte
 }
 
-// Iterator walks a table's entries in order: keys ascending and, within a
-// key, versions from the newest. It shows every entry, tombstones included
-// (Kind tells them apart); a merging iterator turns entries into a live
-// view. It is not safe for concurrent use.
+// Iterator walks a table's entries in order, forward or backward: keys
+// ascending and, within a key, versions from the newest. It shows every
+// entry, tombstones included (Kind tells them apart); a merging iterator
+// turns entries into a live view. Next and Prev may alternate at any
+// entry; once a move runs off one end, a move the other way comes back to
+// the entry at that end. It is not safe for concurrent use.
 //
 // Key and Value alias memory the iterator and the Reader own (see Key and
 // Value): they must not be modified, are valid only until the next move or
@@ -28,12 +34,13 @@ type Iterator struct {
 	h            BlockHandle // the data block's handle
 	buf          []byte      // block buffer, reused across blocks
 	valid        bool
+	edge         base.Edge // where the last move ran off the entries, when not valid
 	err          error
 	closed       bool
 }
 
-// NewIterator returns an iterator over the table, unpositioned: call First
-// or SeekGE.
+// NewIterator returns an iterator over the table, unpositioned: call First,
+// Last, SeekGE or SeekLT.
 func (r *Reader) NewIterator(opts *IterOptions) *Iterator {
 	it := &Iterator{r: r, index: r.index}
 	if opts != nil {
@@ -54,9 +61,23 @@ func (it *Iterator) First() bool {
 		return false
 	}
 	if !it.index.first() {
-		return it.stop(it.r.indexError(it.index.err))
+		return it.stop(it.r.indexError(it.index.err), base.EdgeEnd)
 	}
 	return it.loadBlock() && it.settle(it.data.first())
+}
+
+// Last moves to the last entry before the upper bound.
+func (it *Iterator) Last() bool {
+	if it.upper != nil {
+		return it.SeekLT(it.upper)
+	}
+	if !it.ready() {
+		return false
+	}
+	if !it.index.last() {
+		return it.stop(it.r.indexError(it.index.err), base.EdgeStart)
+	}
+	return it.loadBlock() && it.settleBack(it.data.last())
 }
 
 // SeekGE moves to the first entry whose key is at or after key (and the
@@ -69,37 +90,69 @@ func (it *Iterator) SeekGE(key []byte) bool {
 		key = it.lower
 	}
 	if !it.index.seekGE(key, MaxSeq) {
-		return it.stop(it.r.indexError(it.index.err))
+		return it.stop(it.r.indexError(it.index.err), base.EdgeEnd)
 	}
 	return it.loadBlock() && it.settle(it.data.seekGE(key, MaxSeq))
 }
 
-// Next moves to the next entry.
+// SeekLT moves to the last entry whose key is before key (and the upper
+// bound): the oldest version of the last key before it.
+func (it *Iterator) SeekLT(key []byte) bool {
+	if !it.ready() {
+		return false
+	}
+	if it.upper != nil && it.r.cmp(key, it.upper) > 0 {
+		key = it.upper
+	}
+	// The block that holds the first entry at or after key, if any; else
+	// every entry is before key.
+	if !it.index.seekGE(key, MaxSeq) && (it.index.err != nil || !it.index.last()) {
+		return it.stop(it.r.indexError(it.index.err), base.EdgeStart)
+	}
+	return it.loadBlock() && it.settleBack(it.data.seekLT(key, MaxSeq))
+}
+
+// Next moves to the next entry. After a backward move that found no entry
+// it moves to the first.
 func (it *Iterator) Next() bool {
 	if !it.valid {
-		return false
+		return it.edge == base.EdgeStart && it.First()
 	}
 	// The block may alias the reader's mapping, gone once it is closed.
 	if it.r.closed.Load() {
-		return it.stop(ErrClosed)
+		return it.stop(ErrClosed, base.NoEdge)
 	}
 	return it.settle(it.data.nextEntry())
 }
 
-// settle finishes a move within a block: on to the next block when this one
-// is exhausted, then the upper bound and the entry's kind are checked.
+// Prev moves to the previous entry. After a forward move that found no
+// entry it moves to the last. Within a block it costs about what Next
+// does: see blockIter.
+func (it *Iterator) Prev() bool {
+	if !it.valid {
+		return it.edge == base.EdgeEnd && it.Last()
+	}
+	if it.r.closed.Load() {
+		return it.stop(ErrClosed, base.NoEdge)
+	}
+	return it.settleBack(it.data.prevEntry())
+}
+
+// settle finishes a forward move within a block: on to the next block when
+// this one is exhausted, then the upper bound and the entry's kind are
+// checked.
 func (it *Iterator) settle(ok bool) bool {
 	for !ok {
 		if it.data.err != nil {
-			return it.stop(it.r.blockError(it.h, it.data.err))
+			return it.stop(it.r.blockError(it.h, it.data.err), base.EdgeEnd)
 		}
 		// Later blocks hold keys at or after this block's separator: when
 		// that is past the bound, do not read the next block to find out.
 		if it.upper != nil && it.r.cmp(it.index.key, it.upper) >= 0 {
-			return it.stop(nil)
+			return it.stop(nil, base.EdgeEnd)
 		}
 		if !it.index.nextEntry() {
-			return it.stop(it.r.indexError(it.index.err))
+			return it.stop(it.r.indexError(it.index.err), base.EdgeEnd)
 		}
 		if !it.loadBlock() {
 			return false
@@ -107,13 +160,52 @@ func (it *Iterator) settle(ok bool) bool {
 		ok = it.data.first()
 	}
 	if it.upper != nil && it.r.cmp(it.data.key, it.upper) >= 0 {
-		return it.stop(nil)
+		return it.stop(nil, base.EdgeEnd)
 	}
-	if _, err := it.r.entryKind(&it.data, it.h); err != nil {
-		return it.stop(err)
+	return it.found()
+}
+
+// settleBack finishes a backward move within a block: back to the previous
+// block when this one is exhausted, then the lower bound and the entry's
+// kind are checked.
+func (it *Iterator) settleBack(ok bool) bool {
+	for !ok {
+		if it.data.err != nil {
+			return it.stop(it.r.blockError(it.h, it.data.err), base.EdgeStart)
+		}
+		if !it.index.prevEntry() {
+			return it.stop(it.r.indexError(it.index.err), base.EdgeStart)
+		}
+		// The previous block holds keys at or before its separator: when
+		// that is below the bound, do not read the block to find out.
+		if it.lower != nil && it.r.cmp(it.index.key, it.lower) < 0 {
+			return it.stop(nil, base.EdgeStart)
+		}
+		if !it.loadBlock() {
+			return false
+		}
+		ok = it.data.last()
+	}
+	if it.lower != nil && it.r.cmp(it.data.key, it.lower) < 0 {
+		return it.stop(nil, base.EdgeStart)
+	}
+	return it.found()
+}
+
+// found finishes a move that reached an entry within the bounds. It is
+// small enough to inline into every move; badKind is not.
+func (it *Iterator) found() bool {
+	if k := it.data.kind(); k != KindSet && k != KindDelete {
+		return it.badKind()
 	}
 	it.valid = true
 	return true
+}
+
+// badKind stops at an entry of no known kind: damage.
+func (it *Iterator) badKind() bool {
+	_, err := it.r.entryKind(&it.data, it.h)
+	return it.stop(err, base.NoEdge)
 }
 
 // loadBlock reads the block the index iterator is at.
@@ -121,7 +213,7 @@ func (it *Iterator) loadBlock() bool {
 	h, err := it.r.loadBlock(&it.index, &it.data, &it.buf, false)
 	it.h = h
 	if err != nil {
-		return it.stop(err)
+		return it.stop(err, base.NoEdge)
 	}
 	return true
 }
@@ -134,10 +226,15 @@ func (it *Iterator) ready() bool {
 	return it.err == nil
 }
 
-func (it *Iterator) stop(err error) bool {
-	it.valid = false
-	if err != nil && it.err == nil {
-		it.err = err
+// stop ends a move that found no entry: err, if not nil, is why, and stays;
+// else the move ran off the entries at edge.
+func (it *Iterator) stop(err error, edge base.Edge) bool {
+	it.valid, it.edge = false, edge
+	if err != nil {
+		it.edge = base.NoEdge
+		if it.err == nil {
+			it.err = err
+		}
 	}
 	return false
 }
@@ -200,7 +297,7 @@ func (it *Iterator) Close() error {
 	if it.closed {
 		return ErrClosed
 	}
-	it.closed, it.valid, it.buf = true, false, nil
+	it.closed, it.valid, it.edge, it.buf = true, false, base.NoEdge, nil
 	return nil
 }
 
@@ -216,10 +313,28 @@ func (it *Iterator) Close() error {
 //		...
 //	}
 func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
+	return it.walk(it.First, false)
+}
+
+// Backward returns the entries from the last down, for range loops, on the
+// terms of All.
+func (it *Iterator) Backward() iter.Seq2[[]byte, []byte] {
+	return it.walk(it.Last, true)
+}
+
+// walk returns the entries from where start puts the iterator on, forward
+// or backward. The loop calls Next or Prev, Key and Value directly:
+// through function values they cost a scan 8 to 10%.
+func (it *Iterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
-		for ok := it.First(); ok; ok = it.Next() {
+		for ok := start(); ok; {
 			if !yield(it.Key(), it.Value()) {
 				return
+			}
+			if backward {
+				ok = it.Prev()
+			} else {
+				ok = it.Next()
 			}
 		}
 	}

@@ -50,6 +50,9 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 		name string
 		path string
 		move func(t *testing.T, it EntryIterator)
+		// next is what Next returns then: after a backward move ran off
+		// the start, it turns back to the first entry.
+		next bool
 	}{
 		{name: "fresh", path: full, move: func(*testing.T, EntryIterator) {}},
 		{name: "First on an empty table", path: empty, move: func(t *testing.T, it EntryIterator) {
@@ -63,6 +66,18 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 		{name: "SeekGE past the end", path: full, move: func(t *testing.T, it EntryIterator) {
 			require.True(t, it.First())
 			require.False(t, it.SeekGE([]byte("z")))
+		}},
+		{name: "Last on an empty table", path: empty, move: func(t *testing.T, it EntryIterator) {
+			require.False(t, it.Last())
+		}},
+		{name: "Prev past the start", path: full, next: true, move: func(t *testing.T, it EntryIterator) {
+			require.True(t, it.Last())
+			for it.Prev() {
+			}
+		}},
+		{name: "SeekLT before the start", path: full, next: true, move: func(t *testing.T, it EntryIterator) {
+			require.True(t, it.Last())
+			require.False(t, it.SeekLT([]byte("a")))
 		}},
 		{name: "Close", path: full, move: func(t *testing.T, it EntryIterator) {
 			require.True(t, it.First())
@@ -83,7 +98,7 @@ func TestIteratorAccessorsWhenUnpositioned(t *testing.T) {
 				require.Nil(t, value)
 				require.Zero(t, seq)
 				require.Zero(t, kind)
-				require.False(t, it.Next())
+				require.Equal(t, st.next, it.Next())
 			})
 		}
 	}

@@ -4,20 +4,28 @@ import (
 	"container/heap"
 	"errors"
 	"iter"
+	"slices"
+
+	"github.com/stratadb/strata/internal/base"
 )
 
 // EntryIterator is what a MergingIterator merges: anything that walks
-// entries in key order, versions of a key from the newest. Table iterators
-// and memstore iterators both are. Key, Seq, Kind and Value describe the
-// current entry; a MergingIterator calls them only while the child is at
-// one. (This package's and memstore's iterators return zero values when
-// not; other implementations need not.) Key and Value may alias the
-// iterator's memory: MergingIterator never modifies them, and passes Value
-// on without a copy.
+// entries in key order, versions of a key from the newest, either way.
+// Table iterators and memstore iterators both are. Key, Seq, Kind and Value
+// describe the current entry; a MergingIterator calls them only while the
+// child is at one. (This package's and memstore's iterators return zero
+// values when not; other implementations need not.) It calls Next and Prev
+// only on a child at an entry, and repositions one that ran off an end
+// with First or Last, so a child need not turn back at its ends. Key and
+// Value may alias the iterator's memory: MergingIterator never modifies
+// them.
 type EntryIterator interface {
 	First() bool
+	Last() bool
 	SeekGE(key []byte) bool
+	SeekLT(key []byte) bool
 	Next() bool
+	Prev() bool
 	Valid() bool
 	Key() []byte
 	Seq() uint64
@@ -46,20 +54,39 @@ type MergeOptions struct {
 	DropTombstones bool
 }
 
-// MergingIterator merges any number of EntryIterators (k-way, on a heap).
-// Entries order by key, then sequence number descending; entries with equal
-// key and sequence number (tables written without sequence numbers) rank
-// by position in the argument list: earlier iterators are newer. It is not
-// safe for concurrent use. Key and Value alias memory the iterator and its
-// children own: they must not be modified and are valid only until the next
-// move or Close; copy them to keep them.
+// MergingIterator merges any number of EntryIterators (k-way, on a heap),
+// forward or backward. Entries order by key, then sequence number
+// descending; entries with equal key and sequence number (tables written
+// without sequence numbers) rank by position in the argument list: earlier
+// iterators are newer. Backward, the order is exactly reversed. Next and
+// Prev may alternate at any entry (the merge then moves every child to the
+// other side of the current entry, as Pebble's does); once a move runs off
+// one end, a move the other way comes back to the entry at that end.
+//
+// It is not safe for concurrent use. Key and Value alias memory the
+// iterator and its children own: they must not be modified and are valid
+// only until the next move or Close; copy them to keep them. Forward, Value
+// is the child's; backward, without AllVersions, it is a copy the merge
+// makes, since the merge must step past a key's newest entry to know that
+// no newer one follows.
 type MergingIterator struct {
 	cmp      func(a, b []byte) int
 	opts     MergeOptions
 	children []EntryIterator
 	heap     mergeHeap
-	cur      EntryIterator
-	curKey   []byte // the key being shown, kept across child moves
+	// reverse: the heap is a max-heap, and the walk goes backward.
+	reverse bool
+	// inHeap marks, while the walk turns, the children in the heap.
+	inHeap []bool
+
+	// The entry shown, when valid: key is the merge's own copy.
+	valid    bool
+	key      []byte
+	seq      uint64
+	kind     Kind
+	value    []byte
+	valueBuf []byte    // backward, newest-only: value's copy
+	edge     base.Edge // where the last move ran off the entries, when not valid
 	err      error
 }
 
@@ -83,17 +110,30 @@ func NewMergingIterator(opts *MergeOptions, iters ...EntryIterator) *MergingIter
 
 // First moves to the first entry.
 func (m *MergingIterator) First() bool {
-	return m.reset(func(it EntryIterator) bool { return it.First() })
+	return m.reset(false, EntryIterator.First)
+}
+
+// Last moves to the last entry.
+func (m *MergingIterator) Last() bool {
+	return m.reset(true, EntryIterator.Last)
 }
 
 // SeekGE moves to the first entry at or after key.
 func (m *MergingIterator) SeekGE(key []byte) bool {
-	return m.reset(func(it EntryIterator) bool { return it.SeekGE(key) })
+	return m.reset(false, func(it EntryIterator) bool { return it.SeekGE(key) })
 }
 
-func (m *MergingIterator) reset(position func(EntryIterator) bool) bool {
+// SeekLT moves to the last entry before key: the newest visible version of
+// the last key before it (without AllVersions), or that key's oldest
+// visible entry (with).
+func (m *MergingIterator) SeekLT(key []byte) bool {
+	return m.reset(true, func(it EntryIterator) bool { return it.SeekLT(key) })
+}
+
+// reset positions every child and walks from there, backward if reverse.
+func (m *MergingIterator) reset(reverse bool, position func(EntryIterator) bool) bool {
+	m.reverse = reverse
 	m.heap.items = m.heap.items[:0]
-	m.cur = nil
 	for i, it := range m.children {
 		if position(it) {
 			m.heap.items = append(m.heap.items, mergeItem{it: it, rank: i})
@@ -105,25 +145,103 @@ func (m *MergingIterator) reset(position func(EntryIterator) bool) bool {
 	return m.settle(nil)
 }
 
-// Next moves to the next entry.
+// Next moves to the next entry. After a backward move that found no entry
+// it moves to the first.
 func (m *MergingIterator) Next() bool {
-	if m.cur == nil {
-		return false
+	if !m.valid || m.reverse {
+		return m.step(false)
 	}
-	if m.opts.AllVersions {
-		if !m.advanceTop() {
-			return false
-		}
-		return m.settle(nil)
-	}
-	// Newest-only: skip the other versions of the key just shown.
-	return m.settle(m.curKey)
+	return m.advance()
 }
 
-// advanceTop moves the heap's top iterator on.
+// Prev moves to the previous entry. After a forward move that found no
+// entry it moves to the last.
+func (m *MergingIterator) Prev() bool {
+	if !m.valid || !m.reverse {
+		return m.step(true)
+	}
+	return m.advance()
+}
+
+// advance moves on from the entry shown, in the walk's direction.
+func (m *MergingIterator) advance() bool {
+	if !m.opts.AllVersions {
+		// Skip the other versions of the key shown.
+		return m.settle(m.key)
+	}
+	// The top child is at the entry shown.
+	return m.advanceTop() && m.settle(nil)
+}
+
+// step is Next (reverse false) or Prev (true) off their fast path: it
+// turns the walk around at the entry shown, or back from the end it ran
+// off.
+func (m *MergingIterator) step(reverse bool) bool {
+	switch {
+	case m.valid:
+		if !m.turn() {
+			return false
+		}
+		if !m.opts.AllVersions {
+			return m.settle(m.key)
+		}
+		return m.settle(nil)
+	case reverse && m.edge == base.EdgeEnd:
+		return m.Last()
+	case !reverse && m.edge == base.EdgeStart:
+		return m.First()
+	}
+	return false
+}
+
+// turn reverses the walk at the entry shown, e. Each child in the heap is
+// at its nearest entry beyond e in the walk's direction, the top child at e
+// itself (unless the walk went backward without AllVersions: then every
+// child is past e's key, see settleNewestBack); one step the other way
+// puts it at its nearest entry on the other side of e (in that case, at
+// e's key or beyond). A child not in the heap ran off the end ahead, so
+// all of its entries lie behind e: it starts again from its end on that
+// side.
+func (m *MergingIterator) turn() bool {
+	m.reverse = !m.reverse
+	m.inHeap = slices.Grow(m.inHeap[:0], len(m.children))[:len(m.children)]
+	clear(m.inHeap)
+	for _, item := range m.heap.items {
+		m.inHeap[item.rank] = true
+	}
+	m.heap.items = m.heap.items[:0]
+	for i, it := range m.children {
+		var ok bool
+		switch {
+		case m.inHeap[i] && m.reverse:
+			ok = it.Prev()
+		case m.inHeap[i]:
+			ok = it.Next()
+		case m.reverse:
+			ok = it.Last()
+		default:
+			ok = it.First()
+		}
+		if ok {
+			m.heap.items = append(m.heap.items, mergeItem{it: it, rank: i})
+		} else if err := it.Err(); err != nil {
+			return m.stop(err)
+		}
+	}
+	heap.Init(&m.heap)
+	return true
+}
+
+// advanceTop moves the heap's top iterator on, in the walk's direction.
 func (m *MergingIterator) advanceTop() bool {
 	top := m.heap.items[0].it
-	if top.Next() {
+	var ok bool
+	if m.reverse {
+		ok = top.Prev()
+	} else {
+		ok = top.Next()
+	}
+	if ok {
 		heap.Fix(&m.heap, 0)
 		return true
 	}
@@ -134,36 +252,100 @@ func (m *MergingIterator) advanceTop() bool {
 	return true
 }
 
-// settle moves the top of the heap to the next entry to show: visible at
-// opts.Seq, not a version of skip (the key just shown, in newest-only
-// mode), and not a tombstone when they are dropped.
+// settle moves the top of the heap to the next entry to show, in the walk's
+// direction: visible at opts.Seq, not a version of skip (the key just
+// shown, in newest-only mode), and not a tombstone when they are dropped.
 func (m *MergingIterator) settle(skip []byte) bool {
+	if m.reverse && !m.opts.AllVersions {
+		return m.settleNewestBack(skip)
+	}
 	for len(m.heap.items) > 0 {
 		top := m.heap.items[0].it
-		switch {
-		case top.Seq() > m.opts.Seq:
-		case skip != nil && m.cmp(top.Key(), skip) == 0:
-		case top.Kind() == KindDelete && m.opts.DropTombstones:
+		if seq := top.Seq(); seq <= m.opts.Seq && (skip == nil || m.cmp(top.Key(), skip) != 0) {
+			kind := top.Kind()
+			if kind != KindDelete || !m.opts.DropTombstones {
+				m.key = append(m.key[:0], top.Key()...)
+				m.show(seq, kind, top.Value())
+				return true
+			}
 			if !m.opts.AllVersions {
 				// The key's newest visible entry is a tombstone: hide the key.
-				m.curKey = append(m.curKey[:0], top.Key()...)
-				skip = m.curKey
+				m.key = append(m.key[:0], top.Key()...)
+				skip = m.key
 			}
-		default:
-			m.cur = top
-			m.curKey = append(m.curKey[:0], top.Key()...)
-			return true
 		}
 		if !m.advanceTop() {
 			return false
 		}
 	}
-	m.cur = nil
+	return m.ranOff()
+}
+
+// settleNewestBack is settle backward without AllVersions. The versions of
+// a key come oldest first, and the newest visible one is the last visible
+// one before the key changes: the merge reads every version of the key,
+// keeping a copy of the newest visible so far, before it knows which to
+// show or that the key is deleted. Every child is then past the key.
+func (m *MergingIterator) settleNewestBack(skip []byte) bool {
+	// The versions of skip come first, if any. (skip may be m.key, which
+	// the loop below overwrites.)
+	for skip != nil && len(m.heap.items) > 0 && m.cmp(m.heap.items[0].it.Key(), skip) == 0 {
+		if !m.advanceTop() {
+			return false
+		}
+	}
+	for len(m.heap.items) > 0 {
+		top := m.heap.items[0].it
+		m.key = append(m.key[:0], top.Key()...)
+		found := false
+		for {
+			if top.Seq() <= m.opts.Seq {
+				found = true
+				m.show(top.Seq(), top.Kind(), m.copyValue(top.Value()))
+			}
+			if !m.advanceTop() {
+				return false
+			}
+			if len(m.heap.items) == 0 {
+				break
+			}
+			if top = m.heap.items[0].it; m.cmp(top.Key(), m.key) != 0 {
+				break
+			}
+		}
+		if found && (m.kind == KindSet || !m.opts.DropTombstones) {
+			return true
+		}
+		m.valid = false
+	}
+	return m.ranOff()
+}
+
+// copyValue copies v into the merge's buffer; nil stays nil.
+func (m *MergingIterator) copyValue(v []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	m.valueBuf = append(m.valueBuf[:0], v...)
+	return m.valueBuf
+}
+
+// show makes the entry of key m.key with seq, kind and value the one shown.
+func (m *MergingIterator) show(seq uint64, kind Kind, value []byte) {
+	m.valid, m.seq, m.kind, m.value = true, seq, kind, value
+}
+
+// ranOff ends a move that found no entry, at the end it walked to.
+func (m *MergingIterator) ranOff() bool {
+	m.valid, m.edge = false, base.EdgeEnd
+	if m.reverse {
+		m.edge = base.EdgeStart
+	}
 	return false
 }
 
 func (m *MergingIterator) stop(err error) bool {
-	m.cur = nil
+	m.valid, m.edge = false, base.NoEdge
 	if m.err == nil {
 		m.err = err
 	}
@@ -171,50 +353,52 @@ func (m *MergingIterator) stop(err error) bool {
 }
 
 // Valid reports whether the iterator is at an entry.
-func (m *MergingIterator) Valid() bool { return m.cur != nil }
+func (m *MergingIterator) Valid() bool { return m.valid }
 
 // Key returns the current entry's key, or nil when the iterator is not
 // valid (unpositioned, exhausted, failed or closed). The key is the
-// iterator's buffer, not a copy: it must not be modified, because Next
-// (unless AllVersions) compares the next entries with it to skip the older
-// versions of the key, and it is valid only until the next move or Close.
+// iterator's buffer, not a copy: it must not be modified, because Next and
+// Prev (unless AllVersions) compare the next entries with it to skip the
+// other versions of the key, and it is valid only until the next move or
+// Close.
 func (m *MergingIterator) Key() []byte {
-	// Every accessor checks cur: once the merge stops there is no child to
-	// ask, and curKey still holds the last key shown.
-	if m.cur == nil {
+	// Every accessor checks valid: once the merge stops, key still holds
+	// the last key shown.
+	if !m.valid {
 		return nil
 	}
-	return m.curKey
+	return m.key
 }
 
 // Seq returns the current entry's sequence number, or 0 when the iterator
 // is not valid.
 func (m *MergingIterator) Seq() uint64 {
-	if m.cur == nil {
+	if !m.valid {
 		return 0
 	}
-	return m.cur.Seq()
+	return m.seq
 }
 
 // Kind returns the current entry's kind. When the iterator is not valid it
 // returns 0, which reads as KindDelete: check Valid, or the last move's
 // result, first.
 func (m *MergingIterator) Kind() Kind {
-	if m.cur == nil {
+	if !m.valid {
 		return 0
 	}
-	return m.cur.Kind()
+	return m.kind
 }
 
 // Value returns the current entry's value, or nil when the iterator is not
-// valid. It is the child iterator's Value, not a copy: the memory of a
-// memstore or a table (see Iterator.Value), not to be modified, and valid
-// only until the next move or Close.
+// valid. Forward, and with AllVersions, it is the child iterator's Value,
+// not a copy: the memory of a memstore or a table (see Iterator.Value).
+// Backward without AllVersions it is the merge's copy. Either way it is not
+// to be modified, and valid only until the next move or Close.
 func (m *MergingIterator) Value() []byte {
-	if m.cur == nil {
+	if !m.valid {
 		return nil
 	}
-	return m.cur.Value()
+	return m.value
 }
 
 // Err returns the first error of any merged iterator.
@@ -226,7 +410,7 @@ func (m *MergingIterator) Close() error {
 	for _, it := range m.children {
 		errs = append(errs, it.Close())
 	}
-	m.children, m.heap.items, m.cur = nil, nil, nil
+	m.children, m.heap.items, m.valid, m.edge = nil, nil, false, base.NoEdge
 	return errors.Join(errs...)
 }
 
@@ -234,10 +418,26 @@ func (m *MergingIterator) Close() error {
 // after the loop (see Iterator.All). The slices are Key's and Value's: not
 // to be modified, valid only until the loop's next iteration.
 func (m *MergingIterator) All() iter.Seq2[[]byte, []byte] {
+	return m.walk(m.First, false)
+}
+
+// Backward returns the entries from the last down, for range loops, on the
+// terms of All.
+func (m *MergingIterator) Backward() iter.Seq2[[]byte, []byte] {
+	return m.walk(m.Last, true)
+}
+
+// walk is Iterator.walk's twin.
+func (m *MergingIterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
-		for ok := m.First(); ok; ok = m.Next() {
+		for ok := start(); ok; {
 			if !yield(m.Key(), m.Value()) {
 				return
+			}
+			if backward {
+				ok = m.Prev()
+			} else {
+				ok = m.Next()
 			}
 		}
 	}
@@ -262,10 +462,12 @@ func (h *mergeHeap) Pop() any {
 	return last
 }
 
+// Less orders the heap's top first: the least entry forward, the greatest
+// backward.
 func (h *mergeHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
+	a, b := &h.items[i], &h.items[j]
 	if c := compareInternal(h.m.cmp, a.it.Key(), a.it.Seq(), b.it.Key(), b.it.Seq()); c != 0 {
-		return c < 0
+		return (c < 0) != h.m.reverse
 	}
-	return a.rank < b.rank
+	return (a.rank < b.rank) != h.m.reverse
 }

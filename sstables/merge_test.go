@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
@@ -19,16 +20,20 @@ type sliceIter struct {
 	pos int
 }
 
-func (s *sliceIter) First() bool { s.pos = 0; return s.Valid() }
-func (s *sliceIter) SeekGE(key []byte) bool {
-	s.pos = slices.IndexFunc(s.es, func(e entry) bool { return bytes.Compare(e.key, key) >= 0 })
-	if s.pos < 0 {
-		s.pos = len(s.es)
-	}
-	return s.Valid()
+func (s *sliceIter) First() bool            { s.pos = 0; return s.Valid() }
+func (s *sliceIter) Last() bool             { s.pos = len(s.es) - 1; return s.Valid() }
+func (s *sliceIter) SeekGE(key []byte) bool { s.pos = s.search(key); return s.Valid() }
+func (s *sliceIter) SeekLT(key []byte) bool { s.pos = s.search(key) - 1; return s.Valid() }
+
+// search returns the index of the first entry at or after key.
+func (s *sliceIter) search(key []byte) int {
+	i, _ := slices.BinarySearchFunc(s.es, key, func(e entry, k []byte) int { return bytes.Compare(e.key, k) })
+	return i
 }
+
 func (s *sliceIter) Next() bool    { s.pos++; return s.Valid() }
-func (s *sliceIter) Valid() bool   { return s.pos < len(s.es) }
+func (s *sliceIter) Prev() bool    { s.pos--; return s.Valid() }
+func (s *sliceIter) Valid() bool   { return s.pos >= 0 && s.pos < len(s.es) }
 func (s *sliceIter) Key() []byte   { return s.es[s.pos].key }
 func (s *sliceIter) Seq() uint64   { return s.es[s.pos].seq }
 func (s *sliceIter) Kind() Kind    { return s.es[s.pos].kind }
@@ -121,16 +126,43 @@ func TestMergingIteratorMatchesModel(t *testing.T) {
 				require.Equal(t, string(want[i].value), string(got[i].value), msg)
 			}
 
-			// SeekGE lands where the model says.
-			if len(want) > 0 {
-				target := want[rng.IntN(len(want))].key
-				require.True(t, m.SeekGE(target), msg)
-				idx := slices.IndexFunc(want, func(e entry) bool { return bytes.Compare(e.key, target) >= 0 })
-				require.Equal(t, want[idx].String(), entry{m.Key(), m.Seq(), m.Kind(), nil}.String(), msg)
+			// Backward, the same in reverse.
+			got = got[:0]
+			for ok := m.Last(); ok; ok = m.Prev() {
+				got = append(got, entry{bytes.Clone(m.Key()), m.Seq(), m.Kind(), bytes.Clone(m.Value())})
 			}
+			require.NoError(t, m.Err())
+			slices.Reverse(got)
+			require.Equal(t, entryStrings(want), entryStrings(got), msg+" backward")
+
+			// SeekGE, SeekLT, and walks that switch direction anywhere,
+			// against a cursor over want.
+			keys := make([][]byte, len(want))
+			for i, e := range want {
+				keys[i] = e.key
+			}
+			c := itertest.NewCursor(keys)
+			for ok := c.Last(); ok; ok = c.Prev() { // where the merge is
+			}
+			itertest.Walk(t, rng, m, c, 300, func() []byte {
+				return fmt.Appendf(nil, "key-%06d", rng.IntN(700))
+			}, func(i int) {
+				require.Equal(t, want[i].String(), entry{m.Key(), m.Seq(), m.Kind(), nil}.String(), msg)
+				require.Equal(t, string(want[i].value), string(m.Value()), msg)
+			}, msg)
+			require.NoError(t, m.Err())
 			require.NoError(t, m.Close())
 		}
 	}
+}
+
+// entryStrings describes entries, values included.
+func entryStrings(es []entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = fmt.Sprintf("%v=%q", e, e.value)
+	}
+	return out
 }
 
 // dedupe drops entries whose (key, seq) repeats, keeping the first.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
@@ -141,10 +142,23 @@ func TestTableRoundTrip(t *testing.T) {
 			}
 			require.NoError(t, it.Err())
 			require.Equal(t, len(es), i)
+
+			// A backward scan returns them in reverse.
+			for k, v := range it.Backward() {
+				i--
+				require.GreaterOrEqual(t, i, 0)
+				require.Equal(t, es[i].key, k, "seed %d entry %d", seed, i)
+				require.Equal(t, es[i].seq, it.Seq())
+				require.Equal(t, es[i].kind, it.Kind())
+				require.Equal(t, string(es[i].value), string(v))
+			}
+			require.NoError(t, it.Err())
+			require.Zero(t, i)
 			require.NoError(t, it.Close())
 
 			checkPointReads(t, r, es, rng)
 			checkSeeks(t, r, es, rng)
+			checkWalks(t, r, es, rng)
 		})
 	}
 }
@@ -260,6 +274,46 @@ func checkSeeks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 	}
 }
 
+// checkWalks walks bounded iterators at random, seeking either way and
+// switching direction anywhere, against a cursor over the entries within
+// the bounds.
+func checkWalks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
+	randomKey := func() []byte {
+		k := es[rng.IntN(len(es))].key
+		if rng.IntN(2) == 0 {
+			k = append(bytes.Clone(k), 0) // between keys
+		}
+		return k
+	}
+	for round := range 20 {
+		var opts IterOptions
+		if rng.IntN(2) == 0 {
+			opts.LowerBound = randomKey()
+		}
+		if rng.IntN(2) == 0 {
+			opts.UpperBound = randomKey()
+		}
+		var want []entry
+		var keys [][]byte
+		for _, e := range es {
+			if (opts.LowerBound == nil || bytes.Compare(e.key, opts.LowerBound) >= 0) &&
+				(opts.UpperBound == nil || bytes.Compare(e.key, opts.UpperBound) < 0) {
+				want = append(want, e)
+				keys = append(keys, e.key)
+			}
+		}
+		it := r.NewIterator(&opts)
+		msg := fmt.Sprintf("round %d: [%q, %q)", round, opts.LowerBound, opts.UpperBound)
+		itertest.Walk(t, rng, it, itertest.NewCursor(keys), 200, randomKey, func(i int) {
+			require.Equal(t, want[i].seq, it.Seq(), msg)
+			require.Equal(t, want[i].kind, it.Kind(), msg)
+			require.Equal(t, string(want[i].value), string(it.Value()), msg)
+		}, msg)
+		require.NoError(t, it.Err())
+		require.NoError(t, it.Close())
+	}
+}
+
 // A bounded scan reads the blocks up to the first whose index separator
 // is at or after the upper bound, not the one after it.
 func TestBoundedScanStopsAtTheBound(t *testing.T) {
@@ -294,6 +348,38 @@ func TestBoundedScanStopsAtTheBound(t *testing.T) {
 	}
 }
 
+// A bounded backward scan reads the blocks down to the last whose index
+// separator is at or after the lower bound, not the one before it, whose
+// keys are all below the bound.
+func TestBoundedBackwardScanStopsAtTheBound(t *testing.T) {
+	es := randomEntries(rand.New(rand.NewPCG(13, 13)), 1000)
+	path := filepath.Join(t.TempDir(), "t.sst")
+	writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
+	cache := NewCache(1 << 20)
+	r, err := Open(path, &ReaderOptions{Cache: cache})
+	require.NoError(t, err)
+	defer r.Close()
+	for i := 0; i < len(es); i += 7 {
+		for _, lower := range [][]byte{es[i].key, append(bytes.Clone(es[i].key), 0)} {
+			// The last block is read in any case.
+			want := 0
+			index := r.index
+			for ok := index.first(); ok; ok = index.nextEntry() {
+				if bytes.Compare(index.key, lower) >= 0 {
+					want++
+				}
+			}
+			want = max(want, 1)
+			before := cache.Stats().Misses
+			it := r.NewIterator(&IterOptions{LowerBound: lower})
+			for range it.Backward() {
+			}
+			require.NoError(t, it.Err())
+			require.Equal(t, int64(want), cache.Stats().Misses-before, "lower bound %q", lower)
+		}
+	}
+}
+
 func TestEmptyTable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.sst")
 	meta := writeTable(t, path, &WriterOptions{BloomBitsPerKey: 10}, nil)
@@ -306,6 +392,10 @@ func TestEmptyTable(t *testing.T) {
 	it := r.NewIterator(nil)
 	require.False(t, it.First())
 	require.False(t, it.SeekGE([]byte("a")))
+	require.False(t, it.Last())
+	require.False(t, it.SeekLT([]byte("a")))
+	require.False(t, it.Prev())
+	require.False(t, it.Next())
 	require.NoError(t, it.Err())
 }
 

@@ -58,6 +58,11 @@ func main() {
 	for k, v := range it.All() {
 		fmt.Printf("  %s = %s\n", k, v)
 	}
+	fmt.Print("the same keys backward:")
+	for k := range it.Backward() {
+		fmt.Printf(" %s", k)
+	}
+	fmt.Println()
 	if err := it.Err(); err != nil {
 		log.Fatal(err)
 	}
