@@ -29,6 +29,10 @@ type WriterOptions struct {
 	// codec, also the longest compressed payload, as readers check both.
 	// Default: DefaultMaxRecordSize.
 	MaxRecordSize int
+	// BytesPerSync, if positive, starts the writeback of what reached the
+	// file every BytesPerSync bytes (vfs.StartWriteback), so that a large
+	// file is not all dirty when it is synced. Default: 0, never.
+	BytesPerSync int64
 }
 
 // ReaderOptions configure the readers. The zero value reads through the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/stratadb/strata/vfs"
 )
 
 // SyncWriter is the sink a Writer appends to: a file that can be made
@@ -27,8 +29,11 @@ type Writer struct {
 
 	buf    []byte // buffered bytes not yet written to f
 	offset int64  // file offset of the next record
-	cbuf   []byte // reused compression output buffer
-	err    error  // sticky error; ErrClosed after Close
+	// written counts the bytes written to f; the writeback of the first
+	// writebackTo of them has been started (see WriterOptions.BytesPerSync).
+	written, writebackTo, bytesPerSync int64
+	cbuf                               []byte // reused compression output buffer
+	err                                error  // sticky error; ErrClosed after Close
 }
 
 // Create creates (or truncates) the named file on opts.FS and returns a
@@ -75,7 +80,9 @@ func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {
 		hdr:  FileHeader{Version: o.Version, Codec: o.Codec},
 		max:  o.MaxRecordSize,
 		comp: comp,
-		buf:  make([]byte, 0, max(o.BufferSize, 2*maxHeaderSize)),
+
+		bytesPerSync: o.BytesPerSync,
+		buf:          make([]byte, 0, max(o.BufferSize, 2*maxHeaderSize)),
 	}
 	fh := w.hdr.encode()
 	w.buf = append(w.buf, fh[:]...)
@@ -158,20 +165,29 @@ func (w *Writer) appendPayload(p []byte) error {
 	if err := w.writeBuffer(); err != nil {
 		return err
 	}
-	if _, err := w.f.Write(p); err != nil {
-		return w.fail(err)
-	}
-	return nil
+	return w.writeFile(p)
 }
 
 func (w *Writer) writeBuffer() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	_, err := w.f.Write(w.buf)
+	err := w.writeFile(w.buf)
 	w.buf = w.buf[:0]
+	return err
+}
+
+// writeFile writes p to the file, and starts the writeback of what is
+// there every bytesPerSync bytes.
+func (w *Writer) writeFile(p []byte) error {
+	n, err := w.f.Write(p)
+	w.written += int64(n)
 	if err != nil {
 		return w.fail(err)
+	}
+	if w.bytesPerSync > 0 && w.written-w.writebackTo >= w.bytesPerSync {
+		vfs.StartWriteback(w.f, w.writebackTo, w.written-w.writebackTo)
+		w.writebackTo = w.written
 	}
 	return nil
 }

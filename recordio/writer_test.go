@@ -573,3 +573,41 @@ func TestConcurrentZstdWriters(t *testing.T) {
 		}
 	}
 }
+
+// With BytesPerSync, the writer starts the writeback of what reached the
+// file every BytesPerSync bytes, and the file reads back whole.
+func TestWriterStartsWritebackEveryBytesPerSync(t *testing.T) {
+	for _, bytesPerSync := range []int64{0, 4096, 64 << 10} {
+		t.Run(fmt.Sprint(bytesPerSync), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "records")
+			w, err := Create(path, &WriterOptions{BufferSize: 1024, BytesPerSync: bytesPerSync})
+			require.NoError(t, err)
+			rec := bytes.Repeat([]byte("r"), 1000)
+			for range 100 {
+				_, err := w.Write(rec)
+				require.NoError(t, err)
+			}
+			if bytesPerSync == 0 {
+				require.Zero(t, w.writebackTo)
+			} else {
+				require.Positive(t, w.writebackTo)
+				require.Less(t, w.written-w.writebackTo, bytesPerSync, "writeback lags by less than BytesPerSync")
+			}
+			require.NoError(t, w.Close())
+			r, err := Open(path, nil)
+			require.NoError(t, err)
+			defer r.Close()
+			n := 0
+			for {
+				got, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				require.Equal(t, rec, got)
+				n++
+			}
+			require.Equal(t, 100, n)
+		})
+	}
+}

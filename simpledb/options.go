@@ -163,6 +163,16 @@ type WriteOptions struct {
 	Sync bool
 }
 
+// tableBytesPerSync is how often a table being written starts its
+// writeback, as Pebble's BytesPerSync does. Otherwise a flush leaves 64 MiB
+// dirty until its table's fsync, and a log fsync meanwhile commits the
+// journal behind it. Measured with 32 synced writers and flushes running,
+// without and with it in 6 alternating pairs: a small gain, within this
+// machine's noise (medians 73.8K and 76.3K ops/s, better in 5 pairs of 6;
+// 281-344 and 274-327 µs per log fsync); fills were not slowed (FillSeq
+// 124-174 and 148-179 MB/s).
+const tableBytesPerSync = 512 << 10
+
 // tableWriterOptions are the options for the tables the database writes.
 func (o *Options) tableWriterOptions() *sstables.WriterOptions {
 	return &sstables.WriterOptions{
@@ -170,5 +180,6 @@ func (o *Options) tableWriterOptions() *sstables.WriterOptions {
 		BlockSize:       o.BlockSize,
 		Compression:     o.Compression,
 		BloomBitsPerKey: o.BloomBitsPerKey,
+		BytesPerSync:    tableBytesPerSync,
 	}
 }

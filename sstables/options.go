@@ -64,6 +64,10 @@ type WriterOptions struct {
 	// the table: 10 gives about 1% false positives. 0 turns the filter off.
 	// Default: 0.
 	BloomBitsPerKey int
+	// BytesPerSync, if positive, starts the writeback of the table's bytes
+	// every BytesPerSync bytes as it is written (recordio.WriterOptions).
+	// Default: 0, never: the table's sync writes it all back.
+	BytesPerSync int64
 }
 
 func (o *WriterOptions) withDefaults() WriterOptions {

@@ -82,7 +82,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	if o.BloomBitsPerKey > 0 {
 		w.filter = bloom.NewBuilder(o.BloomBitsPerKey)
 	}
-	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Codec: w.meta.Codec})
+	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Codec: w.meta.Codec, BytesPerSync: o.BytesPerSync})
 	if err != nil {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
