@@ -314,17 +314,24 @@ func checkWalks(t *testing.T, r *Reader, es []entry, rng *rand.Rand) {
 	}
 }
 
-// A bounded scan reads the blocks up to the first whose index separator
-// is at or after the upper bound, not the one after it.
-func TestBoundedScanStopsAtTheBound(t *testing.T) {
+// boundedScanTable opens a table of 1000 random entries in 256-byte blocks
+// with a cache of its own. Iterators do not fill the cache, so each block
+// they read is a miss.
+func boundedScanTable(t *testing.T) ([]entry, *Reader, *Cache) {
 	es := randomEntries(rand.New(rand.NewPCG(13, 13)), 1000)
 	path := filepath.Join(t.TempDir(), "t.sst")
 	writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
-	// Iterators do not fill the cache, so each block they read is a miss.
 	cache := NewCache(1 << 20)
 	r, err := Open(path, &ReaderOptions{Cache: cache})
 	require.NoError(t, err)
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
+	return es, r, cache
+}
+
+// A bounded scan reads the blocks up to the first whose index separator
+// is at or after the upper bound, not the one after it.
+func TestBoundedScanStopsAtTheBound(t *testing.T) {
+	es, r, cache := boundedScanTable(t)
 	var bounds [][]byte
 	for i := 0; i < len(es); i += 7 {
 		// A key's successor, past a block's last key, is the case that matters.
@@ -352,13 +359,7 @@ func TestBoundedScanStopsAtTheBound(t *testing.T) {
 // separator is at or after the lower bound, not the one before it, whose
 // keys are all below the bound.
 func TestBoundedBackwardScanStopsAtTheBound(t *testing.T) {
-	es := randomEntries(rand.New(rand.NewPCG(13, 13)), 1000)
-	path := filepath.Join(t.TempDir(), "t.sst")
-	writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
-	cache := NewCache(1 << 20)
-	r, err := Open(path, &ReaderOptions{Cache: cache})
-	require.NoError(t, err)
-	defer r.Close()
+	es, r, cache := boundedScanTable(t)
 	for i := 0; i < len(es); i += 7 {
 		for _, lower := range [][]byte{es[i].key, append(bytes.Clone(es[i].key), 0)} {
 			// The last block is read in any case.
