@@ -395,3 +395,35 @@ func TestStalledWriterDoesNotHoldUpFsyncs(t *testing.T) {
 	require.NoError(t, <-stalled)
 	require.NoError(t, db.Close())
 }
+
+// Sync and NoSync override the database's default either way: a synced
+// write costs a log fsync on a NoSync database, an unsynced one none on a
+// synced database.
+func TestReadyMadeWriteOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		noSync bool
+		write  *WriteOptions
+		syncs  int64
+	}{
+		{"Sync on an unsynced database", true, Sync, 1},
+		{"NoSync on a synced database", false, NoSync, 0},
+		{"defaults of a synced database", false, nil, 1},
+		{"defaults of an unsynced database", true, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := smallOptions()
+			opts.FS, opts.NoSync = vfs.NewMem(), tc.noSync
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			defer db.Close()
+			before := db.Stats().LogSyncs
+			b := db.NewBatch()
+			require.NoError(t, b.Put([]byte("k"), []byte("v")))
+			require.NoError(t, db.WriteWithOptions(b, tc.write))
+			require.Equal(t, tc.syncs, db.Stats().LogSyncs-before)
+		})
+	}
+	require.True(t, Sync.Sync, "a caller modified the shared options")
+	require.False(t, NoSync.Sync, "a caller modified the shared options")
+}

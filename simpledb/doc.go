@@ -9,6 +9,7 @@
 //	v, err := db.Get([]byte("k"))                    // ErrNotFound if absent
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b)                                // all or nothing, also across a crash
+//	err = db.WriteWithOptions(b, simpledb.NoSync)    // or simpledb.Sync, whatever Options.NoSync says
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
 //	for k, v := range it.All() { ... }               // from the first key, wherever it is
 //	for k, v := range it.Backward() { ... }          // from the last key down

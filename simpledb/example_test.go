@@ -158,3 +158,26 @@ func ExampleIterator_SeekLT() {
 	// e c e
 	// [e g] [c a]
 }
+
+func ExampleDB_WriteWithOptions() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	// Unsynced by default: a bulk load that a crash may cut short.
+	db, err := simpledb.Open(dir, &simpledb.Options{NoSync: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	b := db.NewBatch()
+	b.Put([]byte("order:17"), []byte("paid"))
+	// This one must survive a power loss once it returns.
+	if err := db.WriteWithOptions(b, simpledb.Sync); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(db.Stats().LogSyncs > 0)
+	// Output: true
+}

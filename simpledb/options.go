@@ -163,6 +163,14 @@ type WriteOptions struct {
 	Sync bool
 }
 
+// Sync and NoSync are ready-made WriteOptions, so that callers need not
+// build them: a synced write and an unsynced one, whatever Options.NoSync
+// says. They are shared by every caller: never modify them.
+var (
+	Sync   = &WriteOptions{Sync: true}
+	NoSync = &WriteOptions{Sync: false}
+)
+
 // tableBytesPerSync is how often a table being written starts its
 // writeback, as Pebble's BytesPerSync does. Otherwise a flush leaves 64 MiB
 // dirty until its table's fsync, and a log fsync meanwhile commits the

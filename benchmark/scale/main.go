@@ -114,7 +114,7 @@ func bench(c config, parent string, peakReset bool) error {
 	fmt.Printf("Benchmark: %s\n", c.name)
 	fmt.Printf("Keys: %d, Value size: %d bytes, Total data: %.1f MB\n", c.keys, c.valueSize, float64(c.keys)*float64(rowBytes)/1e6)
 
-	unsynced := &simpledb.WriteOptions{Sync: false}
+	unsynced := simpledb.NoSync
 	batch := db.NewBatch()
 	buf := make([]byte, 0, c.valueSize)
 	start := time.Now()
