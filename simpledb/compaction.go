@@ -88,7 +88,7 @@ func (d *DB) pickCompaction() *compaction {
 	if n := len(v.levels[0]); n >= d.opts.L0CompactionTrigger {
 		bestLevel, bestScore = 0, float64(n)/float64(d.opts.L0CompactionTrigger)
 	}
-	for level := 1; level < numLevels-1; level++ {
+	for level := 1; level < NumLevels-1; level++ {
 		if score := float64(v.levelSize(level)) / float64(d.levelTarget(level)); score > bestScore {
 			bestLevel, bestScore = level, score
 		}
@@ -171,7 +171,7 @@ func (d *DB) trivialMove(c *compaction) bool {
 // key range overlaps.
 func (c *compaction) grandparentOverlap(t *table) int64 {
 	var n int64
-	if c.level+2 < numLevels {
+	if c.level+2 < NumLevels {
 		for _, g := range c.v.levels[c.level+2] {
 			if g.overlaps(t.smallest, t.largest) {
 				n += int64(g.size)
@@ -308,7 +308,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
 	defer merged.Close()
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom}
-	if c.level+2 < numLevels {
+	if c.level+2 < NumLevels {
 		g := &grandparentSplitter{tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
 	}
@@ -318,7 +318,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 
 // isBottom reports whether no level below the output holds key.
 func (c *compaction) isBottom(key []byte) bool {
-	for level := c.level + 2; level < numLevels; level++ {
+	for level := c.level + 2; level < NumLevels; level++ {
 		if c.v.tableFor(level, key) != nil {
 			return false
 		}

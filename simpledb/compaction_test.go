@@ -95,7 +95,7 @@ func TestTrivialMovesOnSequentialFill(t *testing.T) {
 	st := db.Stats()
 	require.NoError(t, db.Close()) // waits for the background work
 	// Moves that ran since Stats.
-	st.TrivialMoves, st.Levels = db.stats.trivialMoves, [numLevels]LevelStats{}
+	st.TrivialMoves, st.Levels = db.stats.trivialMoves, [NumLevels]LevelStats{}
 	for level, tables := range db.current.levels {
 		st.Levels[level] = LevelStats{len(tables), db.current.levelSize(level)}
 	}

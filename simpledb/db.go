@@ -52,7 +52,7 @@ type DB struct {
 	manifestNum uint64
 	snapshots   map[uint64]int    // sequence number -> live snapshots at it
 	compacting  bool              // a compaction runs: at most one at a time
-	compactPtr  [numLevels][]byte // where the next compaction of each level starts
+	compactPtr  [NumLevels][]byte // where the next compaction of each level starts
 	bgErr       error
 	failed      atomic.Bool  // bgErr is set; read without mu on hot paths
 	l0Tables    atomic.Int64 // len(current.levels[0]), for the write path
@@ -775,7 +775,7 @@ func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 			return v, err
 		}
 	}
-	for level := 1; level < numLevels; level++ {
+	for level := 1; level < NumLevels; level++ {
 		if t := rs.v.tableFor(level, key); t != nil {
 			if v, found, err := find(t); found || err != nil {
 				return v, err

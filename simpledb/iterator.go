@@ -63,7 +63,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 				children = append(children, t.reader.NewIterator(topts))
 			}
 		}
-		for level := 1; level < numLevels; level++ {
+		for level := 1; level < NumLevels; level++ {
 			if len(it.rs.v.levels[level]) > 0 {
 				children = append(children, &levelIter{tables: it.rs.v.levels[level], opts: *topts})
 			}

@@ -51,7 +51,7 @@ func TestDataFlowsThroughLevels(t *testing.T) {
 		st.Levels, st.Flushes, st.Compactions, st.TrivialMoves, st.Stalls, st.WriteAmplification)
 	require.Greater(t, st.Compactions, int64(3))
 	deep := 0
-	for level := 2; level < numLevels; level++ {
+	for level := 2; level < NumLevels; level++ {
 		deep += st.Levels[level].Tables
 	}
 	require.Positive(t, deep, "data should reach L2 or below")

@@ -215,7 +215,7 @@ func (r *editReader) bytes() []byte {
 }
 
 func (r *editReader) checkLevel(level uint64) {
-	if level >= numLevels {
+	if level >= NumLevels {
 		r.fail(fmt.Sprintf("level %d", level))
 	}
 }
@@ -228,7 +228,7 @@ func (r *editReader) fail(msg string) {
 
 // manifestState is what replaying a manifest yields.
 type manifestState struct {
-	levels                       [numLevels]map[uint64]tableInfo
+	levels                       [NumLevels]map[uint64]tableInfo
 	logNum, nextFileNum, lastSeq uint64
 	logFormat                    uint64
 	// logs holds the logs at or after logNum the manifest names, with

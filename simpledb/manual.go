@@ -44,7 +44,7 @@ func (d *DB) Compact() error {
 	d.bgWG.Add(1)
 	defer d.bgWG.Done()
 	last := 1
-	for level := numLevels - 1; level > 1; level-- {
+	for level := NumLevels - 1; level > 1; level-- {
 		if len(d.current.levels[level]) > 0 {
 			last = level
 			break

@@ -22,8 +22,9 @@ const (
 	MinMemstoreSize = 256 << 10
 )
 
-// numLevels is the number of levels: L0 and L1 to L6.
-const numLevels = 7
+// NumLevels is the number of levels, L0 and L1 to L6: the length of
+// Stats.Levels.
+const NumLevels = 7
 
 // Options configure a database. The zero value (or nil) gives the defaults,
 // each documented on its field. A numeric field that is zero or negative

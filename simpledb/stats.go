@@ -36,8 +36,8 @@ type LevelStats struct {
 // Stats describes the database's state and the work it has done since
 // Open.
 type Stats struct {
-	// Levels describes L0 to L6.
-	Levels [numLevels]LevelStats
+	// Levels describes L0 to L6, NumLevels of them.
+	Levels [NumLevels]LevelStats
 	// MemstoreBytes is the memory held by the active and immutable
 	// memstores; ImmutableMemstores counts those awaiting their flush.
 	MemstoreBytes      int64

@@ -47,7 +47,7 @@ func (t *table) overlaps(lo, hi []byte) bool {
 // and never overlap, so one table per level can hold a key. For any key,
 // versions in a shallower level are newer than those in a deeper one.
 type version struct {
-	levels [numLevels][]*table
+	levels [NumLevels][]*table
 	refs   atomic.Int32
 }
 
@@ -101,7 +101,7 @@ func (v *version) sortLevels() {
 			return cmpUint(b.num, a.num)
 		}
 	})
-	for level := 1; level < numLevels; level++ {
+	for level := 1; level < NumLevels; level++ {
 		slices.SortFunc(v.levels[level], func(a, b *table) int { return bytes.Compare(a.smallest, b.smallest) })
 	}
 }
