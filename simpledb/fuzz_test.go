@@ -260,3 +260,36 @@ func FuzzDB(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLogRecord fuzzes what replay reads of a log record, in every log
+// format: decoding and the header fields replay reads (the synced length,
+// the log number) never panic on bytes of any length, a record is stale
+// only when its log number differs, and in the current format a record
+// decodes as its batch does.
+func FuzzLogRecord(f *testing.F) {
+	var b Batch
+	b.Put([]byte("key"), []byte("value"))
+	b.setSeq(7)
+	b.setSynced(1234)
+	setRecordLog(b.data, 9)
+	f.Add(b.data)
+	f.Add(b.data[:batchHeaderSizeSynced])
+	f.Add(b.data[:batchHeaderSizeV1])
+	ignore := func(uint64, base.Kind, []byte, []byte) error { return nil }
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum} {
+			_, _, err := decodeLogRecord(format, data, ignore)
+			if synced := recordSynced(format, data); format == logFormatV1 && synced != 0 {
+				t.Fatalf("a format-1 record has no synced field, read %d", synced)
+			}
+			if log, stale := staleRecord(format, data, 9); stale && log == 9 {
+				t.Fatal("a record of log 9 taken for another log's")
+			}
+			if format == currentLogFormat {
+				if _, _, berr := decodeBatch(data, ignore); (err == nil) != (berr == nil) {
+					t.Fatalf("the log record and the batch decode differently: %v, %v", err, berr)
+				}
+			}
+		}
+	})
+}
