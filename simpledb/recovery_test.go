@@ -389,14 +389,12 @@ func crashAtEveryStep(t *testing.T, base *vfs.MemFS, acked model, run func(fsys 
 		}
 		for i, crashed := range crashes {
 			msg := fmt.Sprintf("power lost at change %d (clone %d: synced only, torn, pages lost), after %v", n+1, i, err)
-			opts := smallOptions()
-			opts.FS, opts.Logger, opts.DisableAutoCompaction = crashed, quietLogger, true
-			db, err := Open("/db", opts)
+			db, err := openQuiet(crashed)
 			require.NoError(t, err, msg)
 			requireAcked(t, db, acked)
 			require.NoError(t, db.Put([]byte("after"), []byte("crash")), msg)
 			require.NoError(t, db.Close(), msg)
-			db, err = Open("/db", opts)
+			db, err = openQuiet(crashed)
 			require.NoError(t, err, msg+", then reopened")
 			requireAcked(t, db, acked)
 			require.NoError(t, db.Close())
@@ -409,14 +407,21 @@ func crashAtEveryStep(t *testing.T, base *vfs.MemFS, acked model, run func(fsys 
 	}
 }
 
+// openQuiet opens the database in /db on fsys with smallOptions, logging
+// nothing and compacting only when asked, as the crash and recovery tests
+// want it.
+func openQuiet(fsys vfs.FS) (*DB, error) {
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+	return Open("/db", opts)
+}
+
 // workedDB returns a filesystem holding a database with tables and a log
 // whose tail holds unsynced writes, as a power loss (tearing them) left it,
 // and the writes acknowledged as durable.
 func workedDB(t *testing.T, seed uint64) (*vfs.MemFS, model) {
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
-	db, err := Open("/db", opts)
+	db, err := openQuiet(mem)
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 50)
 	require.NoError(t, db.Flush())
@@ -435,9 +440,7 @@ func workedDB(t *testing.T, seed uint64) (*vfs.MemFS, model) {
 func TestOpenInterrupted(t *testing.T) {
 	open := func(fsys vfs.FS, arm func()) (*DB, error) {
 		arm()
-		opts := smallOptions()
-		opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
-		return Open("/db", opts)
+		return openQuiet(fsys)
 	}
 	t.Run("new database", func(t *testing.T) {
 		crashAtEveryStep(t, vfs.NewMem(), model{}, open)
@@ -460,9 +463,7 @@ func TestFlushInterrupted(t *testing.T) {
 		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) {
 			base, acked := workedDB(t, 0)
 			crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
-				opts := smallOptions()
-				opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
-				db, err := Open("/db", opts)
+				db, err := openQuiet(fsys)
 				require.NoError(t, err)
 				if recycle {
 					putAcked(t, db, 150, 160)

@@ -17,9 +17,7 @@ import (
 // to be applied keeps its view: the flush must read the list of snapshots
 // only once those writes are in.
 func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = vfs.NewMem(), quietLogger, true
-	db, err := Open("/db", opts)
+	db, err := openQuiet(vfs.NewMem())
 	require.NoError(t, err)
 	defer db.Close()
 	key := []byte("k")
@@ -67,9 +65,7 @@ func TestReadsAcrossFlushes(t *testing.T) {
 	if *long {
 		duration = 20 * time.Second
 	}
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = vfs.NewMem(), quietLogger, true
-	db, err := Open("/db", opts)
+	db, err := openQuiet(vfs.NewMem())
 	require.NoError(t, err)
 	defer db.Close()
 
