@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 )
 
 // EntryIterator is what a MergingIterator merges: anything that walks
@@ -52,6 +53,12 @@ type MergeOptions struct {
 	// AllVersions only the tombstone entries themselves are hidden.
 	// Default: false, tombstones are shown (Kind is KindDelete).
 	DropTombstones bool
+	// RangeDeletions hide the entries they cover: an entry is hidden when
+	// a tombstone at or below Seq covers its key with a higher sequence
+	// number. Without AllVersions a key whose newest visible entry is
+	// hidden disappears. They may come in any order and overlap; the merge
+	// fragments them once, when it is created. Default: none.
+	RangeDeletions []RangeTombstone
 }
 
 // MergingIterator merges any number of EntryIterators (k-way, on a heap),
@@ -88,6 +95,13 @@ type MergingIterator struct {
 	valueBuf []byte    // backward, newest-only: value's copy
 	edge     base.Edge // where the last move ran off the entries, when not valid
 	err      error
+
+	// rangeDels are opts.RangeDeletions visible at opts.Seq, fragmented:
+	// each fragment's first seq is its newest visible one. rangeDel is
+	// the fragment a lookup found last, which the next entries of a walk
+	// most likely fall in too.
+	rangeDels rangedel.List
+	rangeDel  int
 }
 
 // NewMergingIterator returns an unpositioned iterator over iters, ordered
@@ -105,7 +119,24 @@ func NewMergingIterator(opts *MergeOptions, iters ...EntryIterator) *MergingIter
 	}
 	m.cmp = m.opts.Comparator.Compare
 	m.heap.m = m
+	if len(m.opts.RangeDeletions) > 0 {
+		visible := slices.DeleteFunc(slices.Clone(m.opts.RangeDeletions), func(t RangeTombstone) bool { return t.Seq > m.opts.Seq })
+		m.rangeDels = rangedel.Build(m.cmp, visible)
+		m.opts.RangeDeletions = nil
+	}
 	return m
+}
+
+// covered reports whether a range deletion hides the entry of key at seq.
+func (m *MergingIterator) covered(key []byte, seq uint64) bool {
+	if m.rangeDel >= len(m.rangeDels) || !m.rangeDels[m.rangeDel].Contains(m.cmp, key) {
+		i := m.rangeDels.Find(m.cmp, key)
+		if i < 0 {
+			return false
+		}
+		m.rangeDel = i
+	}
+	return m.rangeDels[m.rangeDel].Seqs[0] > seq
 }
 
 // First moves to the first entry.
@@ -263,13 +294,15 @@ func (m *MergingIterator) settle(skip []byte) bool {
 		top := m.heap.items[0].it
 		if seq := top.Seq(); seq <= m.opts.Seq && (skip == nil || m.cmp(top.Key(), skip) != 0) {
 			kind := top.Kind()
-			if kind != KindDelete || !m.opts.DropTombstones {
+			hidden := len(m.rangeDels) > 0 && m.covered(top.Key(), seq)
+			if !hidden && (kind != KindDelete || !m.opts.DropTombstones) {
 				m.key = append(m.key[:0], top.Key()...)
 				m.show(seq, kind, top.Value())
 				return true
 			}
 			if !m.opts.AllVersions {
-				// The key's newest visible entry is a tombstone: hide the key.
+				// The key's newest visible entry is a tombstone or covered
+				// by one: hide the key.
 				m.key = append(m.key[:0], top.Key()...)
 				skip = m.key
 			}
@@ -313,7 +346,8 @@ func (m *MergingIterator) settleNewestBack(skip []byte) bool {
 				break
 			}
 		}
-		if found && (m.kind == KindSet || !m.opts.DropTombstones) {
+		if found && (m.kind == KindSet || !m.opts.DropTombstones) &&
+			(len(m.rangeDels) == 0 || !m.covered(m.key, m.seq)) {
 			return true
 		}
 		m.valid = false
