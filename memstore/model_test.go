@@ -13,12 +13,38 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// model is the simplest possible memstore: the list of every write.
+// model is the simplest possible memstore: the list of every write. A
+// range deletion is a write of kind KindRangeDelete whose key is the
+// range's start and value its end ("" unbounded).
 type model []seen
+
+// covers reports whether r, a range deletion, covers key.
+func (r seen) covers(key string) bool {
+	return r.kind == KindRangeDelete && key >= r.key && (r.value == "" || key < r.value)
+}
+
+// coveredAt reports whether a range deletion in (entrySeq, seq] covers key.
+func (md model) coveredAt(key string, entrySeq, seq uint64) bool {
+	return slices.ContainsFunc(md, func(r seen) bool { return r.seq > entrySeq && r.seq <= seq && r.covers(key) })
+}
+
+// points counts the writes that are entries: not range deletions.
+func (md model) points() int {
+	n := 0
+	for _, r := range md {
+		if r.kind != KindRangeDelete {
+			n++
+		}
+	}
+	return n
+}
 
 func (md model) getAt(key string, seq uint64) (string, Result) {
 	for i := len(md) - 1; i >= 0; i-- {
-		if r := md[i]; r.key == key && r.seq <= seq {
+		if r := md[i]; r.seq <= seq && r.covers(key) {
+			return "", Deleted
+		}
+		if r := md[i]; r.key == key && r.seq <= seq && r.kind != KindRangeDelete {
 			if r.kind == KindDelete {
 				return "", Deleted
 			}
@@ -32,7 +58,7 @@ func (md model) getAt(key string, seq uint64) (string, Result) {
 func (md model) entries(seq uint64, lo, hi []byte) []seen {
 	var out []seen
 	for _, r := range md {
-		if r.seq <= seq && (lo == nil || r.key >= string(lo)) && (hi == nil || r.key < string(hi)) {
+		if r.kind != KindRangeDelete && r.seq <= seq && (lo == nil || r.key >= string(lo)) && (hi == nil || r.key < string(hi)) {
 			out = append(out, r)
 		}
 	}
@@ -51,7 +77,7 @@ func (md model) live(seq uint64, lo, hi []byte) []seen {
 	entries := md.entries(seq, lo, hi)
 	for i, r := range entries {
 		// The first entry of each key is its newest version.
-		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet {
+		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet && !md.coveredAt(r.key, r.seq, seq) {
 			out = append(out, r)
 		}
 	}
@@ -169,6 +195,21 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			k := randomKey()
 			require.NoError(t, m.Delete(k))
 			md = append(md, seen{string(k), m.LastSeq(), KindDelete, ""})
+		case op < 60 && rng.IntN(2) == 0:
+			// A range deletion, now and then through Apply.
+			lo, hi := randomBound(), randomBound()
+			if lo != nil && hi != nil && string(lo) >= string(hi) {
+				require.ErrorIs(t, m.DeleteRange(lo, hi), ErrBadRangeDel)
+				continue
+			}
+			seq := m.LastSeq() + 1
+			if rng.IntN(2) == 0 {
+				require.NoError(t, m.DeleteRange(lo, hi))
+			} else {
+				seq += rng.Uint64N(3)
+				require.NoError(t, m.Apply(seq, KindRangeDelete, lo, hi))
+			}
+			md = append(md, seen{string(lo), seq, KindRangeDelete, string(hi)})
 		case op < 60:
 			k, v, kind := randomKey(), randomValue(), Kind(rng.IntN(2))
 			seq := m.LastSeq() + 1 + rng.Uint64N(3)
@@ -236,6 +277,6 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 				}, fmt.Sprintf("step %d: held iterator %d", step, i))
 			}
 		}
-		require.Equal(t, len(md), m.Len())
+		require.Equal(t, md.points(), m.Len())
 	}
 }
