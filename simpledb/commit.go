@@ -90,7 +90,24 @@ func (d *DB) Delete(key []byte) error {
 	return d.Write(b)
 }
 
-// batchPool recycles the batches of Put and Delete.
+// DeleteRange deletes every key in [start, end) as one write, whose cost
+// does not grow with the number of keys the range holds. A nil start or
+// end leaves that side unbounded. An empty range (start at or after end)
+// is a no-op; see Batch.DeleteRange.
+func (d *DB) DeleteRange(start, end []byte) error {
+	if err := d.checkOpen(); err != nil {
+		return err
+	}
+	b := batchPool.Get().(*Batch)
+	defer putBatch(b)
+	b.Reset()
+	if err := b.DeleteRange(start, end); err != nil {
+		return err
+	}
+	return d.Write(b)
+}
+
+// batchPool recycles the batches of Put, Delete and DeleteRange.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
 // maxPooledBatch bounds the buffer of a batch returned to the pool, so that

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -127,12 +129,14 @@ func (d *DB) pickCompaction() *compaction {
 // overlap.
 func (d *DB) newCompaction(level int, from []*table) *compaction {
 	c := &compaction{level: level, v: d.current}
-	var lo, hi []byte
-	for _, t := range from {
-		if lo == nil || bytes.Compare(t.smallest, lo) < 0 {
+	// A smallest key may be empty: range tombstones from the start of the
+	// key space.
+	lo, hi := from[0].smallest, from[0].largest
+	for _, t := range from[1:] {
+		if bytes.Compare(t.smallest, lo) < 0 {
 			lo = t.smallest
 		}
-		if hi == nil || bytes.Compare(t.largest, hi) > 0 {
+		if bytes.Compare(t.largest, hi) > 0 {
 			hi = t.largest
 		}
 	}
@@ -287,6 +291,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	var iters []sstables.EntryIterator
 	var own []*sstables.Reader
 	var read int64
+	var tombs []rangedel.Tombstone
 	defer func() {
 		for _, r := range own {
 			r.Close()
@@ -304,10 +309,12 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		}
 		iters = append(iters, r.NewIterator(nil))
 		read += int64(t.size)
+		tombs = rangedel.List(t.reader.RangeDeletions()).Tombstones(tombs, base.MaxSeq)
 	}
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
 	defer merged.Close()
-	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom}
+	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom, bottomRange: c.isBottomRange,
+		rangeDels: rangedel.Build(bytes.Compare, tombs)}
 	if c.level+2 < NumLevels {
 		g := &grandparentSplitter{tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
@@ -320,6 +327,22 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 func (c *compaction) isBottom(key []byte) bool {
 	for level := c.level + 2; level < NumLevels; level++ {
 		if c.v.tableFor(level, key) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// isBottomRange reports whether no level below the output holds a key in
+// [start, end) (empty: unbounded).
+func (c *compaction) isBottomRange(start, end []byte) bool {
+	var hi []byte // overlaps takes an inclusive bound; end is one key too far, which is safe
+	if len(end) > 0 {
+		hi = end
+	}
+	for level := c.level + 2; level < NumLevels; level++ {
+		tables := c.v.levels[level] // sorted and disjoint: below L1
+		if i := searchLevel(tables, start); i < len(tables) && (hi == nil || bytes.Compare(tables[i].smallest, hi) <= 0) {
 			return false
 		}
 	}

@@ -247,7 +247,7 @@ func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Mem
 // start makes the recovered writes a table, starts a new log and a new
 // manifest naming it, and removes what the previous session left behind.
 func (d *DB) start(recovered *memstore.Memstore) error {
-	if recovered.Len() > 0 {
+	if recovered.Len() > 0 || len(recovered.RangeDeletions()) > 0 {
 		t, err := d.writeL0(recovered, nil)
 		if err != nil {
 			return err

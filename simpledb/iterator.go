@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -51,7 +52,9 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterator {
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
 	var children []sstables.EntryIterator
+	var tombs []rangedel.Tombstone
 	if seq > 0 { // at sequence number 0 nothing is visible yet
+		tombs = rs.rangeDels(seq, it.lower, it.upper)
 		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}
 		children = append(children, it.rs.mem.m.NewEntryIterator(mopts))
 		for i := len(it.rs.imm) - 1; i >= 0; i-- {
@@ -69,8 +72,30 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 			}
 		}
 	}
-	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: seq, DropTombstones: true}, children...)
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: seq, DropTombstones: true, RangeDeletions: tombs}, children...)
 	return it
+}
+
+// rangeDels returns the range tombstones of rs's memstores and tables that
+// a read at seq sees and that overlap [lower, upper) (nil: unbounded), one
+// per fragment of each: its newest at or below seq. They are few, so an
+// iterator collects them all when it is created and hands them to its
+// merge, which hides the entries they cover, either way.
+func (rs *readState) rangeDels(seq uint64, lower, upper []byte) []rangedel.Tombstone {
+	var tombs []rangedel.Tombstone
+	for i := -1; i < len(rs.imm); i++ {
+		mt := rs.mem
+		if i >= 0 {
+			mt = rs.imm[i]
+		}
+		tombs = rangedel.List(mt.m.RangeDeletions()).Newest(bytes.Compare, tombs, seq, lower, upper)
+	}
+	for _, t := range rs.v.rangeDelTables {
+		if t.overlaps(lower, upper) {
+			tombs = rangedel.List(t.reader.RangeDeletions()).Newest(bytes.Compare, tombs, seq, lower, upper)
+		}
+	}
+	return tombs
 }
 
 // First moves to the first key.

@@ -48,7 +48,11 @@ func (t *table) overlaps(lo, hi []byte) bool {
 // versions in a shallower level are newer than those in a deeper one.
 type version struct {
 	levels [NumLevels][]*table
-	refs   atomic.Int32
+	// rangeDelTables are the tables, of any level, that hold range
+	// tombstones, which an iterator collects when it is created: few
+	// tables hold any, and without them an iterator looks at none.
+	rangeDelTables []*table
+	refs           atomic.Int32
 }
 
 func (v *version) ref() { v.refs.Add(1) }
@@ -103,6 +107,14 @@ func (v *version) sortLevels() {
 	})
 	for level := 1; level < NumLevels; level++ {
 		slices.SortFunc(v.levels[level], func(a, b *table) int { return bytes.Compare(a.smallest, b.smallest) })
+	}
+	v.rangeDelTables = v.rangeDelTables[:0]
+	for _, tables := range v.levels {
+		for _, t := range tables {
+			if len(t.reader.RangeDeletions()) > 0 {
+				v.rangeDelTables = append(v.rangeDelTables, t)
+			}
+		}
 	}
 }
 

@@ -16,7 +16,8 @@ type Metadata struct {
 	Records, Tombstones uint64
 	// MinKey and MaxKey are the smallest and largest keys.
 	MinKey, MaxKey []byte
-	// MinSeq and MaxSeq bound the entries' sequence numbers.
+	// MinSeq and MaxSeq bound the sequence numbers of the entries and the
+	// range tombstones.
 	MinSeq, MaxSeq uint64
 	// DataBlocks counts data blocks.
 	DataBlocks uint64

@@ -277,6 +277,13 @@ func (w *Writer) finish() error {
 		}
 		w.meta.rangeDelOffset, w.meta.RangeDelSize = h.Offset, h.Length
 		w.meta.RangeDeletions = uint64(len(frags))
+		// MinSeq and MaxSeq bound the range tombstones' too.
+		if w.meta.Records == 0 {
+			w.meta.MinSeq, w.meta.MaxSeq = w.rangeDels[0].Seq, w.rangeDels[0].Seq
+		}
+		for _, t := range w.rangeDels {
+			w.meta.MinSeq, w.meta.MaxSeq = min(w.meta.MinSeq, t.Seq), max(w.meta.MaxSeq, t.Seq)
+		}
 	}
 	w.meta.MaxKey = append(w.meta.MaxKey[:0], w.lastKey...)
 	w.meta.CreatedUnixNano = time.Now().UnixNano()
