@@ -51,7 +51,8 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 // caller's reference on rs.
 func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterator {
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
-	var children []sstables.EntryIterator
+	// Sized once: a memstore each, a table per L0 table, a level each.
+	children := make([]sstables.EntryIterator, 0, 1+len(rs.imm)+len(rs.v.levels[0])+NumLevels-1)
 	var tombs []rangedel.Tombstone
 	if seq > 0 { // at sequence number 0 nothing is visible yet
 		tombs = rs.rangeDels(seq, it.lower, it.upper)

@@ -375,3 +375,26 @@ func TestDeleteRangeIteratorWalks(t *testing.T) {
 	}
 	checkScan(t, db.NewIterator, m, nil, nil, "full scan")
 }
+
+// TestNewerLogFormatIsRefused: a manifest naming a log format newer than
+// the build's is a malformed edit, so Open refuses the database. This is
+// how a build from before range deletions (log format 3) refuses a
+// database this build wrote (log format 4).
+func TestNewerLogFormatIsRefused(t *testing.T) {
+	_, err := decodeEdit((&versionEdit{logFormat: currentLogFormat + 1}).encode())
+	require.ErrorIs(t, err, errBadEdit)
+	require.ErrorContains(t, err, fmt.Sprintf("log format %d", currentLogFormat+1))
+	e, err := decodeEdit((&versionEdit{logFormat: logFormatRangeDel}).encode())
+	require.NoError(t, err)
+	require.Equal(t, uint64(logFormatRangeDel), e.logFormat)
+	// Records of the formats before it hold no range deletions.
+	var b Batch
+	require.NoError(t, b.DeleteRange([]byte("a"), []byte("b")))
+	b.setSeq(1)
+	for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum} {
+		_, _, err := decodeLogRecord(format, b.data, nil)
+		require.ErrorIs(t, err, errBadBatch, "format %d", format)
+	}
+	_, _, err = decodeLogRecord(logFormatRangeDel, b.data, nil)
+	require.NoError(t, err)
+}

@@ -245,3 +245,20 @@ func (w *Writer) writeRawRangeDels(b []byte, n uint64) error {
 	w.meta.rangeDelOffset, w.meta.RangeDelSize, w.meta.RangeDeletions = h.Offset, h.Length, n
 	return nil
 }
+
+// TestNewerFormatIsRefused: a reader refuses a table of a format newer
+// than its own, as a version 1 reader refuses version 2 tables, rather
+// than read it without what the newer format added.
+func TestNewerFormatIsRefused(t *testing.T) {
+	f := footer{index: BlockHandle{100, 20}, props: BlockHandle{120, 9}, version: formatVersion + 1}
+	_, err := decodeFooter(f.encode(), 200)
+	require.ErrorContains(t, err, "unknown format version")
+	for _, v := range []uint32{formatVersionV1, formatVersion} {
+		f.version = v
+		_, err := decodeFooter(f.encode(), 200)
+		require.NoError(t, err, "version %d", v)
+	}
+	m := Metadata{FormatVersion: formatVersionV1, RangeDelSize: 10, rangeDelOffset: 8, RangeDeletions: 1}
+	_, err = decodeMetadata(m.encode())
+	require.ErrorContains(t, err, "range deletions in a version 1 table")
+}
