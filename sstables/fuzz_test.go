@@ -89,6 +89,8 @@ func FuzzFooter(f *testing.F) {
 func FuzzProperties(f *testing.F) {
 	m := Metadata{FormatVersion: formatVersion, Records: 3, MinKey: []byte("a"), MaxKey: []byte("c"), Comparator: "strata.bytewise"}
 	f.Add(m.encode())
+	m.rangeDelOffset, m.RangeDelSize, m.RangeDeletions = 100, 20, 2
+	f.Add(m.encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if m, err := decodeMetadata(data); err == nil {
 			if _, err := decodeMetadata(m.encode()); err != nil {
