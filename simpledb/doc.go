@@ -131,7 +131,11 @@
 // bounds (a version lists the few tables that hold any, so an iterator of
 // a database without range deletions looks at none), and its merge hides
 // every entry one of them covers with a higher sequence number, forward
-// and backward alike.
+// and backward alike. Since a tombstone is newer than everything it
+// covers in the memstores, tables and levels older than its own, once it
+// hides an entry the merge moves each of those past it with one seek: a
+// scan over a million deleted keys takes tens of microseconds, not a
+// walk over a million entries (BenchmarkSimpleDBDeleteRangeScan).
 //
 // A compaction reads its inputs' range tombstones too. It drops a version
 // that one covers within the same snapshot stripe, as it drops a version

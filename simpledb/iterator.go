@@ -53,50 +53,50 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
 	// Sized once: a memstore each, a table per L0 table, a level each.
 	children := make([]sstables.EntryIterator, 0, 1+len(rs.imm)+len(rs.v.levels[0])+NumLevels-1)
-	var tombs []rangedel.Tombstone
+	// The range tombstones each child holds, visible at seq, within the
+	// bounds: they are few, so the iterator collects them all now, and
+	// its merge hides the entries they cover, either way. A version lists
+	// the tables that hold any, so without them this costs nothing.
+	var tombs [][]rangedel.Tombstone
+	addTombs := func(l rangedel.List) {
+		if len(l) == 0 {
+			return
+		}
+		if visible := l.Newest(bytes.Compare, nil, seq, it.lower, it.upper); len(visible) > 0 {
+			for len(tombs) <= len(children) {
+				tombs = append(tombs, nil)
+			}
+			tombs[len(children)] = append(tombs[len(children)], visible...)
+		}
+	}
 	if seq > 0 { // at sequence number 0 nothing is visible yet
-		tombs = rs.rangeDels(seq, it.lower, it.upper)
 		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}
+		addTombs(it.rs.mem.m.RangeDeletions())
 		children = append(children, it.rs.mem.m.NewEntryIterator(mopts))
 		for i := len(it.rs.imm) - 1; i >= 0; i-- {
+			addTombs(it.rs.imm[i].m.RangeDeletions())
 			children = append(children, it.rs.imm[i].m.NewEntryIterator(mopts))
 		}
 		topts := &sstables.IterOptions{LowerBound: it.lower, UpperBound: it.upper}
 		for _, t := range it.rs.v.levels[0] {
 			if t.overlaps(it.lower, it.upper) {
+				addTombs(t.reader.RangeDeletions())
 				children = append(children, t.reader.NewIterator(topts))
 			}
 		}
 		for level := 1; level < NumLevels; level++ {
 			if len(it.rs.v.levels[level]) > 0 {
+				for _, t := range it.rs.v.rangeDelTables[level] {
+					if t.overlaps(it.lower, it.upper) {
+						addTombs(t.reader.RangeDeletions())
+					}
+				}
 				children = append(children, &levelIter{tables: it.rs.v.levels[level], opts: *topts})
 			}
 		}
 	}
 	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: seq, DropTombstones: true, RangeDeletions: tombs}, children...)
 	return it
-}
-
-// rangeDels returns the range tombstones of rs's memstores and tables that
-// a read at seq sees and that overlap [lower, upper) (nil: unbounded), one
-// per fragment of each: its newest at or below seq. They are few, so an
-// iterator collects them all when it is created and hands them to its
-// merge, which hides the entries they cover, either way.
-func (rs *readState) rangeDels(seq uint64, lower, upper []byte) []rangedel.Tombstone {
-	var tombs []rangedel.Tombstone
-	for i := -1; i < len(rs.imm); i++ {
-		mt := rs.mem
-		if i >= 0 {
-			mt = rs.imm[i]
-		}
-		tombs = rangedel.List(mt.m.RangeDeletions()).Newest(bytes.Compare, tombs, seq, lower, upper)
-	}
-	for _, t := range rs.v.rangeDelTables {
-		if t.overlaps(lower, upper) {
-			tombs = rangedel.List(t.reader.RangeDeletions()).Newest(bytes.Compare, tombs, seq, lower, upper)
-		}
-	}
-	return tombs
 }
 
 // First moves to the first key.

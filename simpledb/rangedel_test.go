@@ -265,7 +265,11 @@ type pieceBounds struct{ start, end string }
 func rangeDelTables(db *DB) int {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	return len(db.current.rangeDelTables)
+	n := 0
+	for _, tables := range db.current.rangeDelTables {
+		n += len(tables)
+	}
+	return n
 }
 
 func TestDeleteRangeElision(t *testing.T) {

@@ -48,10 +48,10 @@ func (t *table) overlaps(lo, hi []byte) bool {
 // versions in a shallower level are newer than those in a deeper one.
 type version struct {
 	levels [NumLevels][]*table
-	// rangeDelTables are the tables, of any level, that hold range
+	// rangeDelTables are, per level, the tables that hold range
 	// tombstones, which an iterator collects when it is created: few
 	// tables hold any, and without them an iterator looks at none.
-	rangeDelTables []*table
+	rangeDelTables [NumLevels][]*table
 	refs           atomic.Int32
 }
 
@@ -108,11 +108,11 @@ func (v *version) sortLevels() {
 	for level := 1; level < NumLevels; level++ {
 		slices.SortFunc(v.levels[level], func(a, b *table) int { return bytes.Compare(a.smallest, b.smallest) })
 	}
-	v.rangeDelTables = v.rangeDelTables[:0]
-	for _, tables := range v.levels {
+	for level, tables := range v.levels {
+		v.rangeDelTables[level] = v.rangeDelTables[level][:0]
 		for _, t := range tables {
 			if len(t.reader.RangeDeletions()) > 0 {
-				v.rangeDelTables = append(v.rangeDelTables, t)
+				v.rangeDelTables[level] = append(v.rangeDelTables[level], t)
 			}
 		}
 	}

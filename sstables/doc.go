@@ -79,7 +79,8 @@
 // the block at Open and keeps it in memory. Get, Has and Find see a key
 // covered by a newer range tombstone as deleted (KindDelete); a table
 // iterator shows every entry, and a MergingIterator given the tombstones
-// (MergeOptions.RangeDeletions) hides what they cover.
+// (MergeOptions.RangeDeletions) hides what they cover, moving the
+// iterators older than a tombstone past it with one seek.
 //
 // Format version 1 tables (before range deletions) still read; a build
 // that knows only version 1 refuses version 2 tables at Open (unknown

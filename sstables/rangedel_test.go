@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stretchr/testify/require"
@@ -219,7 +221,7 @@ func TestMergingIteratorHidesRangeDeletions(t *testing.T) {
 		writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
 		r, err := Open(path, nil)
 		require.NoError(t, err)
-		m := NewMergingIterator(&MergeOptions{Seq: seq, DropTombstones: true, RangeDeletions: tombs}, r.NewIterator(nil))
+		m := NewMergingIterator(&MergeOptions{Seq: seq, DropTombstones: true, RangeDeletions: [][]RangeTombstone{tombs}}, r.NewIterator(nil))
 		var got []string
 		for k := range m.All() {
 			got = append(got, string(k))
@@ -261,4 +263,109 @@ func TestNewerFormatIsRefused(t *testing.T) {
 	m := Metadata{FormatVersion: formatVersionV1, RangeDelSize: 10, rangeDelOffset: 8, RangeDeletions: 1}
 	_, err = decodeMetadata(m.encode())
 	require.ErrorContains(t, err, "range deletions in a version 1 table")
+}
+
+// TestMergingIteratorSkipsOlderIterators merges tables layered as an LSM
+// tree's levels (each newer than the next, its range tombstones newer than
+// everything older), so that the merge moves older tables past a tombstone
+// with a seek, and checks random walks that switch direction against the
+// model of what must show.
+func TestMergingIteratorSkipsOlderIterators(t *testing.T) {
+	seed := testseed.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	key := func() []byte { return fmt.Appendf(nil, "key-%04d", rng.IntN(300)) }
+	for round := 0; round < 30; round++ {
+		const layers = 4
+		seq := uint64(1)
+		type version struct {
+			seq  uint64
+			kind Kind
+		}
+		latest := map[string]version{} // the model: each key's newest entry
+		var tombs []RangeTombstone     // every range tombstone, for the model
+		perLayer := make([][]entry, layers)
+		layerTombs := make([][]RangeTombstone, layers)
+		// Oldest layer first, so that newer layers get higher seqs.
+		for layer := layers - 1; layer >= 0; layer-- {
+			seen := map[string]bool{}
+			for range 150 {
+				k := key()
+				if seen[string(k)] {
+					continue
+				}
+				seen[string(k)] = true
+				kind := KindSet
+				if rng.IntN(8) == 0 {
+					kind = KindDelete
+				}
+				perLayer[layer] = append(perLayer[layer], entry{key: k, seq: seq, kind: kind, value: fmt.Appendf(nil, "v%d", seq)})
+				latest[string(k)] = version{seq, kind}
+				seq++
+			}
+			for range rng.IntN(4) {
+				lo, hi := key(), key()
+				if bytes.Compare(lo, hi) > 0 {
+					lo, hi = hi, lo
+				}
+				if bytes.Equal(lo, hi) || rng.IntN(10) == 0 {
+					hi = nil
+				}
+				if rng.IntN(10) == 0 {
+					lo = nil
+				}
+				rt := RangeTombstone{Start: lo, End: hi, Seq: seq}
+				layerTombs[layer] = append(layerTombs[layer], rt)
+				tombs = append(tombs, rt)
+				seq++
+			}
+			sortEntries(perLayer[layer])
+		}
+		l := rangedel.Build(bytes.Compare, tombs)
+		var want [][]byte
+		var values []string
+		for k, v := range latest {
+			if v.kind == KindSet && l.SeqAt(bytes.Compare, []byte(k), MaxSeq) < v.seq {
+				want = append(want, []byte(k))
+			}
+		}
+		slices.SortFunc(want, bytes.Compare)
+		for _, k := range want {
+			values = append(values, fmt.Sprintf("v%d", latest[string(k)].seq))
+		}
+
+		var iters []EntryIterator
+		var readers []*Reader
+		for layer := range layers {
+			path := filepath.Join(t.TempDir(), fmt.Sprint(layer))
+			writeTable(t, path, &WriterOptions{BlockSize: 128}, perLayer[layer])
+			r, err := Open(path, nil)
+			require.NoError(t, err)
+			readers = append(readers, r)
+			iters = append(iters, r.NewIterator(nil))
+		}
+		m := NewMergingIterator(&MergeOptions{DropTombstones: true, RangeDeletions: layerTombs}, iters...)
+		var got [][]byte
+		for k := range m.All() {
+			got = append(got, bytes.Clone(k))
+		}
+		require.Equal(t, want, got, "seed %d round %d: forward", seed, round)
+		got = got[:0]
+		for k := range m.Backward() {
+			got = append([][]byte{bytes.Clone(k)}, got...)
+		}
+		require.Equal(t, want, got, "seed %d round %d: backward", seed, round)
+		require.NoError(t, m.Close())
+		iters = iters[:0]
+		for _, r := range readers {
+			iters = append(iters, r.NewIterator(nil))
+		}
+		m = NewMergingIterator(&MergeOptions{DropTombstones: true, RangeDeletions: layerTombs}, iters...)
+		itertest.Walk(t, rng, m, itertest.NewCursor(want), 100, key, func(i int) {
+			require.Equal(t, values[i], string(m.Value()), "seed %d round %d: value of %s", seed, round, want[i])
+		}, fmt.Sprintf("seed %d round %d: walk", seed, round))
+		require.NoError(t, m.Close())
+		for _, r := range readers {
+			require.NoError(t, r.Close())
+		}
+	}
 }
