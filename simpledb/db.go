@@ -555,7 +555,7 @@ func (d *DB) newFileNum() uint64 {
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := manifestName(d.dir, num)
-	w, err := recordio.Create(path, &recordio.WriterOptions{FS: d.fs})
+	w, err := recordio.Create(path, &recordio.WriterOptions{FS: d.fs, Compression: recordio.NoCompression})
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
@@ -582,7 +582,7 @@ func (d *DB) writeNewManifest() error {
 // file, sync it, rename it over CURRENT, sync the directory.
 func (d *DB) setCurrent(manifest string) error {
 	tmp := filepath.Join(d.dir, currentName+".tmp")
-	w, err := recordio.Create(tmp, &recordio.WriterOptions{FS: d.fs})
+	w, err := recordio.Create(tmp, &recordio.WriterOptions{FS: d.fs, Compression: recordio.NoCompression})
 	if err == nil {
 		_, err = w.Write([]byte(manifest))
 		if cerr := w.Close(); err == nil { // Close syncs

@@ -24,7 +24,7 @@ func (*recordSink) Close() error { return nil }
 func recordFile(t *testing.T, records ...[]byte) []byte {
 	t.Helper()
 	var sink recordSink
-	w, err := recordio.NewWriter(&sink, nil)
+	w, err := recordio.NewWriter(&sink, logWriterOptions)
 	require.NoError(t, err)
 	for _, rec := range records {
 		_, err := w.Write(rec)
@@ -220,7 +220,7 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	db.mu.Unlock()
 	f, err := crashed.ReuseForWrite(logName("/db", retired), logName("/db", next))
 	require.NoError(t, err)
-	w, err := recordio.NewWriter(f, nil)
+	w, err := recordio.NewWriter(f, logWriterOptions)
 	require.NoError(t, err)
 	require.NoError(t, w.Sync())
 	require.NoError(t, crashed.SyncDir("/db"))

@@ -73,12 +73,14 @@ type Options struct {
 	TargetTableSize int64
 	// BlockSize is the tables' data block size: small blocks make point
 	// reads of uncached data cheap, at the price of a larger index (about 14
-	// bytes per block, in memory). Default: 4 KiB.
+	// bytes per block, in memory). Default: sstables.DefaultBlockSize, 4 KiB.
 	BlockSize int
-	// Compression compresses table blocks. Default: snappy.
+	// Compression compresses table blocks; the logs and the manifest are
+	// never compressed. Default: snappy.
 	Compression sstables.Compression
-	// BloomBitsPerKey sizes each table's bloom filter. 0 means the default,
-	// 10 (about 1% false positives); a negative value turns filters off.
+	// BloomBitsPerKey sizes each table's bloom filter; a negative value
+	// turns filters off. Default: sstables.DefaultBloomBitsPerKey, 10 (about
+	// 1% false positives).
 	BloomBitsPerKey int
 	// BlockCacheSize is the size of the cache of decompressed, verified
 	// blocks shared by all tables; negative turns it off. Default: 64 MiB.
@@ -131,15 +133,6 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.TargetTableSize <= 0 {
 		r.TargetTableSize = 64 << 20
-	}
-	if r.BlockSize <= 0 {
-		r.BlockSize = 4 << 10
-	}
-	switch {
-	case r.BloomBitsPerKey == 0:
-		r.BloomBitsPerKey = 10
-	case r.BloomBitsPerKey < 0:
-		r.BloomBitsPerKey = 0
 	}
 	if r.BlockCacheSize == 0 {
 		r.BlockCacheSize = 64 << 20

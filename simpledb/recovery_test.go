@@ -488,13 +488,13 @@ func TestFlushInterrupted(t *testing.T) {
 // are dropped when no record follows them; records after them are damage.
 func TestInterruptedLogs(t *testing.T) {
 	headerOnly := func(t *testing.T, fsys *vfs.MemFS, path string) {
-		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys})
+		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression})
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
 		require.NoError(t, fsys.SyncDir("/db"))
 	}
 	withRecord := func(t *testing.T, fsys *vfs.MemFS, num uint64) {
-		w, err := recordio.Create(logName("/db", num), &recordio.WriterOptions{FS: fsys})
+		w, err := recordio.Create(logName("/db", num), &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression})
 		require.NoError(t, err)
 		b := batchOf([]byte("late"), []byte("write"))
 		b.setSeq(1 << 40)
@@ -686,7 +686,7 @@ func TestComparatorMismatch(t *testing.T) {
 	}
 	t.Run("manifest", func(t *testing.T) {
 		mem, opts := setup(t)
-		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem})
+		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem, Compression: recordio.NoCompression})
 		require.NoError(t, err)
 		edit := versionEdit{comparator: "other.order", nextFileNum: 101}
 		_, err = w.Write(edit.encode())
