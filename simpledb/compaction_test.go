@@ -183,7 +183,7 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 			compactAsBackground(t, db)
 			check := func(msg string) {
 				for k := range m {
-					checkGet(t, db.Get, m, []byte(k), msg)
+					checkGet(t, db, m, []byte(k), msg)
 				}
 				checkScan(t, db.NewIterator, m, nil, nil, msg)
 			}

@@ -7,6 +7,8 @@
 //	defer db.Close()
 //	err = db.Put([]byte("k"), []byte("v"))           // durable on return
 //	v, err := db.Get([]byte("k"))                    // ErrNotFound if absent
+//	buf, err = db.AppendValue(buf[:0], []byte("k"))  // into a reused buffer: no allocation
+//	ok, err := db.Has([]byte("k"))                   // reads no value
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b)                                // all or nothing, also across a crash
 //	err = db.WriteWithOptions(b, simpledb.NoSync)    // or simpledb.Sync, whatever Options.NoSync says

@@ -181,3 +181,34 @@ func ExampleDB_WriteWithOptions() {
 	fmt.Println(db.Stats().LogSyncs > 0)
 	// Output: true
 }
+
+func ExampleDB_AppendValue() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Put([]byte("user:1"), []byte("ada"))
+	db.Put([]byte("user:2"), []byte("grace"))
+
+	// One buffer serves every read: once it has room, reads allocate nothing.
+	var buf []byte
+	for _, key := range []string{"user:1", "user:2"} {
+		buf, err = db.AppendValue(buf[:0], []byte(key))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s=%s\n", key, buf)
+	}
+	ok, err := db.Has([]byte("user:3"))
+	fmt.Println(ok, err)
+	// Output:
+	// user:1=ada
+	// user:2=grace
+	// false <nil>
+}

@@ -218,7 +218,7 @@ func FuzzDB(f *testing.F) {
 				}
 				m = staged
 			case 3, 4:
-				checkGet(t, db.Get, m, key(), msg)
+				checkGet(t, db, m, key(), msg)
 			case 5:
 				// A scan both ways, or a walk that switches direction.
 				if b := next(); b%2 == 0 {
@@ -233,7 +233,7 @@ func FuzzDB(f *testing.F) {
 				snap, snapState = db.NewSnapshot(), maps.Clone(m)
 			case 7:
 				if snap != nil {
-					checkGet(t, snap.Get, snapState, key(), msg+" (snapshot)")
+					checkGet(t, snap, snapState, key(), msg+" (snapshot)")
 					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
 				}
 			case 8:

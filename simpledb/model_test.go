@@ -128,7 +128,7 @@ func TestModel(t *testing.T) {
 			}
 			require.NoError(t, db.Write(b), msg)
 		case op < 73:
-			checkGet(t, db.Get, m, key(), msg)
+			checkGet(t, db, m, key(), msg)
 		case op < 79:
 			checkScan(t, db.NewIterator, m, key(), key(), msg)
 		case op < 81:
@@ -150,7 +150,7 @@ func TestModel(t *testing.T) {
 		case op < 89 && len(snaps) > 0:
 			i := rng.IntN(len(snaps))
 			s := snaps[i]
-			checkGet(t, s.snap.Get, s.state, key(), msg+" (snapshot)")
+			checkGet(t, s.snap, s.state, key(), msg+" (snapshot)")
 			checkScan(t, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
 			h := newHeld(t, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
 			h.walk(t, rng, 30, key, msg+" (snapshot walk)")
@@ -188,16 +188,34 @@ func TestModel(t *testing.T) {
 	require.Positive(t, recycled, "rotations reused logs")
 }
 
-func checkGet(t *testing.T, get func([]byte) ([]byte, error), m model, k []byte, msg string) {
+// pointReader is what DB and Snapshot offer to read one key.
+type pointReader interface {
+	Get(key []byte) ([]byte, error)
+	AppendValue(dst, key []byte) ([]byte, error)
+	Has(key []byte) (bool, error)
+}
+
+// checkGet reads k from r every way, and checks each answer against m.
+func checkGet(t *testing.T, r pointReader, m model, k []byte, msg string) {
 	t.Helper()
-	v, err := get(k)
 	want, ok := m[string(k)]
+	v, err := r.Get(k)
+	has, herr := r.Has(k)
+	require.NoError(t, herr, "%s: has %s", msg, k)
+	require.Equal(t, ok, has, "%s: has %s", msg, k)
+	prefix := []byte("prefix")
+	appended, aerr := r.AppendValue(prefix, k)
 	if !ok {
 		require.ErrorIs(t, err, ErrNotFound, "%s: get %s", msg, k)
+		require.ErrorIs(t, aerr, ErrNotFound, "%s: append %s", msg, k)
+		require.Equal(t, "prefix", string(appended), "%s: append %s leaves dst", msg, k)
 		return
 	}
 	require.NoError(t, err, "%s: get %s", msg, k)
+	require.NotNil(t, v, "%s: get %s: a found value is never nil", msg, k)
 	require.Equal(t, want, string(v), "%s: get %s", msg, k)
+	require.NoError(t, aerr, "%s: append %s", msg, k)
+	require.Equal(t, "prefix"+want, string(appended), "%s: append %s", msg, k)
 }
 
 // ordered returns the bounds lo and hi in order.
