@@ -155,7 +155,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+	if it.lower != nil && it.list.less(key, it.lower) {
 		key = it.lower
 	}
 	it.table = it.list.arena.load()
@@ -171,7 +171,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+	if it.upper != nil && it.list.less(it.upper, key) {
 		key = it.upper
 	}
 	it.table = it.list.arena.load()
@@ -233,7 +233,7 @@ func (it *Iterator) settle() bool {
 		n := it.n
 		trailer := n.tail().trailer
 		switch {
-		case it.upper != nil && bytes.Compare(n.key(), it.upper) >= 0:
+		case it.upper != nil && !it.list.less(n.key(), it.upper):
 			it.n = nil
 		case base.TrailerSeq(trailer) > it.seq:
 			// Written after the snapshot.
@@ -270,7 +270,7 @@ func (it *Iterator) skipVersions(key []byte) {
 func (it *Iterator) settleBack(c *node, skip []byte) bool {
 	for {
 		p := it.before(c)
-		if p == nil || it.lower != nil && bytes.Compare(p.key(), it.lower) < 0 {
+		if p == nil || it.lower != nil && it.list.less(p.key(), it.lower) {
 			it.n, it.edge = nil, base.EdgeStart
 			return false
 		}

@@ -69,7 +69,7 @@ func New(opts *Options) *Memstore {
 		o = *opts
 	}
 	m := &Memstore{}
-	m.list.init(o.Seed)
+	m.list.init(o.Seed, o.Comparator)
 	return m
 }
 

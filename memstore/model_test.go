@@ -1,20 +1,35 @@
 package memstore
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
 // model is the simplest possible memstore: the list of every write.
 type model []seen
+
+// order is a key order the model test runs in: the memstore's comparator
+// and the same order for the model.
+type order struct {
+	name string
+	c    *sstables.Comparator
+}
+
+// orders are bytewise order, which the memstore searches a word at a time,
+// and its reverse, which goes through the comparator.
+var orders = []order{
+	{"bytewise", sstables.Bytewise},
+	{"reverse", &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}},
+}
 
 func (md model) getAt(key string, seq uint64) (string, Result) {
 	for i := len(md) - 1; i >= 0; i-- {
@@ -28,16 +43,18 @@ func (md model) getAt(key string, seq uint64) (string, Result) {
 	return "", Absent
 }
 
-// entries returns the raw view at seq within [lo, hi) (nil: unbounded).
-func (md model) entries(seq uint64, lo, hi []byte) []seen {
+// entries returns the raw view at seq within [lo, hi) (nil: unbounded) in
+// keyCmp's order.
+func (md model) entries(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []seen {
 	var out []seen
 	for _, r := range md {
-		if r.seq <= seq && (lo == nil || r.key >= string(lo)) && (hi == nil || r.key < string(hi)) {
+		k := []byte(r.key)
+		if r.seq <= seq && (lo == nil || keyCmp(k, lo) >= 0) && (hi == nil || keyCmp(k, hi) < 0) {
 			out = append(out, r)
 		}
 	}
 	slices.SortFunc(out, func(a, b seen) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
+		if c := keyCmp([]byte(a.key), []byte(b.key)); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.seq, a.seq)
@@ -46,9 +63,9 @@ func (md model) entries(seq uint64, lo, hi []byte) []seen {
 }
 
 // live returns the live view at seq within [lo, hi).
-func (md model) live(seq uint64, lo, hi []byte) []seen {
+func (md model) live(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []seen {
 	var out []seen
-	entries := md.entries(seq, lo, hi)
+	entries := md.entries(keyCmp, seq, lo, hi)
 	for i, r := range entries {
 		// The first entry of each key is its newest version.
 		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet {
@@ -75,13 +92,13 @@ func orNil(s []seen) []seen {
 	return s
 }
 
-// cursor returns a model cursor over the keys of view.
-func cursor(view []seen) *itertest.Cursor {
+// cursor returns a model cursor over the keys of view, in keyCmp's order.
+func cursor(view []seen, keyCmp func(a, b []byte) int) *itertest.Cursor {
 	keys := make([][]byte, len(view))
 	for i, s := range view {
 		keys[i] = []byte(s.key)
 	}
-	return itertest.NewCursor(keys)
+	return itertest.NewCursorFunc(keys, keyCmp)
 }
 
 // TestModel drives a memstore and a model with the same random writes and
@@ -90,23 +107,25 @@ func cursor(view []seen) *itertest.Cursor {
 // prefixes of each other and equal in their first word, and zero bytes
 // meet the zero padding of short keys' words.
 func TestModel(t *testing.T) {
-	t.Run("short keys", func(t *testing.T) {
-		testModel(t, func(rng *rand.Rand) []byte { return tinyKey(rng, 1+rng.IntN(10)) })
-	})
-	// Keys that share prefixes of many lengths, across word boundaries,
-	// drive the search's skipping of shared words; now and then a key too
-	// large for a chunk.
-	const prefix = "tenant-0001/table-00000042/user:00000000000000000000"
-	t.Run("shared prefixes", func(t *testing.T) {
-		testModel(t, func(rng *rand.Rand) []byte {
-			p := []int{0, 7, 8, 9, 15, 16, 17, 24, 31, 40, len(prefix)}[rng.IntN(11)]
-			n := rng.IntN(12)
-			if rng.IntN(200) == 0 {
-				n = arenaLargeEntry + rng.IntN(100)
-			}
-			return append([]byte(prefix[:p]), tinyKey(rng, max(n, 1-p))...)
+	for _, o := range orders {
+		t.Run(o.name+"/short keys", func(t *testing.T) {
+			testModel(t, o.c, func(rng *rand.Rand) []byte { return tinyKey(rng, 1+rng.IntN(10)) })
 		})
-	})
+		// Keys that share prefixes of many lengths, across word
+		// boundaries, drive the search's skipping of shared words; now and
+		// then a key too large for a chunk.
+		const prefix = "tenant-0001/table-00000042/user:00000000000000000000"
+		t.Run(o.name+"/shared prefixes", func(t *testing.T) {
+			testModel(t, o.c, func(rng *rand.Rand) []byte {
+				p := []int{0, 7, 8, 9, 15, 16, 17, 24, 31, 40, len(prefix)}[rng.IntN(11)]
+				n := rng.IntN(12)
+				if rng.IntN(200) == 0 {
+					n = arenaLargeEntry + rng.IntN(100)
+				}
+				return append([]byte(prefix[:p]), tinyKey(rng, max(n, 1-p))...)
+			})
+		})
+	}
 }
 
 // tinyKey returns n bytes from the alphabet a, b, 0x00.
@@ -118,10 +137,11 @@ func tinyKey(rng *rand.Rand, n int) []byte {
 	return k
 }
 
-func testModel(t *testing.T, key func(*rand.Rand) []byte) {
+func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	m := New(&Options{Seed: seed})
+	m := New(&Options{Seed: seed, Comparator: c})
+	keyCmp := c.Compare
 	var md model
 	randomKey := func() []byte { return key(rng) }
 	randomValue := func() []byte {
@@ -153,9 +173,9 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			seq = m.LastSeq()
 		}
 		if rng.IntN(2) == 0 {
-			return m.NewIterator(o), md.live(seq, o.LowerBound, o.UpperBound)
+			return m.NewIterator(o), md.live(keyCmp, seq, o.LowerBound, o.UpperBound)
 		}
-		return m.NewEntryIterator(o), md.entries(seq, o.LowerBound, o.UpperBound)
+		return m.NewEntryIterator(o), md.entries(keyCmp, seq, o.LowerBound, o.UpperBound)
 	}
 	var held []*heldIterator
 
@@ -201,7 +221,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
 			k := randomKey()
 			it, view := newView(&o)
-			i := slices.IndexFunc(view, func(s seen) bool { return s.key >= string(k) })
+			i := slices.IndexFunc(view, func(s seen) bool { return keyCmp([]byte(s.key), k) >= 0 })
 			if i < 0 {
 				i = len(view)
 			}
@@ -214,7 +234,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			// A random walk, switching direction anywhere.
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
 			it, view := newView(&o)
-			itertest.Walk(t, rng, it, cursor(view), 50, randomKey, func(i int) {
+			itertest.Walk(t, rng, it, cursor(view, keyCmp), 50, randomKey, func(i int) {
 				require.Equal(t, view[i], current(it), "step %d: walk %+v", step, o)
 			}, fmt.Sprintf("step %d: walk", step))
 		case op < 96:
@@ -225,7 +245,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound()}
 			h := &heldIterator{}
 			h.it, h.want = newView(&o)
-			h.c = cursor(h.want)
+			h.c = cursor(h.want, keyCmp)
 			require.Equal(t, h.c.First(), h.it.First())
 			held = append(held, h)
 		default:

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/memstore"
 )
 
 // Writes go through a pipelined group commit, in three stages:
@@ -644,7 +643,7 @@ func (d *DB) rotate() error {
 		d.stats.logsRecycled++
 	}
 	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: memstore.New(nil), logNum: num}
+	d.mem = &memTable{m: d.newMemstore(), logNum: num}
 	d.installReadState()
 	d.cond.Broadcast()
 	return nil

@@ -181,13 +181,13 @@ func (d *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("simpledb: %w", err)
 		}
-		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name)); err != nil {
+		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
 			return err
 		}
 	} else if err := d.checkNewDir(names); err != nil {
 		return err
 	}
-	recovered := memstore.New(nil)
+	recovered := d.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {
 		if state.torn != nil {
 			// What the dropped edit recorded was needed after all.
@@ -219,7 +219,7 @@ func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Mem
 	// The database holds the version, and the version each table from the
 	// moment it is open, so that a failure part way closes (releaseAll)
 	// those opened before it.
-	v := &version{}
+	v := &version{cmp: d.opts.Comparator.Compare}
 	v.refs.Store(1)
 	d.current = v
 	for level, tables := range state.levels {
@@ -272,7 +272,7 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
-	d.mem = &memTable{m: memstore.New(nil), logNum: logNum}
+	d.mem = &memTable{m: d.newMemstore(), logNum: logNum}
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
@@ -519,7 +519,7 @@ func damageOffset(err error, def int64) int64 {
 // reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
 	path := tableName(d.dir, info.num)
-	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
+	r, err := sstables.Open(path, d.tableReaderOptions(!d.opts.MmapTables, false))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
@@ -558,7 +558,7 @@ func (d *DB) writeNewManifest() error {
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &versionEdit{comparator: comparatorName, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
+	snapshot := &versionEdit{comparator: d.opts.Comparator.Name, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
 		logFormat: currentLogFormat, logs: []logInfo{{num: d.logNum}}}
 	for level, tables := range d.current.levels {
 		for _, t := range tables {
@@ -817,7 +817,7 @@ func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]b
 		return out, true, nil
 	}
 	for _, t := range rs.v.levels[0] {
-		if !t.overlaps(key, key) {
+		if !t.overlaps(rs.v.cmp, key, key) {
 			continue
 		}
 		if v, found, err := find(t); found || err != nil {

@@ -218,6 +218,15 @@
 // those cost more than here, and the disk it takes is bounded by the logs
 // a database holds at its peak anyway.
 //
+// # Key order
+//
+// Options.Comparator orders keys everywhere: memstores, tables, levels,
+// iterators and compaction. Its name is recorded in the manifest's first
+// edit and in every table, and Open refuses another one with
+// ErrComparatorMismatch before it writes anything. Bytewise order, the
+// default, is searched in a memstore a word at a time; another order
+// costs a call of the comparator per node visited.
+//
 // # Errors
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over 64 KiB),

@@ -1,12 +1,15 @@
 package simpledb_test
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"log"
 	"os"
 
 	"github.com/stratadb/strata/simpledb"
+	"github.com/stratadb/strata/sstables"
 )
 
 func Example() {
@@ -211,4 +214,40 @@ func ExampleDB_AppendValue() {
 	// user:1=ada
 	// user:2=grace
 	// false <nil>
+}
+
+func ExampleOptions_comparator() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	// Decimal numbers by value: a shorter number is smaller. The name is
+	// recorded, and the database never opens in another order.
+	numeric := &sstables.Comparator{
+		Name: "example.numeric",
+		Compare: func(a, b []byte) int {
+			if len(a) != len(b) {
+				return cmp.Compare(len(a), len(b))
+			}
+			return bytes.Compare(a, b)
+		},
+	}
+	db, err := simpledb.Open(dir, &simpledb.Options{Comparator: numeric})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, k := range []string{"100", "9", "20"} {
+		db.Put([]byte(k), nil)
+	}
+	it, _ := db.NewIterator(nil, nil)
+	for k := range it.All() {
+		fmt.Print(string(k), " ")
+	}
+	it.Close()
+	db.Close()
+
+	_, err = simpledb.Open(dir, nil)
+	fmt.Println(errors.Is(err, simpledb.ErrComparatorMismatch))
+	// Output: 9 20 100 true
 }

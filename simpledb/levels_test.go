@@ -60,7 +60,7 @@ func TestDataFlowsThroughLevels(t *testing.T) {
 		for i := range keys {
 			checkGet(t, db, m, fmt.Appendf(nil, "k%06d", i), "after the load")
 		}
-		checkScan(t, db.NewIterator, m, nil, nil, "full scan")
+		checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, "full scan")
 	}
 	verify(db)
 	require.NoError(t, db.Close())

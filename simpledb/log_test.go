@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -299,7 +300,7 @@ func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
 		}
 		files[filepath.Base(logName("/db", num))] = recordFile(t, recs...)
 	}
-	edit := versionEdit{comparator: comparatorName, logNum: 2, nextFileNum: 4}
+	edit := versionEdit{comparator: sstables.Bytewise.Name, logNum: 2, nextFileNum: 4}
 	if format != logFormatV1 { // V1 manifests predate the field
 		edit.logFormat = format
 	}

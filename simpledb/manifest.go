@@ -64,8 +64,6 @@ const (
 	currentLogFormat = logFormatLogNum
 )
 
-const comparatorName = "strata.bytewise"
-
 // tableInfo is what the manifest records about a table.
 type tableInfo struct {
 	num, size               uint64
@@ -228,6 +226,9 @@ func (r *editReader) fail(msg string) {
 
 // manifestState is what replaying a manifest yields.
 type manifestState struct {
+	// comparator is the name of the key order the database is opened
+	// with: an edit that records another is ErrComparatorMismatch.
+	comparator                   string
 	levels                       [NumLevels]map[uint64]tableInfo
 	logNum, nextFileNum, lastSeq uint64
 	logFormat                    uint64
@@ -239,8 +240,8 @@ type manifestState struct {
 }
 
 func (s *manifestState) apply(e *versionEdit) error {
-	if e.comparator != "" && e.comparator != comparatorName {
-		return fmt.Errorf("%w: the database uses %q, not %q", ErrComparatorMismatch, e.comparator, comparatorName)
+	if e.comparator != "" && e.comparator != s.comparator {
+		return fmt.Errorf("%w: the database uses %q, not %q", ErrComparatorMismatch, e.comparator, s.comparator)
 	}
 	for _, d := range e.deleted {
 		if _, ok := s.levels[d.level][d.info.num]; !ok {
@@ -305,7 +306,7 @@ func readCurrent(fsys vfs.FS, dir string) (string, error) {
 // obsolete and that is gone) is for the caller to prove, by finding every
 // file the state without it names. Damage that a valid edit follows is
 // corruption, and the caller deletes nothing.
-func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
+func replayManifest(fsys vfs.FS, path, comparator string) (*manifestState, error) {
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "the manifest CURRENT names is missing")
@@ -314,7 +315,7 @@ func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
 		return nil, fmt.Errorf("simpledb: manifest: %w", err)
 	}
 	defer r.Close()
-	s := &manifestState{logFormat: logFormatV1, logs: map[uint64]uint64{}}
+	s := &manifestState{comparator: comparator, logFormat: logFormatV1, logs: map[uint64]uint64{}}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

@@ -2,15 +2,18 @@ package simpledb
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,13 +39,14 @@ type heldIterator struct {
 	c     *itertest.Cursor
 }
 
-// newHeld opens an iterator over [lo, hi) with newIter, and its model.
-func newHeld(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte) *heldIterator {
-	lo, hi = ordered(lo, hi)
+// newHeld opens an iterator over [lo, hi) with newIter, and its model, in
+// cmp's key order.
+func newHeld(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte) *heldIterator {
+	lo, hi = ordered(cmp, lo, hi)
 	it, err := newIter(lo, hi)
 	require.NoError(t, err)
-	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(m, lo, hi)}
-	h.c = itertest.NewCursor(byteKeys(h.keys))
+	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(cmp, m, lo, hi)}
+	h.c = itertest.NewCursorFunc(byteKeys(h.keys), cmp)
 	return h
 }
 
@@ -69,15 +73,56 @@ func smallOptions() *Options {
 	}
 }
 
+// modelOrder is a key order the model test runs the database in, with
+// keys for it.
+type modelOrder struct {
+	name string
+	c    *sstables.Comparator
+	// key formats key number i.
+	key func(i int) []byte
+}
+
+var modelOrders = []modelOrder{
+	{"bytewise", sstables.Bytewise, func(i int) []byte { return fmt.Appendf(nil, "key-%04d", i) }},
+	{"reverse", reverseOrder, func(i int) []byte { return fmt.Appendf(nil, "key-%04d", i) }},
+	{"numeric", numericOrder, func(i int) []byte { return strconv.AppendInt(nil, int64(i), 10) }},
+}
+
+// reverseOrder sorts keys bytewise from the largest down.
+var reverseOrder = &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}
+
+// numericOrder sorts decimal numbers without leading zeros by value: a
+// shorter number is smaller, numbers of one length compare bytewise. "9" <
+// "10", which bytewise order has the other way round.
+var numericOrder = &sstables.Comparator{Name: "test.numeric", Compare: func(a, b []byte) int {
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return bytes.Compare(a, b)
+}}
+
+// TestModel runs random operations against the database and a model, in
+// bytewise order and in two others, given by Options.Comparator.
 func TestModel(t *testing.T) {
+	for _, o := range modelOrders {
+		t.Run(o.name, func(t *testing.T) { testModel(t, o) })
+	}
+}
+
+func testModel(t *testing.T, order modelOrder) {
 	steps := 3000
 	if *long {
 		steps = 100000
+	}
+	if order.c != sstables.Bytewise {
+		steps /= 3
 	}
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
 	opts := smallOptions()
+	opts.Comparator = order.c
+	keyCmp := order.c.Compare
 	// Small levels and tables spread the data over L1 and L2, so that
 	// compactions move tables as well as merge them.
 	opts.BaseLevelSize, opts.TargetTableSize = 32<<10, 8<<10
@@ -95,7 +140,7 @@ func TestModel(t *testing.T) {
 		held = nil
 	}
 	var moves, recycled int64 // trivial moves and recycled logs, over every session
-	key := func() []byte { return fmt.Appendf(nil, "key-%04d", rng.IntN(2000)) }
+	key := func() []byte { return order.key(rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
 			return []byte{}
@@ -130,12 +175,12 @@ func TestModel(t *testing.T) {
 		case op < 73:
 			checkGet(t, db, m, key(), msg)
 		case op < 79:
-			checkScan(t, db.NewIterator, m, key(), key(), msg)
+			checkScan(t, keyCmp, db.NewIterator, m, key(), key(), msg)
 		case op < 81:
 			// An iterator that walks on later, either way, as the
 			// database changes under it.
 			if len(held) < 4 {
-				held = append(held, newHeld(t, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key)))
+				held = append(held, newHeld(t, keyCmp, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key)))
 			}
 		case op < 84:
 			for i, h := range held {
@@ -151,8 +196,8 @@ func TestModel(t *testing.T) {
 			i := rng.IntN(len(snaps))
 			s := snaps[i]
 			checkGet(t, s.snap, s.state, key(), msg+" (snapshot)")
-			checkScan(t, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
-			h := newHeld(t, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
+			checkScan(t, keyCmp, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
+			h := newHeld(t, keyCmp, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
 			h.walk(t, rng, 30, key, msg+" (snapshot walk)")
 			require.NoError(t, h.it.Close())
 			if rng.IntN(3) == 0 {
@@ -175,10 +220,10 @@ func TestModel(t *testing.T) {
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
 		default:
-			checkScan(t, db.NewIterator, m, nil, nil, msg+" (full scan)")
+			checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (full scan)")
 		}
 	}
-	checkScan(t, db.NewIterator, m, nil, nil, "final full scan")
+	checkScan(t, keyCmp, db.NewIterator, m, nil, nil, "final full scan")
 	closeHeld()
 	st := db.Stats()
 	moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
@@ -218,9 +263,9 @@ func checkGet(t *testing.T, r pointReader, m model, k []byte, msg string) {
 	require.Equal(t, "prefix"+want, string(appended), "%s: append %s", msg, k)
 }
 
-// ordered returns the bounds lo and hi in order.
-func ordered(lo, hi []byte) ([]byte, []byte) {
-	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
+// ordered returns the bounds lo and hi in cmp's order.
+func ordered(cmp func(a, b []byte) int, lo, hi []byte) ([]byte, []byte) {
+	if lo != nil && hi != nil && cmp(lo, hi) > 0 {
 		return hi, lo
 	}
 	return lo, hi
@@ -234,15 +279,15 @@ func boundKey(rng *rand.Rand, key func() []byte) []byte {
 	return key()
 }
 
-// keysIn returns the model's keys in [lo, hi) (nil: open), in order.
-func keysIn(m model, lo, hi []byte) []string {
+// keysIn returns the model's keys in [lo, hi) (nil: open), in cmp's order.
+func keysIn(cmp func(a, b []byte) int, m model, lo, hi []byte) []string {
 	var keys []string
 	for k := range m {
-		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
+		if (lo == nil || cmp([]byte(k), lo) >= 0) && (hi == nil || cmp([]byte(k), hi) < 0) {
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b string) int { return cmp([]byte(a), []byte(b)) })
 	return keys
 }
 
@@ -255,11 +300,11 @@ func byteKeys(keys []string) [][]byte {
 }
 
 // checkScan scans [lo, hi) forward and backward, and seeks either way,
-// checking each against the model.
-func checkScan(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte, msg string) {
+// checking each against the model, in cmp's key order.
+func checkScan(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte, msg string) {
 	t.Helper()
-	lo, hi = ordered(lo, hi)
-	want := keysIn(m, lo, hi)
+	lo, hi = ordered(cmp, lo, hi)
+	want := keysIn(cmp, m, lo, hi)
 	it, err := newIter(lo, hi)
 	require.NoError(t, err, msg)
 	defer it.Close()

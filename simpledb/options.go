@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 )
@@ -75,6 +76,12 @@ type Options struct {
 	// reads of uncached data cheap, at the price of a larger index (about 14
 	// bytes per block, in memory). Default: sstables.DefaultBlockSize, 4 KiB.
 	BlockSize int
+	// Comparator orders keys. The manifest records its name, and Open
+	// refuses a database written in another order with
+	// ErrComparatorMismatch. Keys that it finds equal must be equal bytes:
+	// it orders distinct keys, never merges them. Default:
+	// sstables.Bytewise.
+	Comparator *sstables.Comparator
 	// Compression compresses table blocks; the logs and the manifest are
 	// never compressed. Default: snappy.
 	Compression sstables.Compression
@@ -134,6 +141,9 @@ func (o *Options) withDefaults() Options {
 	if r.TargetTableSize <= 0 {
 		r.TargetTableSize = 64 << 20
 	}
+	if r.Comparator == nil {
+		r.Comparator = sstables.Bytewise
+	}
 	if r.BlockCacheSize == 0 {
 		r.BlockCacheSize = 64 << 20
 	}
@@ -175,10 +185,26 @@ var (
 // 124-174 and 148-179 MB/s).
 const tableBytesPerSync = 512 << 10
 
+// tableReaderOptions are the options for the database's table readers:
+// mapped or not, as asked, and sharing the block cache unless noCache.
+func (d *DB) tableReaderOptions(noMmap, noCache bool) *sstables.ReaderOptions {
+	o := &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator, NoMmap: noMmap}
+	if !noCache {
+		o.Cache = d.cache
+	}
+	return o
+}
+
+// newMemstore returns an empty memstore in the database's key order.
+func (d *DB) newMemstore() *memstore.Memstore {
+	return memstore.New(&memstore.Options{Comparator: d.opts.Comparator})
+}
+
 // tableWriterOptions are the options for the tables the database writes.
 func (o *Options) tableWriterOptions() *sstables.WriterOptions {
 	return &sstables.WriterOptions{
 		FS:              o.FS,
+		Comparator:      o.Comparator,
 		BlockSize:       o.BlockSize,
 		Compression:     o.Compression,
 		BloomBitsPerKey: o.BloomBitsPerKey,

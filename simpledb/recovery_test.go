@@ -721,6 +721,41 @@ func TestComparatorMismatch(t *testing.T) {
 	})
 }
 
+// A database is opened in the order it was created in: Options.Comparator
+// is recorded, another one refused with ErrComparatorMismatch, and the
+// directory left as it was.
+func TestComparatorRecorded(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.Comparator = mem, quietLogger, reverseOrder
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 50)
+	require.NoError(t, db.Flush())
+	maps.Copy(acked, putAcked(t, db, 50, 60)) // and some in the log
+	require.NoError(t, db.Close())
+
+	before := readDirFiles(t, mem, "/db")
+	for _, other := range []*sstables.Comparator{nil, sstables.Bytewise, numericOrder} {
+		o := *opts
+		o.Comparator = other
+		_, err := Open("/db", &o)
+		require.ErrorIs(t, err, ErrComparatorMismatch)
+		require.ErrorContains(t, err, reverseOrder.Name)
+		require.Equal(t, before, readDirFiles(t, mem, "/db"), "a refused Open writes nothing")
+	}
+
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	requireAcked(t, db, acked)
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	defer it.Close()
+	require.True(t, it.First())
+	require.Equal(t, "key0059", string(it.Key()), "the largest key first, in reverse order")
+}
+
 // requireIntactOrRefused opens dir and requires one of the two outcomes a
 // damaged database may have: it opens holding exactly acked, or Open fails
 // with ErrCorruption naming damaged and the directory is as it was. It
