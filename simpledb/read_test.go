@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stratadb/strata/internal/race"
 	"github.com/stratadb/strata/vfs"
 )
 
@@ -48,6 +49,9 @@ func TestPointReadsRejectBadInput(t *testing.T) {
 // A read into a buffer with room, and a Has, allocate nothing, from a
 // memstore and from a table whose block is cached.
 func TestPointReadsAllocateNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector makes sync.Pool drop the tables' pooled lookups")
+	}
 	opts := smallOptions()
 	opts.FS, opts.Logger = vfs.NewMem(), quietLogger
 	db, err := Open("/db", opts)
