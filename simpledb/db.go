@@ -35,6 +35,9 @@ type DB struct {
 	log   *slog.Logger
 	lock  io.Closer
 	cache *sstables.Cache
+	// removeLock: a read-only Open created the LOCK file, and Close
+	// removes it, so that the directory is left as it was found.
+	removeLock bool
 
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
@@ -112,14 +115,20 @@ type DB struct {
 // Open opens the database in dir, creating it (and dir) if missing and
 // recovering it after a crash. A nil opts gives the defaults. A second Open
 // of the same directory fails with ErrLocked until the first is closed.
+// With Options.ReadOnly it creates nothing and writes nothing: see
+// readonly.go.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
-	if err := createDir(o.FS, dir); err != nil {
+	if o.ReadOnly {
+		if err := checkReadOnlyDir(o.FS, dir); err != nil {
+			return nil, err
+		}
+	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
 	lockPath := filepath.Join(dir, lockName)
 	_, statErr := o.FS.Stat(lockPath)
-	lock, err := o.FS.Lock(lockPath)
+	lock, err := lockDir(&o, lockPath)
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
 	}
@@ -140,11 +149,16 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
-		if errors.Is(statErr, fs.ErrNotExist) {
+		if _, unlocked := lock.(readOnlyFSLock); errors.Is(statErr, fs.ErrNotExist) && !unlocked {
 			d.deleteFile(lockPath)
 		}
 		d.releaseAll()
 		return nil, err
+	}
+	if o.ReadOnly {
+		_, unlocked := lock.(readOnlyFSLock)
+		d.removeLock = errors.Is(statErr, fs.ErrNotExist) && !unlocked
+		return d, nil
 	}
 	d.startBackground()
 	return d, nil
@@ -187,6 +201,8 @@ func (d *DB) recover() error {
 		}
 	} else if err := d.checkNewDir(names); err != nil {
 		return err
+	} else if d.opts.ReadOnly {
+		return errNoDatabase(d.dir)
 	}
 	recovered := memstore.New(nil)
 	if err := d.prove(state, names, recovered); err != nil {
@@ -195,6 +211,10 @@ func (d *DB) recover() error {
 			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.torn)
 		}
 		return err
+	}
+	if d.opts.ReadOnly {
+		d.serveReadOnly(recovered)
+		return nil
 	}
 	return d.start(recovered)
 }
@@ -867,6 +887,9 @@ func (d *DB) releaseAll() error {
 	d.swapReadState(nil)
 	if d.current != nil {
 		d.current.unref(d)
+	}
+	if d.removeLock {
+		d.deleteFile(filepath.Join(d.dir, lockName)) // while still held, as a failed Open does
 	}
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)

@@ -16,6 +16,7 @@
 //	for k, v := range it.AllFrom(k) { ... }          // SeekGE(k), then Next
 //	for k, v := range it.BackwardBefore(k) { ... }   // SeekLT(k), then Prev
 //	err = it.Err(); it.Close()
+//	ro, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: true}) // changes nothing; writes: ErrReadOnly
 //
 // # Design
 //
@@ -145,6 +146,16 @@
 // read reaches it, which then returns ErrCorruption; Open reads only each
 // table's index, filter and properties. A directory holding files but no
 // database gives ErrNotDB.
+//
+// # Read-only open
+//
+// With Options.ReadOnly, Open proves the database as above and stops
+// there: the logs' writes stay in the memstore they were replayed into,
+// and nothing is written, renamed or deleted, then or at Close; writes,
+// Flush and Compact return ErrReadOnly. A missing or empty directory is
+// ErrNotDB and is not created. The directory's lock is taken, as by every
+// Open (a LOCK file created for it is removed at Close), so a reader never
+// sees a directory a writer is changing; see readonly.go.
 //
 // # Recycled logs
 //

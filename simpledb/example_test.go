@@ -181,3 +181,28 @@ func ExampleDB_WriteWithOptions() {
 	fmt.Println(db.Stats().LogSyncs > 0)
 	// Output: true
 }
+
+func ExampleOptions_readOnly() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db.Put([]byte("config"), []byte("v1"))
+	db.Close()
+
+	// A tool inspects the database without changing a byte of it.
+	ro, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ro.Close()
+	v, _ := ro.Get([]byte("config"))
+	err = ro.Put([]byte("config"), []byte("v2"))
+	fmt.Println(string(v), errors.Is(err, simpledb.ErrReadOnly))
+	// Output: v1 true
+}
