@@ -165,16 +165,29 @@ func Open(dir string, opts *Options) (*DB, error) {
 }
 
 // createDir creates dir if it is missing, and makes its entry in the parent
-// durable: a database whose directory a power loss could unlink would lose
-// every write acknowledged in it.
+// durable, and the entry of every parent it created: a database whose
+// directory a power loss could unlink would lose every write acknowledged
+// in it.
 func createDir(fsys vfs.FS, dir string) error {
-	if _, err := fsys.Stat(dir); err == nil {
+	var missing []string
+	for p := filepath.Clean(dir); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := fsys.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	for _, p := range missing {
+		if err := fsys.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recover loads the manifest's version, proves that every file it needs is
@@ -601,24 +614,7 @@ func (d *DB) writeNewManifest() error {
 // setCurrent atomically points CURRENT at a manifest: write a temporary
 // file, sync it, rename it over CURRENT, sync the directory.
 func (d *DB) setCurrent(manifest string) error {
-	tmp := filepath.Join(d.dir, currentName+".tmp")
-	w, err := recordio.Create(tmp, &recordio.WriterOptions{FS: d.fs})
-	if err == nil {
-		_, err = w.Write([]byte(manifest))
-		if cerr := w.Close(); err == nil { // Close syncs
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = d.fs.Rename(tmp, filepath.Join(d.dir, currentName))
-	}
-	if err == nil {
-		err = d.fs.SyncDir(d.dir)
-	}
-	if err != nil {
-		return fmt.Errorf("simpledb: write CURRENT: %w", err)
-	}
-	return nil
+	return writeCurrent(d.fs, d.dir, manifest)
 }
 
 // writeEdit records an edit in the manifest, durably. The caller holds

@@ -34,6 +34,9 @@ var (
 	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
 	// Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
+	// ErrCheckpointExists: Checkpoint was given a directory that exists
+	// and is not empty; it wrote nothing.
+	ErrCheckpointExists = errors.New("simpledb: checkpoint directory exists and is not empty")
 	// ErrBackground: background work (a flush, a compaction) or the log
 	// failed; the database refuses writes until it is reopened, and reads
 	// go on. The error wraps the cause. Acknowledged writes are never lost

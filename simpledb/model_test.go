@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -23,6 +24,13 @@ type model map[string]string
 // modelSnapshot pairs a database snapshot with the model's state then.
 type modelSnapshot struct {
 	snap  *Snapshot
+	state model
+}
+
+// modelCheckpoint is a checkpoint's directory and the model's state when
+// it was taken.
+type modelCheckpoint struct {
+	dir   string
 	state model
 }
 
@@ -87,6 +95,7 @@ func TestModel(t *testing.T) {
 
 	m := model{}
 	var snaps []modelSnapshot
+	var checkpoints []modelCheckpoint
 	var held []*heldIterator
 	closeHeld := func() {
 		for _, h := range held {
@@ -174,6 +183,17 @@ func TestModel(t *testing.T) {
 			require.NoError(t, db.Close(), msg)
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
+		case op < 97:
+			// A checkpoint opens to the model as it is now, and stays so
+			// while the database moves on.
+			ckpt := filepath.Join(t.TempDir(), "ckpt")
+			require.NoError(t, db.Checkpoint(ckpt), msg)
+			checkpoints = append(checkpoints, modelCheckpoint{ckpt, maps.Clone(m)})
+			c := checkpoints[rng.IntN(len(checkpoints))]
+			cdb, err := Open(c.dir, opts)
+			require.NoError(t, err, msg)
+			checkScan(t, cdb.NewIterator, c.state, nil, nil, msg+" (checkpoint)")
+			require.NoError(t, cdb.Close(), msg)
 		default:
 			checkScan(t, db.NewIterator, m, nil, nil, msg+" (full scan)")
 		}
