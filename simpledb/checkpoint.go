@@ -41,6 +41,15 @@ import (
 // has no CURRENT, and Open refuses it as ErrCorruption (tables without
 // CURRENT); the checkpoint removes what it wrote when it fails.
 //
+// Cost: a checkpoint with every write in tables is a few links, one small
+// manifest and CURRENT: 4.5 to 20.7 ms for the scale tool's 1 GB large
+// database on the 2-vCPU guest of the benchmark README (the range of 3
+// runs of BenchmarkSimpleDBCheckpoint, 20 checkpoints each, with other
+// work on the machine), most of it fsyncs. Memstores cost what writing
+// them costs: with 35 MB in the memstore, 86 to 540 ms. A checkpoint that
+// flushed the source first would write the same table, and rotate the
+// source's log and stall its writers besides.
+//
 // A checkpoint of a read-only database works too: it changes nothing in
 // the source's directory, though each link counts as one more name of the
 // source's table files.
