@@ -132,6 +132,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
 	}
+	_, unlocked := lock.(readOnlyFSLock)
+	createdLock := errors.Is(statErr, fs.ErrNotExist) && !unlocked
 	d := &DB{
 		dir:       dir,
 		opts:      o,
@@ -149,15 +151,14 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
-		if _, unlocked := lock.(readOnlyFSLock); errors.Is(statErr, fs.ErrNotExist) && !unlocked {
+		if createdLock {
 			d.deleteFile(lockPath)
 		}
 		d.releaseAll()
 		return nil, err
 	}
 	if o.ReadOnly {
-		_, unlocked := lock.(readOnlyFSLock)
-		d.removeLock = errors.Is(statErr, fs.ErrNotExist) && !unlocked
+		d.removeLock = createdLock
 		return d, nil
 	}
 	d.startBackground()
@@ -611,8 +612,8 @@ func (d *DB) writeNewManifest() error {
 	return nil
 }
 
-// setCurrent atomically points CURRENT at a manifest: write a temporary
-// file, sync it, rename it over CURRENT, sync the directory.
+// setCurrent atomically points the database's CURRENT at a manifest: see
+// writeCurrent.
 func (d *DB) setCurrent(manifest string) error {
 	return writeCurrent(d.fs, d.dir, manifest)
 }
