@@ -292,3 +292,28 @@ func requireLinkedTables(t *testing.T, src, ckpt string) {
 	}
 	require.Positive(t, linked)
 }
+
+// A Close while a checkpoint runs waits for it; a checkpoint after Close
+// is ErrClosed. Either way what Checkpoint reports is so.
+func TestCheckpointDuringClose(t *testing.T) {
+	for i := range 10 {
+		mem := vfs.NewMem()
+		db, err := openQuiet(mem)
+		require.NoError(t, err)
+		m := putAcked(t, db, 0, 1000)
+		done := make(chan error, 1)
+		go func() { done <- db.Checkpoint("/ckpt") }()
+		if i%2 == 0 {
+			time.Sleep(time.Duration(i) * 100 * time.Microsecond)
+		}
+		require.NoError(t, db.Close())
+		switch err := <-done; {
+		case err == nil:
+			require.Equal(t, m, openCheckpoint(t, mem, "/ckpt"), "round %d", i)
+		default:
+			require.ErrorIs(t, err, ErrClosed, "round %d", i)
+			_, err := mem.Stat("/ckpt")
+			require.ErrorIs(t, err, fs.ErrNotExist, "round %d: nothing written", i)
+		}
+	}
+}

@@ -137,8 +137,8 @@ func FuzzCurrent(f *testing.F) {
 
 // FuzzDB decodes a byte string into operations (put, delete, batch, get,
 // scan both ways, random walks that switch direction, snapshot, flush,
-// compact, checkpoint, reopen) on an in-memory database and checks every
-// result against a map model.
+// compact, checkpoint, reopen, now and then read-only first) on an
+// in-memory database and checks every result against a map model.
 func FuzzDB(f *testing.F) {
 	f.Add([]byte("p1ap2bd1g1s0fcrg2"))
 	f.Add([]byte("b3p1xp2yd1Sg1p1zfcg1Rg1"))
@@ -255,6 +255,17 @@ func FuzzDB(f *testing.F) {
 				}
 				if err := db.Close(); err != nil {
 					t.Fatal(err)
+				}
+				if next()%2 == 1 {
+					ro := *opts
+					ro.ReadOnly = true
+					if db, err = Open("/db", &ro); err != nil {
+						t.Fatal(err)
+					}
+					checkScan(t, db.NewIterator, m, nil, nil, msg+" (read-only)")
+					if err := db.Close(); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if db, err = Open("/db", opts); err != nil {
 					t.Fatal(err)

@@ -181,6 +181,16 @@ func TestModel(t *testing.T) {
 			st := db.Stats()
 			moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
 			require.NoError(t, db.Close(), msg)
+			if rng.IntN(2) == 0 {
+				// Read-only in between: the same contents, no writes.
+				ro := *opts
+				ro.ReadOnly = true
+				db, err = Open(dir, &ro)
+				require.NoError(t, err, msg)
+				checkScan(t, db.NewIterator, m, nil, nil, msg+" (read-only)")
+				require.ErrorIs(t, db.Put(key(), value()), ErrReadOnly, msg)
+				require.NoError(t, db.Close(), msg)
+			}
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
 		case op < 97:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -51,8 +52,10 @@ func builtDB(t *testing.T) (*vfs.MemFS, model) {
 func TestReadOnlyReadsAndWritesNothing(t *testing.T) {
 	mem, acked := builtDB(t)
 	before := readDirFiles(t, mem, "/db")
+	goroutines := runtime.NumGoroutine()
 	db, rule, err := openReadOnly(mem)
 	require.NoError(t, err)
+	require.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no flush or compaction runs")
 
 	require.Equal(t, acked, readAll(t, db))
 	requireAcked(t, db, acked)
