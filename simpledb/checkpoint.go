@@ -59,9 +59,10 @@ import (
 
 // Checkpoint writes a consistent copy of the database into dir, which must
 // be missing or empty (otherwise ErrCheckpointExists, and nothing is
-// written): it and any missing parents are created. The copy holds every
-// write acknowledged before the call and none that began after it, and
-// opens with Open as a database of its own; writes go on during the call.
+// written): it and any missing parents are created. The copy is the
+// database as of one moment during the call: it holds every write
+// acknowledged before the call and none begun after it returns, and it
+// opens with Open as a database of its own. Writes go on during the call.
 // Tables are hard-linked where the filesystem allows it and copied
 // otherwise. When Checkpoint returns nil the copy is durable. A Close
 // meanwhile waits for it; on a closed database it returns ErrClosed.
