@@ -134,7 +134,7 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 		return b.err
 	}
 	if b.count == 0 {
-		return d.checkOpen()
+		return d.checkWritable()
 	}
 	w := waiterPool.Get().(*commitWaiter)
 	w.batch, w.sync = b, sync
@@ -151,8 +151,8 @@ func (d *DB) commit(w *commitWaiter) error {
 	// none starts after it.
 	d.closeMu.RLock()
 	defer d.closeMu.RUnlock()
-	if d.closed.Load() {
-		return ErrClosed
+	if err := d.checkWritable(); err != nil {
+		return err
 	}
 	if d.failed.Load() {
 		return d.backgroundError()

@@ -34,6 +34,9 @@ type DB struct {
 	log   *slog.Logger
 	lock  io.Closer
 	cache *sstables.Cache
+	// removeLock: a read-only Open created the LOCK file, and Close
+	// removes it, so that the directory is left as it was found.
+	removeLock bool
 
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
@@ -111,17 +114,25 @@ type DB struct {
 // Open opens the database in dir, creating it (and dir) if missing and
 // recovering it after a crash. A nil opts gives the defaults. A second Open
 // of the same directory fails with ErrLocked until the first is closed.
+// With Options.ReadOnly it creates nothing and writes nothing: see
+// readonly.go.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
-	if err := createDir(o.FS, dir); err != nil {
+	if o.ReadOnly {
+		if err := checkReadOnlyDir(o.FS, dir); err != nil {
+			return nil, err
+		}
+	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
 	lockPath := filepath.Join(dir, lockName)
 	_, statErr := o.FS.Stat(lockPath)
-	lock, err := o.FS.Lock(lockPath)
+	lock, err := lockDir(&o, lockPath)
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
 	}
+	_, unlocked := lock.(readOnlyFSLock)
+	createdLock := errors.Is(statErr, fs.ErrNotExist) && !unlocked
 	d := &DB{
 		dir:       dir,
 		opts:      o,
@@ -139,27 +150,44 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
-		if errors.Is(statErr, fs.ErrNotExist) {
+		if createdLock {
 			d.deleteFile(lockPath)
 		}
 		d.releaseAll()
 		return nil, err
+	}
+	if o.ReadOnly {
+		d.removeLock = createdLock
+		return d, nil
 	}
 	d.startBackground()
 	return d, nil
 }
 
 // createDir creates dir if it is missing, and makes its entry in the parent
-// durable: a database whose directory a power loss could unlink would lose
-// every write acknowledged in it.
+// durable, and the entry of every parent it created: a database whose
+// directory a power loss could unlink would lose every write acknowledged
+// in it.
 func createDir(fsys vfs.FS, dir string) error {
-	if _, err := fsys.Stat(dir); err == nil {
+	var missing []string
+	for p := filepath.Clean(dir); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := fsys.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	for _, p := range missing {
+		if err := fsys.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recover loads the manifest's version, proves that every file it needs is
@@ -186,6 +214,8 @@ func (d *DB) recover() error {
 		}
 	} else if err := d.checkNewDir(names); err != nil {
 		return err
+	} else if d.opts.ReadOnly {
+		return errNoDatabase(d.dir)
 	}
 	recovered := d.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {
@@ -194,6 +224,10 @@ func (d *DB) recover() error {
 			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.torn)
 		}
 		return err
+	}
+	if d.opts.ReadOnly {
+		d.serveReadOnly(recovered)
+		return nil
 	}
 	return d.start(recovered)
 }
@@ -554,7 +588,7 @@ func (d *DB) newFileNum() uint64 {
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := manifestName(d.dir, num)
-	w, err := recordio.Create(path, &recordio.WriterOptions{FS: d.fs, Compression: recordio.NoCompression})
+	w, err := recordio.Create(path, metaFileOptions(d.fs))
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
@@ -577,27 +611,10 @@ func (d *DB) writeNewManifest() error {
 	return nil
 }
 
-// setCurrent atomically points CURRENT at a manifest: write a temporary
-// file, sync it, rename it over CURRENT, sync the directory.
+// setCurrent atomically points the database's CURRENT at a manifest: see
+// writeCurrent.
 func (d *DB) setCurrent(manifest string) error {
-	tmp := filepath.Join(d.dir, currentName+".tmp")
-	w, err := recordio.Create(tmp, &recordio.WriterOptions{FS: d.fs, Compression: recordio.NoCompression})
-	if err == nil {
-		_, err = w.Write([]byte(manifest))
-		if cerr := w.Close(); err == nil { // Close syncs
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = d.fs.Rename(tmp, filepath.Join(d.dir, currentName))
-	}
-	if err == nil {
-		err = d.fs.SyncDir(d.dir)
-	}
-	if err != nil {
-		return fmt.Errorf("simpledb: write CURRENT: %w", err)
-	}
-	return nil
+	return writeCurrent(d.fs, d.dir, manifest)
 }
 
 // writeEdit records an edit in the manifest, durably. The caller holds
@@ -916,6 +933,9 @@ func (d *DB) releaseAll() error {
 	d.swapReadState(nil)
 	if d.current != nil {
 		d.current.unref(d)
+	}
+	if d.removeLock {
+		d.deleteFile(filepath.Join(d.dir, lockName)) // while still held, as a failed Open does
 	}
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)

@@ -18,6 +18,8 @@
 //	for k, v := range it.AllFrom(k) { ... }          // SeekGE(k), then Next
 //	for k, v := range it.BackwardBefore(k) { ... }   // SeekLT(k), then Prev
 //	err = it.Err(); it.Close()
+//	ro, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: true}) // changes nothing; writes: ErrReadOnly
+//	err = db.Checkpoint(backupDir)                   // a consistent copy that opens on its own
 //
 // # Design
 //
@@ -148,6 +150,26 @@
 // table's index, filter and properties. A directory holding files but no
 // database gives ErrNotDB.
 //
+// # Read-only open
+//
+// With Options.ReadOnly, Open proves the database as above and stops
+// there: the logs' writes stay in the memstore they were replayed into,
+// and nothing is written, renamed or deleted, then or at Close; writes,
+// Flush and Compact return ErrReadOnly. A missing or empty directory is
+// ErrNotDB and is not created. The directory's lock is taken, as by every
+// Open (a LOCK file created for it is removed at Close), so a reader never
+// sees a directory a writer is changing; see readonly.go.
+//
+// # Checkpoints
+//
+// Checkpoint writes the database as of one moment into a new directory,
+// while writes go on: the tables of that moment's version, hard-linked
+// (copied where the filesystem cannot link), the memstores' writes up to
+// that moment's sequence number as one more table, a new manifest naming
+// them all, and CURRENT last, each made durable before the next; no log.
+// A checkpoint cut short has no CURRENT and does not open. See
+// checkpoint.go.
+//
 // # Recycled logs
 //
 // A log whose memstore's flush is durable in the manifest is not deleted
@@ -234,7 +256,9 @@
 // ErrNilBatch. Calls after Close return ErrClosed; a second Open of a
 // directory returns ErrLocked, and one of a database written with another
 // key order ErrComparatorMismatch. A MemstoreSize below MinMemstoreSize is
-// raised to it.
+// raised to it. Writes to a database opened with Options.ReadOnly return
+// ErrReadOnly, and a Checkpoint into a directory that is not empty
+// ErrCheckpointExists.
 //
 // When background work (a flush or compaction) or the log cannot write,
 // the database fails: reads go on, writes return ErrBackground wrapping the

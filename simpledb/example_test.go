@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
@@ -250,4 +251,60 @@ func ExampleOptions_comparator() {
 	_, err = simpledb.Open(dir, nil)
 	fmt.Println(errors.Is(err, simpledb.ErrComparatorMismatch))
 	// Output: 9 20 100 true
+}
+
+func ExampleOptions_readOnly() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db.Put([]byte("config"), []byte("v1"))
+	db.Close()
+
+	// A tool inspects the database without changing a byte of it.
+	ro, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ro.Close()
+	v, _ := ro.Get([]byte("config"))
+	err = ro.Put([]byte("config"), []byte("v2"))
+	fmt.Println(string(v), errors.Is(err, simpledb.ErrReadOnly))
+	// Output: v1 true
+}
+
+func ExampleDB_Checkpoint() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(filepath.Join(dir, "db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Put([]byte("balance"), []byte("100"))
+
+	// A backup while writes go on: tables are hard-linked, so it is cheap.
+	backup := filepath.Join(dir, "backups", "monday")
+	if err := db.Checkpoint(backup); err != nil {
+		log.Fatal(err)
+	}
+	db.Put([]byte("balance"), []byte("40"))
+
+	restored, err := simpledb.Open(backup, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer restored.Close()
+	then, _ := restored.Get([]byte("balance"))
+	now, _ := db.Get([]byte("balance"))
+	fmt.Printf("backup %s, live %s\n", then, now)
+	// Output: backup 100, live 40
 }

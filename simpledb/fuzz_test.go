@@ -138,8 +138,8 @@ func FuzzCurrent(f *testing.F) {
 
 // FuzzDB decodes a byte string into operations (put, delete, batch, get,
 // scan both ways, random walks that switch direction, snapshot, flush,
-// compact, reopen) on an in-memory database and checks every result
-// against a map model.
+// compact, checkpoint, reopen, now and then read-only first) on an
+// in-memory database and checks every result against a map model.
 func FuzzDB(f *testing.F) {
 	f.Add([]byte("p1ap2bd1g1s0fcrg2"))
 	f.Add([]byte("b3p1xp2yd1Sg1p1zfcg1Rg1"))
@@ -241,10 +241,13 @@ func FuzzDB(f *testing.F) {
 					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
 				}
 			case 8:
-				if next()%2 == 0 {
+				switch next() % 3 {
+				case 0:
 					err = db.Flush()
-				} else {
+				case 1:
 					err = db.Compact()
+				default:
+					err = checkCheckpoint(t, db, fsys, m, step, msg)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -257,12 +260,40 @@ func FuzzDB(f *testing.F) {
 				if err := db.Close(); err != nil {
 					t.Fatal(err)
 				}
+				if next()%2 == 1 {
+					ro := *opts
+					ro.ReadOnly = true
+					if db, err = Open("/db", &ro); err != nil {
+						t.Fatal(err)
+					}
+					checkScan(t, order.Compare, db.NewIterator, m, nil, nil, msg+" (read-only)")
+					if err := db.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if db, err = Open("/db", opts); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 	})
+}
+
+// checkCheckpoint takes a checkpoint of db into a directory of its own on
+// fsys, and checks that it opens to m.
+func checkCheckpoint(t *testing.T, db *DB, fsys vfs.FS, m model, step int, msg string) error {
+	dir := fmt.Sprintf("/ckpt-%d", step)
+	if err := db.Checkpoint(dir); err != nil {
+		return err
+	}
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.Comparator = fsys, quietLogger, db.opts.Comparator
+	cdb, err := Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	checkScan(t, db.opts.Comparator.Compare, cdb.NewIterator, m, nil, nil, msg+" (checkpoint)")
+	return cdb.Close()
 }
 
 // FuzzLogRecord fuzzes what replay reads of a log record, in every log

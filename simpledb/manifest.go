@@ -300,6 +300,35 @@ func readCurrent(fsys vfs.FS, dir string) (string, error) {
 	return name, nil
 }
 
+// metaFileOptions write the manifest and CURRENT: uncompressed, as every
+// version of the database wrote them, so that an older build reads them.
+func metaFileOptions(fsys vfs.FS) *recordio.WriterOptions {
+	return &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression}
+}
+
+// writeCurrent atomically points dir's CURRENT at a manifest: write a
+// temporary file, sync it, rename it over CURRENT, sync the directory.
+func writeCurrent(fsys vfs.FS, dir, manifest string) error {
+	tmp := filepath.Join(dir, currentName+".tmp")
+	w, err := recordio.Create(tmp, metaFileOptions(fsys))
+	if err == nil {
+		_, err = w.Write([]byte(manifest))
+		if cerr := w.Close(); err == nil { // Close syncs
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, filepath.Join(dir, currentName))
+	}
+	if err == nil {
+		err = fsys.SyncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: write CURRENT: %w", err)
+	}
+	return nil
+}
+
 // replayManifest rebuilds the state a manifest describes. Damage that no
 // valid edit follows is a torn last edit, whose write a crash interrupted,
 // and is dropped: whether anything depended on it (a log or table it made

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -26,6 +27,13 @@ type model map[string]string
 // modelSnapshot pairs a database snapshot with the model's state then.
 type modelSnapshot struct {
 	snap  *Snapshot
+	state model
+}
+
+// modelCheckpoint is a checkpoint's directory and the model's state when
+// it was taken.
+type modelCheckpoint struct {
+	dir   string
 	state model
 }
 
@@ -132,6 +140,7 @@ func testModel(t *testing.T, order modelOrder) {
 
 	m := model{}
 	var snaps []modelSnapshot
+	var checkpoints []modelCheckpoint
 	var held []*heldIterator
 	closeHeld := func() {
 		for _, h := range held {
@@ -217,8 +226,29 @@ func testModel(t *testing.T, order modelOrder) {
 			st := db.Stats()
 			moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
 			require.NoError(t, db.Close(), msg)
+			if rng.IntN(2) == 0 {
+				// Read-only in between: the same contents, no writes.
+				ro := *opts
+				ro.ReadOnly = true
+				db, err = Open(dir, &ro)
+				require.NoError(t, err, msg)
+				checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (read-only)")
+				require.ErrorIs(t, db.Put(key(), value()), ErrReadOnly, msg)
+				require.NoError(t, db.Close(), msg)
+			}
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
+		case op < 97:
+			// A checkpoint opens to the model as it is now, and stays so
+			// while the database moves on.
+			ckpt := filepath.Join(t.TempDir(), "ckpt")
+			require.NoError(t, db.Checkpoint(ckpt), msg)
+			checkpoints = append(checkpoints, modelCheckpoint{ckpt, maps.Clone(m)})
+			c := checkpoints[rng.IntN(len(checkpoints))]
+			cdb, err := Open(c.dir, opts)
+			require.NoError(t, err, msg)
+			checkScan(t, keyCmp, cdb.NewIterator, c.state, nil, nil, msg+" (checkpoint)")
+			require.NoError(t, cdb.Close(), msg)
 		default:
 			checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (full scan)")
 		}

@@ -104,6 +104,13 @@ type Options struct {
 	// DisableAutoCompaction stops background compaction; Compact still
 	// works. For tests and tools. Default: false.
 	DisableAutoCompaction bool
+	// ReadOnly opens an existing database without changing its directory:
+	// the logs are replayed into memory, not into a table; no log, manifest
+	// or CURRENT is written, nothing is deleted, and nothing runs in the
+	// background. Reads, iterators, snapshots, Stats and Checkpoint work;
+	// writes, Flush and Compact return ErrReadOnly. The directory's lock is
+	// taken as by any Open. See readonly.go. Default: false.
+	ReadOnly bool
 }
 
 func (o *Options) withDefaults() Options {

@@ -364,7 +364,7 @@ func TestGroupCommitSharesSyncs(t *testing.T) {
 // mutatingOps are the filesystem operations that change what a power loss
 // leaves behind.
 const mutatingOps = errorfs.OpCreate | errorfs.OpWrite | errorfs.OpSync | errorfs.OpRename |
-	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir | errorfs.OpReuse
+	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir | errorfs.OpReuse | errorfs.OpLink
 
 // crashAtEveryStep runs run on a copy of base once for every change it
 // makes to the filesystem: the nth time, the nth change and every later
