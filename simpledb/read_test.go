@@ -1,6 +1,8 @@
 package simpledb
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,38 @@ func TestPointReadsAllocateNothing(t *testing.T) {
 			require.Zero(t, allocs)
 		})
 	}
+}
+
+// An iterator open at Close keeps working until it is closed, both ways,
+// over memstore and table entries alike: it holds what it reads. The
+// tables are memory-mapped, so reading one closed would crash.
+func TestIteratorOutlivesClose(t *testing.T) {
+	opts := smallOptions()
+	opts.Logger, opts.MmapTables = quietLogger, true
+	db, err := Open(t.TempDir(), opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 300)
+	require.NoError(t, db.Flush())
+	maps.Copy(acked, putAcked(t, db, 300, 400)) // in the memstore
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	want := slices.Sorted(maps.Keys(acked))
+	var got []string
+	for k, v := range it.All() {
+		got = append(got, string(k))
+		require.Equal(t, acked[string(k)], string(v))
+	}
+	require.Equal(t, want, got)
+	got = got[:0]
+	for k := range it.Backward() {
+		got = append(got, string(k))
+	}
+	slices.Reverse(got)
+	require.Equal(t, want, got)
+	require.NoError(t, it.Err())
+	require.NoError(t, it.Close())
+	_, err = db.NewIterator(nil, nil)
+	require.ErrorIs(t, err, ErrClosed)
 }
