@@ -41,7 +41,7 @@ func BenchmarkSSTableMemstoreFlush(b *testing.B) {
 				p := newPair(b, int64(n)*(4+sstableValueSize))
 				for range b.N {
 					p.candidate(func() {
-						meta, err := m.Flush(table, &sstables.WriterOptions{Compression: comp.c})
+						meta, err := m.Flush(table, &sstables.WriterOptions{Compression: comp.c, BlockSize: 16 << 10, BloomBitsPerKey: -1})
 						if err != nil {
 							b.Fatal(err)
 						}

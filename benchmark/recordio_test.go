@@ -31,21 +31,21 @@ const rotateAt = 64 << 20
 
 // recordioSink writes records to a recordio file, rotating it at rotateAt.
 type recordioSink struct {
-	b     *testing.B
-	path  string
-	codec recordio.Codec
-	sync  bool
-	w     *recordio.Writer
+	b           *testing.B
+	path        string
+	compression recordio.Compression
+	sync        bool
+	w           *recordio.Writer
 }
 
-func newRecordioSink(b *testing.B, codec recordio.Codec, sync bool) *recordioSink {
-	s := &recordioSink{b: b, path: filepath.Join(benchDir(b), "bench.rio"), codec: codec, sync: sync}
+func newRecordioSink(b *testing.B, compression recordio.Compression, sync bool) *recordioSink {
+	s := &recordioSink{b: b, path: filepath.Join(benchDir(b), "bench.rio"), compression: compression, sync: sync}
 	s.open()
 	return s
 }
 
 func (s *recordioSink) open() {
-	w, err := recordio.Create(s.path, &recordio.WriterOptions{Codec: s.codec})
+	w, err := recordio.Create(s.path, &recordio.WriterOptions{Compression: s.compression})
 	if err != nil {
 		s.b.Fatal(err)
 	}
@@ -144,14 +144,14 @@ func (s *bufioSink) close() {
 func BenchmarkRecordIOWrite(b *testing.B) {
 	rows := []struct {
 		prefix string
-		codec  recordio.Codec
+		codec  recordio.Compression
 		sync   bool
 	}{
-		{"", recordio.CodecNone, false},
-		{"Gzip", recordio.CodecGzip, false},
-		{"Snappy", recordio.CodecSnappy, false},
-		{"Zstd", recordio.CodecZstd, false},
-		{"Sync", recordio.CodecNone, true},
+		{"", recordio.NoCompression, false},
+		{"Gzip", recordio.GzipCompression, false},
+		{"Snappy", recordio.SnappyCompression, false},
+		{"Zstd", recordio.ZstdCompression, false},
+		{"Sync", recordio.NoCompression, true},
 	}
 	for _, row := range rows {
 		for _, rs := range recordSizes {
@@ -192,7 +192,7 @@ func BenchmarkRecordIOWriteVsBufio(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				record := benchdata.Bytes(rs.size, uint64(rs.size))
-				ours, base := newRecordioSink(b, recordio.CodecNone, sync), newBufioSink(b, sync)
+				ours, base := newRecordioSink(b, recordio.NoCompression, sync), newBufioSink(b, sync)
 				ours.write(record)
 				base.write(record)
 				p := newPair(b, int64(rs.size))

@@ -548,6 +548,48 @@ func BenchmarkSimpleDBReadRandom(b *testing.B) {
 	reportOpsPerSecond(b, b.N, "ops/s")
 }
 
+// BenchmarkSimpleDBGetAppendValue reads random keys of the filled database
+// three ways: Get (a new copy of each value), AppendValue into one reused
+// buffer, and Has (no value). The key buffer is reused throughout, so the
+// allocations reported are the read's own.
+func BenchmarkSimpleDBGetAppendValue(b *testing.B) {
+	db := filledDB(b)
+	defer closeUntimed(b, db)
+	for _, read := range []struct {
+		name string
+		read func(buf, key []byte) ([]byte, error)
+	}{
+		{"Get", func(_, key []byte) ([]byte, error) { return db.Get(key) }},
+		{"AppendValue", func(buf, key []byte) ([]byte, error) { return db.AppendValue(buf[:0], key) }},
+		{"Has", func(buf, key []byte) ([]byte, error) {
+			ok, err := db.Has(key)
+			if err == nil && !ok {
+				err = simpledb.ErrNotFound
+			}
+			return buf, err
+		}},
+	} {
+		b.Run(read.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(8, 8))
+			key, buf := make([]byte, 0, 16), make([]byte, 0, fillValueSize)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				i := rng.Uint64N(fillKeys)
+				key = appendFillKey(key[:0], i)
+				v, err := read.read(buf, key)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if read.name != "Has" {
+					checkValue(b, v, i, fillValueSize)
+				}
+			}
+			reportOpsPerSecond(b, b.N, "ops/s")
+		})
+	}
+}
+
 // BenchmarkSimpleDBScan: one op scans the whole filled database, checking
 // every value.
 func BenchmarkSimpleDBScan(b *testing.B) {

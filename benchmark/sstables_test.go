@@ -75,7 +75,7 @@ func sharedTable(b *testing.B, size int64, c sstables.Compression) *benchTable {
 		all[i] = kv{sstableKey(i), i}
 	}
 	slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.key, b.key) })
-	w, err := sstables.NewWriter(t.path, &sstables.WriterOptions{Compression: c, BloomBitsPerKey: 10})
+	w, err := sstables.NewWriter(t.path, &sstables.WriterOptions{Compression: c, BlockSize: 16 << 10})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 // covered reports whether a range tombstone visible to the live view hides
 // n.
 func (it *Iterator) covered(n *node) bool {
-	return len(it.rangeDels) > 0 && it.rangeDels.SeqAt(bytes.Compare, n.key(), it.seq) > n.seq()
+	return len(it.rangeDels) > 0 && it.rangeDels.SeqAt(it.list.keyCompare(), n.key(), it.seq) > n.seq()
 }
 
 // First moves to the first entry and reports whether there is one.
@@ -168,7 +168,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+	if it.lower != nil && it.list.less(key, it.lower) {
 		key = it.lower
 	}
 	it.table = it.list.arena.load()
@@ -184,7 +184,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+	if it.upper != nil && it.list.less(it.upper, key) {
 		key = it.upper
 	}
 	it.table = it.list.arena.load()
@@ -246,7 +246,7 @@ func (it *Iterator) settle() bool {
 		n := it.n
 		trailer := n.tail().trailer
 		switch {
-		case it.upper != nil && bytes.Compare(n.key(), it.upper) >= 0:
+		case it.upper != nil && !it.list.less(n.key(), it.upper):
 			it.n = nil
 		case base.TrailerSeq(trailer) > it.seq:
 			// Written after the snapshot.
@@ -284,7 +284,7 @@ func (it *Iterator) skipVersions(key []byte) {
 func (it *Iterator) settleBack(c *node, skip []byte) bool {
 	for {
 		p := it.before(c)
-		if p == nil || it.lower != nil && bytes.Compare(p.key(), it.lower) < 0 {
+		if p == nil || it.lower != nil && it.list.less(p.key(), it.lower) {
 			it.n, it.edge = nil, base.EdgeStart
 			return false
 		}

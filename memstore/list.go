@@ -2,12 +2,15 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/stratadb/strata/sstables"
 )
 
 const (
@@ -56,6 +59,9 @@ type list struct {
 	// height is the number of levels in use; only the writer raises it.
 	height atomic.Int32
 	length atomic.Int64
+	// cmp orders keys; nil is bytewise order, which find searches a word
+	// at a time.
+	cmp func(a, b []byte) int
 
 	// The rest belongs to the writer. heights draws node heights. last is
 	// the node inserted last, of height lastHeight, and before[l] its
@@ -69,7 +75,10 @@ type list struct {
 	before     [maxHeight]addr
 }
 
-func (l *list) init(seed uint64) {
+func (l *list) init(seed uint64, c *sstables.Comparator) {
+	if c != nil && c != sstables.Bytewise {
+		l.cmp = c.Compare
+	}
 	l.headX = l.arena.init()
 	_, l.head = l.arena.node(l.arena.bases, l.headX)
 	l.height.Store(1)
@@ -92,6 +101,9 @@ func (l *list) init(seed uint64) {
 // numbers, a table or user prefix) then cost a word or two per comparison
 // rather than a pass over the prefix.
 func (l *list) find(key []byte, trailer uint64, preds *[maxHeight]addr) (found *node, same bool) {
+	if l.cmp != nil {
+		return l.findOrdered(key, trailer, preds)
+	}
 	t := l.arena.load()
 	kw := keyWord(key)
 	x, xa := l.head, l.headX
@@ -171,6 +183,73 @@ func (l *list) find(key []byte, trailer uint64, preds *[maxHeight]addr) (found *
 	return found, bytes.Equal(found.key(), key)
 }
 
+// findOrdered is find under another order than bytewise: a plain skiplist
+// search that calls the comparator once per node visited.
+func (l *list) findOrdered(key []byte, trailer uint64, preds *[maxHeight]addr) (found *node, same bool) {
+	t := l.arena.load()
+	x, xa := l.head, l.headX
+	top := int(l.height.Load()) - 1
+	if preds != nil {
+		for level := top + 1; level < maxHeight; level++ {
+			preds[level] = l.headX
+		}
+	}
+	for level := top; level >= 0; level-- {
+		found = nil
+		for {
+			next := addr(x.link(level).Load())
+			if next == 0 {
+				break
+			}
+			var n *node
+			t, n = l.arena.node(t, next)
+			if l.compare(n, key, 0, trailer) >= 0 {
+				found = n
+				break
+			}
+			x, xa = n, next
+		}
+		if preds != nil {
+			preds[level] = xa
+		}
+	}
+	if found == nil {
+		return nil, false
+	}
+	return found, bytes.Equal(found.key(), key)
+}
+
+// keyCompare returns the list's key order as a function: the comparator's,
+// or bytes.Compare.
+func (l *list) keyCompare() func(a, b []byte) int {
+	if l.cmp != nil {
+		return l.cmp
+	}
+	return bytes.Compare
+}
+
+// compare orders n's entry against (key, trailer) in the list's order; kw
+// is key's first word, which only bytewise order uses.
+func (l *list) compare(n *node, key []byte, kw, trailer uint64) int {
+	if l.cmp == nil {
+		c, _ := compare(n, key, kw, trailer)
+		return c
+	}
+	if c := l.cmp(n.key(), key); c != 0 {
+		return c
+	}
+	// Versions of a key order by trailer descending.
+	return cmp.Compare(trailer, n.tail().trailer)
+}
+
+// less reports whether a sorts before b in the list's key order.
+func (l *list) less(a, b []byte) bool {
+	if l.cmp == nil {
+		return bytes.Compare(a, b) < 0
+	}
+	return l.cmp(a, b) < 0
+}
+
 // insert adds an entry. The caller is the only writer, and (key, trailer)
 // is not in the list yet: every write has its own sequence number.
 func (l *list) insert(key, value []byte, trailer uint64) {
@@ -217,10 +296,10 @@ func (l *list) spliceAt(key []byte, trailer uint64, preds *[maxHeight]addr) bool
 	t := l.arena.bases
 	kw := keyWord(key)
 	_, last := l.arena.node(t, l.last)
-	if c, _ := compare(last, key, kw, trailer); c < 0 {
+	if l.compare(last, key, kw, trailer) < 0 {
 		if x := addr(last.link(0).Load()); x != 0 {
 			_, next := l.arena.node(t, x)
-			if c, _ := compare(next, key, kw, trailer); c < 0 {
+			if l.compare(next, key, kw, trailer) < 0 {
 				return false
 			}
 		}
@@ -232,7 +311,7 @@ func (l *list) spliceAt(key []byte, trailer uint64, preds *[maxHeight]addr) bool
 	}
 	if l.before[0] != l.headX {
 		_, prev := l.arena.node(t, l.before[0])
-		if c, _ := compare(prev, key, kw, trailer); c > 0 {
+		if l.compare(prev, key, kw, trailer) > 0 {
 			return false
 		}
 	}

@@ -73,7 +73,7 @@ func TestInsertOrders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0))
 			var l list
-			l.init(seed)
+			l.init(seed, nil)
 			type entry struct {
 				key     []byte
 				trailer uint64

@@ -90,7 +90,7 @@ func New(opts *Options) *Memstore {
 		o = *opts
 	}
 	m := &Memstore{}
-	m.list.init(o.Seed)
+	m.list.init(o.Seed, o.Comparator)
 	return m
 }
 
@@ -172,7 +172,7 @@ func (m *Memstore) checkSeq(seq uint64) error {
 // deleteRangeLocked adds a range tombstone at seq. The caller holds mu.
 func (m *Memstore) deleteRangeLocked(seq uint64, start, end []byte) error {
 	t := rangedel.Tombstone{Start: bytes.Clone(start), End: bytes.Clone(end), Seq: seq}
-	if err := rangedel.Check(bytes.Compare, t); err != nil {
+	if err := rangedel.Check(m.list.keyCompare(), t); err != nil {
 		return err
 	}
 	if err := m.checkSeq(seq); err != nil {
@@ -182,7 +182,7 @@ func (m *Memstore) deleteRangeLocked(seq uint64, start, end []byte) error {
 	if p := m.rangeDels.Load(); p != nil {
 		l = *p
 	}
-	l = l.Add(bytes.Compare, t)
+	l = l.Add(m.list.keyCompare(), t)
 	m.rangeDels.Store(&l)
 	m.rangeDelBytes.Store(int64(l.Size()))
 	m.lastSeq.Store(seq)
@@ -207,7 +207,7 @@ func (m *Memstore) rangeDelSeq(key []byte, seq uint64) uint64 {
 	if p == nil {
 		return 0
 	}
-	return p.SeqAt(bytes.Compare, key, seq)
+	return p.SeqAt(m.list.keyCompare(), key, seq)
 }
 
 // validate checks a write's arguments.

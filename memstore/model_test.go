@@ -1,15 +1,16 @@
 package memstore
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,14 +19,16 @@ import (
 // range's start and value its end ("" unbounded).
 type model []seen
 
-// covers reports whether r, a range deletion, covers key.
-func (r seen) covers(key string) bool {
-	return r.kind == KindRangeDelete && key >= r.key && (r.value == "" || key < r.value)
+// covers reports whether r, a range deletion, covers key in keyCmp's
+// order.
+func (r seen) covers(keyCmp func(a, b []byte) int, key string) bool {
+	return r.kind == KindRangeDelete && (r.key == "" || keyCmp([]byte(key), []byte(r.key)) >= 0) &&
+		(r.value == "" || keyCmp([]byte(key), []byte(r.value)) < 0)
 }
 
 // coveredAt reports whether a range deletion in (entrySeq, seq] covers key.
-func (md model) coveredAt(key string, entrySeq, seq uint64) bool {
-	return slices.ContainsFunc(md, func(r seen) bool { return r.seq > entrySeq && r.seq <= seq && r.covers(key) })
+func (md model) coveredAt(keyCmp func(a, b []byte) int, key string, entrySeq, seq uint64) bool {
+	return slices.ContainsFunc(md, func(r seen) bool { return r.seq > entrySeq && r.seq <= seq && r.covers(keyCmp, key) })
 }
 
 // points counts the writes that are entries: not range deletions.
@@ -39,9 +42,23 @@ func (md model) points() int {
 	return n
 }
 
-func (md model) getAt(key string, seq uint64) (string, Result) {
+// order is a key order the model test runs in: the memstore's comparator
+// and the same order for the model.
+type order struct {
+	name string
+	c    *sstables.Comparator
+}
+
+// orders are bytewise order, which the memstore searches a word at a time,
+// and its reverse, which goes through the comparator.
+var orders = []order{
+	{"bytewise", sstables.Bytewise},
+	{"reverse", &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}},
+}
+
+func (md model) getAt(keyCmp func(a, b []byte) int, key string, seq uint64) (string, Result) {
 	for i := len(md) - 1; i >= 0; i-- {
-		if r := md[i]; r.seq <= seq && r.covers(key) {
+		if r := md[i]; r.seq <= seq && r.covers(keyCmp, key) {
 			return "", Deleted
 		}
 		if r := md[i]; r.key == key && r.seq <= seq && r.kind != KindRangeDelete {
@@ -54,16 +71,18 @@ func (md model) getAt(key string, seq uint64) (string, Result) {
 	return "", Absent
 }
 
-// entries returns the raw view at seq within [lo, hi) (nil: unbounded).
-func (md model) entries(seq uint64, lo, hi []byte) []seen {
+// entries returns the raw view at seq within [lo, hi) (nil: unbounded) in
+// keyCmp's order.
+func (md model) entries(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []seen {
 	var out []seen
 	for _, r := range md {
-		if r.kind != KindRangeDelete && r.seq <= seq && (lo == nil || r.key >= string(lo)) && (hi == nil || r.key < string(hi)) {
+		k := []byte(r.key)
+		if r.kind != KindRangeDelete && r.seq <= seq && (lo == nil || keyCmp(k, lo) >= 0) && (hi == nil || keyCmp(k, hi) < 0) {
 			out = append(out, r)
 		}
 	}
 	slices.SortFunc(out, func(a, b seen) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
+		if c := keyCmp([]byte(a.key), []byte(b.key)); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.seq, a.seq)
@@ -72,12 +91,12 @@ func (md model) entries(seq uint64, lo, hi []byte) []seen {
 }
 
 // live returns the live view at seq within [lo, hi).
-func (md model) live(seq uint64, lo, hi []byte) []seen {
+func (md model) live(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []seen {
 	var out []seen
-	entries := md.entries(seq, lo, hi)
+	entries := md.entries(keyCmp, seq, lo, hi)
 	for i, r := range entries {
 		// The first entry of each key is its newest version.
-		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet && !md.coveredAt(r.key, r.seq, seq) {
+		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet && !md.coveredAt(keyCmp, r.key, r.seq, seq) {
 			out = append(out, r)
 		}
 	}
@@ -101,13 +120,13 @@ func orNil(s []seen) []seen {
 	return s
 }
 
-// cursor returns a model cursor over the keys of view.
-func cursor(view []seen) *itertest.Cursor {
+// cursor returns a model cursor over the keys of view, in keyCmp's order.
+func cursor(view []seen, keyCmp func(a, b []byte) int) *itertest.Cursor {
 	keys := make([][]byte, len(view))
 	for i, s := range view {
 		keys[i] = []byte(s.key)
 	}
-	return itertest.NewCursor(keys)
+	return itertest.NewCursorFunc(keys, keyCmp)
 }
 
 // TestModel drives a memstore and a model with the same random writes and
@@ -116,23 +135,25 @@ func cursor(view []seen) *itertest.Cursor {
 // prefixes of each other and equal in their first word, and zero bytes
 // meet the zero padding of short keys' words.
 func TestModel(t *testing.T) {
-	t.Run("short keys", func(t *testing.T) {
-		testModel(t, func(rng *rand.Rand) []byte { return tinyKey(rng, 1+rng.IntN(10)) })
-	})
-	// Keys that share prefixes of many lengths, across word boundaries,
-	// drive the search's skipping of shared words; now and then a key too
-	// large for a chunk.
-	const prefix = "tenant-0001/table-00000042/user:00000000000000000000"
-	t.Run("shared prefixes", func(t *testing.T) {
-		testModel(t, func(rng *rand.Rand) []byte {
-			p := []int{0, 7, 8, 9, 15, 16, 17, 24, 31, 40, len(prefix)}[rng.IntN(11)]
-			n := rng.IntN(12)
-			if rng.IntN(200) == 0 {
-				n = arenaLargeEntry + rng.IntN(100)
-			}
-			return append([]byte(prefix[:p]), tinyKey(rng, max(n, 1-p))...)
+	for _, o := range orders {
+		t.Run(o.name+"/short keys", func(t *testing.T) {
+			testModel(t, o.c, func(rng *rand.Rand) []byte { return tinyKey(rng, 1+rng.IntN(10)) })
 		})
-	})
+		// Keys that share prefixes of many lengths, across word
+		// boundaries, drive the search's skipping of shared words; now and
+		// then a key too large for a chunk.
+		const prefix = "tenant-0001/table-00000042/user:00000000000000000000"
+		t.Run(o.name+"/shared prefixes", func(t *testing.T) {
+			testModel(t, o.c, func(rng *rand.Rand) []byte {
+				p := []int{0, 7, 8, 9, 15, 16, 17, 24, 31, 40, len(prefix)}[rng.IntN(11)]
+				n := rng.IntN(12)
+				if rng.IntN(200) == 0 {
+					n = arenaLargeEntry + rng.IntN(100)
+				}
+				return append([]byte(prefix[:p]), tinyKey(rng, max(n, 1-p))...)
+			})
+		})
+	}
 }
 
 // tinyKey returns n bytes from the alphabet a, b, 0x00.
@@ -144,10 +165,11 @@ func tinyKey(rng *rand.Rand, n int) []byte {
 	return k
 }
 
-func testModel(t *testing.T, key func(*rand.Rand) []byte) {
+func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	m := New(&Options{Seed: seed})
+	m := New(&Options{Seed: seed, Comparator: c})
+	keyCmp := c.Compare
 	var md model
 	randomKey := func() []byte { return key(rng) }
 	randomValue := func() []byte {
@@ -179,9 +201,9 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			seq = m.LastSeq()
 		}
 		if rng.IntN(2) == 0 {
-			return m.NewIterator(o), md.live(seq, o.LowerBound, o.UpperBound)
+			return m.NewIterator(o), md.live(keyCmp, seq, o.LowerBound, o.UpperBound)
 		}
-		return m.NewEntryIterator(o), md.entries(seq, o.LowerBound, o.UpperBound)
+		return m.NewEntryIterator(o), md.entries(keyCmp, seq, o.LowerBound, o.UpperBound)
 	}
 	var held []*heldIterator
 
@@ -198,7 +220,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 		case op < 60 && rng.IntN(2) == 0:
 			// A range deletion, now and then through Apply.
 			lo, hi := randomBound(), randomBound()
-			if lo != nil && hi != nil && string(lo) >= string(hi) {
+			if lo != nil && hi != nil && keyCmp(lo, hi) >= 0 {
 				require.ErrorIs(t, m.DeleteRange(lo, hi), ErrBadRangeDel)
 				continue
 			}
@@ -220,13 +242,13 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			md = append(md, seen{string(k), seq, kind, string(v)})
 		case op < 70:
 			k := randomKey()
-			want, wantFound := md.getAt(string(k), MaxSeq)
+			want, wantFound := md.getAt(keyCmp, string(k), MaxSeq)
 			got, found := m.Get(k)
 			require.Equal(t, wantFound, found, "step %d: Get(%q)", step, k)
 			require.Equal(t, want, string(got), "step %d: Get(%q)", step, k)
 		case op < 80:
 			k, seq := randomKey(), randomSeq()
-			want, wantFound := md.getAt(string(k), seq)
+			want, wantFound := md.getAt(keyCmp, string(k), seq)
 			got, found := m.GetAt(k, seq)
 			require.Equal(t, wantFound, found, "step %d: GetAt(%q, %d)", step, k, seq)
 			require.Equal(t, want, string(got), "step %d: GetAt(%q, %d)", step, k, seq)
@@ -242,7 +264,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
 			k := randomKey()
 			it, view := newView(&o)
-			i := slices.IndexFunc(view, func(s seen) bool { return s.key >= string(k) })
+			i := slices.IndexFunc(view, func(s seen) bool { return keyCmp([]byte(s.key), k) >= 0 })
 			if i < 0 {
 				i = len(view)
 			}
@@ -255,7 +277,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			// A random walk, switching direction anywhere.
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound(), Seq: randomSeq()}
 			it, view := newView(&o)
-			itertest.Walk(t, rng, it, cursor(view), 50, randomKey, func(i int) {
+			itertest.Walk(t, rng, it, cursor(view, keyCmp), 50, randomKey, func(i int) {
 				require.Equal(t, view[i], current(it), "step %d: walk %+v", step, o)
 			}, fmt.Sprintf("step %d: walk", step))
 		case op < 96:
@@ -266,7 +288,7 @@ func testModel(t *testing.T, key func(*rand.Rand) []byte) {
 			o := IterOptions{LowerBound: randomBound(), UpperBound: randomBound()}
 			h := &heldIterator{}
 			h.it, h.want = newView(&o)
-			h.c = cursor(h.want)
+			h.c = cursor(h.want, keyCmp)
 			require.Equal(t, h.c.First(), h.it.First())
 			held = append(held, h)
 		default:

@@ -1,5 +1,7 @@
 package memstore
 
+import "github.com/stratadb/strata/sstables"
+
 // Options configures a Memstore. The zero value is valid: every field's
 // comment states the default that its zero value selects.
 type Options struct {
@@ -7,4 +9,10 @@ type Options struct {
 	// that two memstores given the same writes have the same shape. The
 	// default, 0, is a fixed seed like any other.
 	Seed uint64
+	// Comparator orders keys; tables flushed from the memstore must be
+	// written with the same one. Bytewise order is searched a word at a
+	// time, skipping the prefix a key shares with its neighbours; any other
+	// comparator is called once per node visited. Default:
+	// sstables.Bytewise.
+	Comparator *sstables.Comparator
 }

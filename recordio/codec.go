@@ -55,10 +55,8 @@ func newCompressor(codec Codec, level int) (*compressor, error) {
 			return nil, err
 		}
 		c.zstd = enc
-	case CodecLZW:
-		return nil, fmt.Errorf("%w: lzw is read for go-sstables compatibility only", ErrUnsupported)
 	default:
-		return nil, fmt.Errorf("%w: unknown codec %v", ErrUnsupported, codec)
+		return nil, fmt.Errorf("%w: codec %v", ErrUnsupported, codec)
 	}
 	return c, nil
 }

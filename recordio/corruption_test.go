@@ -40,7 +40,7 @@ func readAll(t *testing.T, data []byte, opts *ReaderOptions) ([][]byte, error) {
 func TestEveryBitFlipIsDetected(t *testing.T) {
 	records := [][]byte{[]byte("first"), nil, {}, bytes.Repeat([]byte("zz"), 100), seededBytes(50, 9)}
 	for _, codec := range []Codec{CodecNone, CodecSnappy, CodecGzip, CodecZstd} {
-		data, offsets := encodeFile(t, &WriterOptions{Codec: codec}, records)
+		data, offsets := encodeFile(t, &WriterOptions{Compression: compressionFor(codec)}, records)
 		for pos := FileHeaderSize; pos < len(data); pos++ {
 			for _, bit := range []byte{0x01, 0x80} {
 				damaged := bytes.Clone(data)
@@ -72,7 +72,7 @@ func TestEveryBitFlipIsDetected(t *testing.T) {
 func TestEveryTruncationIsDetected(t *testing.T) {
 	records := [][]byte{[]byte("first"), nil, {}, bytes.Repeat([]byte("zz"), 100), seededBytes(50, 9)}
 	for _, fc := range writableFormats() {
-		data, offsets := encodeFile(t, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
+		data, offsets := encodeFile(t, &WriterOptions{Version: fc.version, Compression: compressionFor(fc.codec)}, records)
 		offsets = append(offsets, int64(len(data)))
 		for cut := 0; cut < len(data); cut++ {
 			msg := fmt.Sprintf("%v %v: cut at %d", fc.version, fc.codec, cut)
@@ -142,7 +142,7 @@ func TestResyncRecoversEverythingElse(t *testing.T) {
 		records = append(records, bytes.Repeat([]byte{byte(i)}, rng.IntN(300)))
 	}
 	for _, codec := range []Codec{CodecNone, CodecSnappy} {
-		data, offsets := encodeFile(t, &WriterOptions{Codec: codec}, records)
+		data, offsets := encodeFile(t, &WriterOptions{Compression: compressionFor(codec)}, records)
 		for range 50 {
 			victim := 1 + rng.IntN(len(records)-2)
 			damaged := bytes.Clone(data)
@@ -189,7 +189,7 @@ func TestRandomReaderConcurrent(t *testing.T) {
 	}
 	for _, codec := range []Codec{CodecGzip, CodecZstd, CodecSnappy, CodecNone} {
 		path := filepath.Join(t.TempDir(), "f.rio")
-		offsets := writeFile(t, path, &WriterOptions{Codec: codec}, records)
+		offsets := writeFile(t, path, &WriterOptions{Compression: compressionFor(codec)}, records)
 		rr, err := OpenRandom(path, nil)
 		require.NoError(t, err)
 		var wg sync.WaitGroup

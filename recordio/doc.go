@@ -5,7 +5,7 @@
 //
 // # Usage
 //
-//	w, err := recordio.Create("data.rio", &recordio.WriterOptions{Codec: recordio.CodecSnappy})
+//	w, err := recordio.Create("data.rio", &recordio.WriterOptions{Compression: recordio.SnappyCompression})
 //	off, err := w.Write([]byte("hello"))   // off locates the record for RandomReader
 //	err = w.Sync()                          // durable from here on
 //	err = w.Close()

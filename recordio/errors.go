@@ -2,6 +2,7 @@ package recordio
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/stratadb/strata/internal/base"
 )
@@ -61,6 +62,9 @@ var (
 	// not write (an unknown codec, lzw, the go-sstables versions before v4,
 	// or zstd in v4).
 	ErrUnsupported = errors.New("recordio: unsupported format or codec for writing")
+	// ErrUnknownCompression: WriterOptions.Compression is none of the
+	// Compression constants. It matches ErrUnsupported too.
+	ErrUnknownCompression = fmt.Errorf("%w: unknown compression", ErrUnsupported)
 	// ErrInvalidOffset: a random read was asked for an offset inside the
 	// file header.
 	ErrInvalidOffset = errors.New("recordio: offset inside the file header")

@@ -19,7 +19,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "events.rio")
 
-	w, err := recordio.Create(path, &recordio.WriterOptions{Codec: recordio.CodecSnappy})
+	w, err := recordio.Create(path, &recordio.WriterOptions{Compression: recordio.SnappyCompression})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func ExampleRandomReader() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "blobs.rio")
 
-	w, err := recordio.Create(path, &recordio.WriterOptions{Codec: recordio.CodecZstd})
+	w, err := recordio.Create(path, &recordio.WriterOptions{Compression: recordio.ZstdCompression})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -174,7 +174,7 @@ func FuzzRoundTrip(f *testing.F) {
 			records = append(records, part)
 		}
 		for _, fc := range writableFormats() {
-			file, offsets := encodeFile(t, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
+			file, offsets := encodeFile(t, &WriterOptions{Version: fc.version, Compression: compressionFor(fc.codec)}, records)
 			r, err := NewReader(bytes.NewReader(file), nil)
 			if err != nil {
 				t.Fatal(err)

@@ -401,7 +401,7 @@ func TestWriterMatchesGolden(t *testing.T) {
 		t.Run(fmt.Sprintf("%v_%v", tc.version, tc.codec), func(t *testing.T) {
 			want, offsets := goldenFile(t, tc.version, tc.codec)
 			path := filepath.Join(t.TempDir(), "out.rio")
-			w, err := Create(path, &WriterOptions{Version: tc.version, Codec: tc.codec})
+			w, err := Create(path, &WriterOptions{Version: tc.version, Compression: compressionFor(tc.codec)})
 			require.NoError(t, err)
 			for i, rec := range goldenRecords {
 				off, err := w.Write(rec)

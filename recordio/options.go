@@ -9,7 +9,7 @@ const (
 	DefaultMaxRecordSize = 1 << 30
 )
 
-// WriterOptions configure a Writer. The zero value writes uncompressed
+// WriterOptions configure a Writer. The zero value writes snappy-compressed
 // VersionStrata files through the operating system's filesystem.
 type WriterOptions struct {
 	// FS is the filesystem Create uses. Default: vfs.Default.
@@ -17,8 +17,10 @@ type WriterOptions struct {
 	// Version is the format to write: VersionStrata (the default; 0 means
 	// it) or VersionV4 for go-sstables readers.
 	Version Version
-	// Codec compresses payloads. Default: CodecNone.
-	Codec Codec
+	// Compression compresses payloads; the file header records its codec.
+	// Create and NewWriter reject a value that is none of the constants
+	// with ErrUnknownCompression. Default: snappy.
+	Compression Compression
 	// Level is the compression level for CodecGzip (1 to 9) and CodecZstd
 	// (zstd's levels, mapped by klauspost/compress). Default: 0, the codec's
 	// default level.

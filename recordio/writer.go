@@ -61,23 +61,27 @@ func NewWriter(f SyncWriter, opts *WriterOptions) (*Writer, error) {
 }
 
 func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {
+	codec, err := o.Compression.Codec()
+	if err != nil {
+		return nil, err
+	}
 	switch o.Version {
 	case VersionStrata:
 	case VersionV4:
-		if o.Codec == CodecZstd {
+		if codec == CodecZstd {
 			return nil, fmt.Errorf("%w: go-sstables v4 has no zstd", ErrUnsupported)
 		}
 	default:
 		return nil, fmt.Errorf("%w: version %v", ErrUnsupported, o.Version)
 	}
-	comp, err := newCompressor(o.Codec, o.Level)
+	comp, err := newCompressor(codec, o.Level)
 	if err != nil {
 		return nil, err
 	}
 	w := &Writer{
 		f:    f,
 		name: name,
-		hdr:  FileHeader{Version: o.Version, Codec: o.Codec},
+		hdr:  FileHeader{Version: o.Version, Codec: codec},
 		max:  o.MaxRecordSize,
 		comp: comp,
 

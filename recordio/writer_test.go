@@ -43,6 +43,16 @@ func readerModes() []ReaderOptions {
 	return modes
 }
 
+// compressionFor returns the Compression that writes codec.
+func compressionFor(codec Codec) Compression {
+	for _, c := range []Compression{NoCompression, SnappyCompression, ZstdCompression, GzipCompression} {
+		if got, err := c.Codec(); err == nil && got == codec {
+			return c
+		}
+	}
+	panic("no compression writes " + codec.String())
+}
+
 type formatCase struct {
 	version Version
 	codec   Codec
@@ -91,7 +101,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, fc := range writableFormats() {
 		t.Run(fmt.Sprintf("%v_%v", fc.version, fc.codec), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "f.rio")
-			offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
+			offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Compression: compressionFor(fc.codec)}, records)
 
 			for _, ro := range readerModes() {
 				ro.BufferSize = 1024
@@ -131,7 +141,7 @@ func TestCompressionOnlyWhenItPays(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.rio")
 	compressible := bytes.Repeat([]byte("abcd"), 1000)
 	incompressible := seededBytes(4000, 3)
-	writeFile(t, path, &WriterOptions{Codec: CodecSnappy}, [][]byte{compressible, incompressible})
+	writeFile(t, path, &WriterOptions{Compression: SnappyCompression}, [][]byte{compressible, incompressible})
 
 	r, err := Open(path, nil)
 	require.NoError(t, err)
@@ -149,6 +159,32 @@ func TestCompressionOnlyWhenItPays(t *testing.T) {
 	require.Equal(t, uint64(len(incompressible)), h2.plen)
 }
 
+// A zero compression means snappy, as in every layer; each constant writes
+// its codec into the file header.
+func TestWriterCompressionSetsTheCodec(t *testing.T) {
+	for _, tc := range []struct {
+		compression Compression
+		want        Codec
+	}{
+		{DefaultCompression, CodecSnappy},
+		{NoCompression, CodecNone},
+		{SnappyCompression, CodecSnappy},
+		{ZstdCompression, CodecZstd},
+		{GzipCompression, CodecGzip},
+	} {
+		t.Run(tc.compression.String(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "records")
+			w, err := Create(path, &WriterOptions{Compression: tc.compression})
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			r, err := Open(path, nil)
+			require.NoError(t, err)
+			defer r.Close()
+			require.Equal(t, tc.want, r.Header().Codec)
+		})
+	}
+}
+
 func TestWriterRejects(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -156,11 +192,10 @@ func TestWriterRejects(t *testing.T) {
 		opts WriterOptions
 		want error
 	}{
-		{"lzw", WriterOptions{Codec: CodecLZW}, ErrUnsupported},
-		{"v4 zstd", WriterOptions{Version: VersionV4, Codec: CodecZstd}, ErrUnsupported},
+		{"v4 zstd", WriterOptions{Version: VersionV4, Compression: ZstdCompression}, ErrUnsupported},
 		{"v3", WriterOptions{Version: VersionV3}, ErrUnsupported},
-		{"unknown codec", WriterOptions{Codec: 9}, ErrUnsupported},
-		{"bad gzip level", WriterOptions{Codec: CodecGzip, Level: 42}, nil},
+		{"unknown compression", WriterOptions{Compression: 9}, ErrUnknownCompression},
+		{"bad gzip level", WriterOptions{Compression: GzipCompression, Level: 42}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := Create(filepath.Join(dir, tc.name), &tc.opts)
@@ -185,8 +220,8 @@ func TestWriterRecordTooLarge(t *testing.T) {
 		record []byte
 	}{
 		{"record", WriterOptions{MaxRecordSize: 10}, make([]byte, 11)},
-		{"v4 snappy grows it", WriterOptions{Version: VersionV4, Codec: CodecSnappy, MaxRecordSize: 4096}, seededBytes(4096, 1)},
-		{"v4 gzip grows it", WriterOptions{Version: VersionV4, Codec: CodecGzip, MaxRecordSize: 4096}, seededBytes(4096, 1)},
+		{"v4 snappy grows it", WriterOptions{Version: VersionV4, Compression: SnappyCompression, MaxRecordSize: 4096}, seededBytes(4096, 1)},
+		{"v4 gzip grows it", WriterOptions{Version: VersionV4, Compression: GzipCompression, MaxRecordSize: 4096}, seededBytes(4096, 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &failingFile{failAfter: 1 << 62}
@@ -262,7 +297,7 @@ func (f *failingFile) Close() error { return nil }
 
 func TestWriterErrorIsSticky(t *testing.T) {
 	f := &failingFile{failAfter: 100}
-	w, err := NewWriter(f, &WriterOptions{BufferSize: 16})
+	w, err := NewWriter(f, &WriterOptions{BufferSize: 16, Compression: NoCompression})
 	require.NoError(t, err)
 	_, err = w.Write(make([]byte, 200))
 	require.ErrorIs(t, err, errDiskFull)
@@ -297,7 +332,7 @@ func TestWriteAllocations(t *testing.T) {
 	compressible := bytes.Repeat([]byte("abc"), 3000)
 	for _, fc := range writableFormats() {
 		for _, data := range [][]byte{rec, compressible} {
-			w, err := NewWriter(&failingFile{failAfter: 1 << 62}, &WriterOptions{Version: fc.version, Codec: fc.codec})
+			w, err := NewWriter(&failingFile{failAfter: 1 << 62}, &WriterOptions{Version: fc.version, Compression: compressionFor(fc.codec)})
 			require.NoError(t, err)
 			for range 3 {
 				_, err := w.Write(data)
@@ -326,7 +361,7 @@ func TestReadAllocations(t *testing.T) {
 			records = append(records, bytes.Repeat([]byte{byte(i)}, 1000))
 			records = append(records, seededBytes(1000, uint64(i)))
 		}
-		offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Codec: fc.codec}, records)
+		offsets := writeFile(t, path, &WriterOptions{Version: fc.version, Compression: compressionFor(fc.codec)}, records)
 
 		r, err := Open(path, &ReaderOptions{ZeroCopy: true})
 		require.NoError(t, err)
@@ -363,7 +398,7 @@ func TestReadAllocations(t *testing.T) {
 
 func TestWriteUncompressed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.rio")
-	w, err := Create(path, &WriterOptions{Codec: CodecSnappy})
+	w, err := Create(path, &WriterOptions{Compression: SnappyCompression})
 	require.NoError(t, err)
 	compressible := bytes.Repeat([]byte("a"), 1000)
 	raw, err := w.WriteUncompressed(compressible)
@@ -387,7 +422,7 @@ func TestWriteUncompressed(t *testing.T) {
 		require.NoError(t, rr.Close())
 	}
 
-	v4, err := Create(filepath.Join(t.TempDir(), "v4.rio"), &WriterOptions{Version: VersionV4, Codec: CodecSnappy})
+	v4, err := Create(filepath.Join(t.TempDir(), "v4.rio"), &WriterOptions{Version: VersionV4, Compression: SnappyCompression})
 	require.NoError(t, err)
 	_, err = v4.WriteUncompressed([]byte("x"))
 	require.ErrorIs(t, err, ErrUnsupported)
@@ -415,7 +450,7 @@ func randomReaders(t *testing.T, file []byte, opts *ReaderOptions) map[string]*r
 // otherwise behaves as RecordView, except that the length must match.
 func TestRecordViewSized(t *testing.T) {
 	records := [][]byte{bytes.Repeat([]byte("ab"), 500), seededBytes(700, 3), {}, nil}
-	data, offsets := encodeFile(t, &WriterOptions{Codec: CodecSnappy}, records)
+	data, offsets := encodeFile(t, &WriterOptions{Compression: SnappyCompression}, records)
 	end := int64(len(data))
 	length := func(i int) int64 {
 		if i+1 < len(offsets) {
@@ -486,7 +521,7 @@ func TestRecordViewSized(t *testing.T) {
 func TestMappedRandomReadsInPlace(t *testing.T) {
 	for _, codec := range []Codec{CodecNone, CodecSnappy, CodecGzip, CodecZstd} {
 		records := roundTripRecords()
-		file, offsets := encodeFile(t, &WriterOptions{Codec: codec}, records)
+		file, offsets := encodeFile(t, &WriterOptions{Compression: compressionFor(codec)}, records)
 		ra := randomReaders(t, file, nil)["mapped=true"]
 		ra.calls = 0
 		for i, off := range offsets {
@@ -508,7 +543,7 @@ func TestZeroCopyRecordsEndAtTheirLength(t *testing.T) {
 	records := [][]byte{seededBytes(100, 1), bytes.Repeat([]byte("ab"), 100), seededBytes(100, 2)}
 	for _, codec := range []Codec{CodecNone, CodecSnappy} {
 		path := filepath.Join(t.TempDir(), "f.rio")
-		offsets := writeFile(t, path, &WriterOptions{Codec: codec}, records)
+		offsets := writeFile(t, path, &WriterOptions{Compression: compressionFor(codec)}, records)
 		for _, noMmap := range []bool{false, true} {
 			r, err := Open(path, &ReaderOptions{ZeroCopy: true, NoMmap: noMmap})
 			require.NoError(t, err)
@@ -541,7 +576,7 @@ func TestConcurrentZstdWriters(t *testing.T) {
 	files := make([]*failingFile, writers)
 	for i := range ws {
 		files[i] = &failingFile{failAfter: 1 << 62}
-		w, err := NewWriter(files[i], &WriterOptions{Codec: CodecZstd})
+		w, err := NewWriter(files[i], &WriterOptions{Compression: ZstdCompression})
 		require.NoError(t, err)
 		for _, other := range ws[:i] {
 			require.NotSame(t, other.comp.zstd, w.comp.zstd)
@@ -580,7 +615,7 @@ func TestWriterStartsWritebackEveryBytesPerSync(t *testing.T) {
 	for _, bytesPerSync := range []int64{0, 4096, 64 << 10} {
 		t.Run(fmt.Sprint(bytesPerSync), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "records")
-			w, err := Create(path, &WriterOptions{BufferSize: 1024, BytesPerSync: bytesPerSync})
+			w, err := Create(path, &WriterOptions{BufferSize: 1024, BytesPerSync: bytesPerSync, Compression: NoCompression})
 			require.NoError(t, err)
 			rec := bytes.Repeat([]byte("r"), 1000)
 			for range 100 {

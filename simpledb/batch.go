@@ -37,10 +37,11 @@ import (
 // formats lack the last fields: logFormatSynced records end the header at
 // synced (20 bytes), logFormatV1 records at count (12 bytes).
 type Batch struct {
-	data  []byte
-	count uint32
-	bytes int64 // key and value bytes, for write amplification
-	err   error // the first rejected op; Write returns it
+	data      []byte
+	count     uint32
+	rangeDels int   // range deletions among the ops: see ErrRangeDelOrder
+	bytes     int64 // key and value bytes, for write amplification
+	err       error // the first rejected op; Write returns it
 }
 
 const (
@@ -87,7 +88,9 @@ func (b *Batch) Delete(key []byte) error {
 // nil) deletes every key. A start at or after end makes an empty range:
 // nothing is added and the call returns nil. A start or end over
 // MaxKeySize is ErrKeyTooLarge. Keys written after the deletion, also
-// later in the same batch, are not deleted.
+// later in the same batch, are not deleted. Start and end compare
+// bytewise: a database in another key order refuses the batch
+// (ErrRangeDelOrder).
 func (b *Batch) DeleteRange(start, end []byte) error {
 	for _, k := range [][]byte{start, end} {
 		if len(k) > base.MaxKeySize {
@@ -103,6 +106,7 @@ func (b *Batch) DeleteRange(start, end []byte) error {
 	b.data = append(b.data, start...)
 	b.data = binary.AppendUvarint(b.data, uint64(len(end)))
 	b.data = append(b.data, end...)
+	b.rangeDels++
 	return b.added(len(start) + len(end))
 }
 
@@ -111,7 +115,7 @@ func (b *Batch) Len() int { return int(b.count) }
 
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() {
-	b.data, b.count, b.bytes, b.err = b.data[:0], 0, 0, nil
+	b.data, b.count, b.rangeDels, b.bytes, b.err = b.data[:0], 0, 0, 0, nil
 }
 
 func (b *Batch) init() {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/sstables"
 )
 
 // Writes go through a pipelined group commit, in three stages:
@@ -93,9 +93,13 @@ func (d *DB) Delete(key []byte) error {
 // DeleteRange deletes every key in [start, end) as one write, whose cost
 // does not grow with the number of keys the range holds. A nil start or
 // end leaves that side unbounded. An empty range (start at or after end)
-// is a no-op; see Batch.DeleteRange.
+// is a no-op; see Batch.DeleteRange. A database whose Options.Comparator
+// is not bytewise refuses range deletions with ErrRangeDelOrder.
 func (d *DB) DeleteRange(start, end []byte) error {
 	if err := d.checkOpen(); err != nil {
+		return err
+	}
+	if err := d.checkRangeDelOrder(); err != nil {
 		return err
 	}
 	b := batchPool.Get().(*Batch)
@@ -105,6 +109,15 @@ func (d *DB) DeleteRange(start, end []byte) error {
 		return err
 	}
 	return d.Write(b)
+}
+
+// checkRangeDelOrder returns ErrRangeDelOrder unless the database orders
+// keys bytewise.
+func (d *DB) checkRangeDelOrder() error {
+	if d.opts.Comparator.Name != sstables.Bytewise.Name {
+		return fmt.Errorf("%w: the database orders keys by %q", ErrRangeDelOrder, d.opts.Comparator.Name)
+	}
+	return nil
 }
 
 // batchPool recycles the batches of Put, Delete and DeleteRange.
@@ -151,8 +164,13 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	if b.err != nil {
 		return b.err
 	}
+	if b.rangeDels > 0 {
+		if err := d.checkRangeDelOrder(); err != nil {
+			return err
+		}
+	}
 	if b.count == 0 {
-		return d.checkOpen()
+		return d.checkWritable()
 	}
 	w := waiterPool.Get().(*commitWaiter)
 	w.batch, w.sync = b, sync
@@ -169,8 +187,8 @@ func (d *DB) commit(w *commitWaiter) error {
 	// none starts after it.
 	d.closeMu.RLock()
 	defer d.closeMu.RUnlock()
-	if d.closed.Load() {
-		return ErrClosed
+	if err := d.checkWritable(); err != nil {
+		return err
 	}
 	if d.failed.Load() {
 		return d.backgroundError()
@@ -661,7 +679,7 @@ func (d *DB) rotate() error {
 		d.stats.logsRecycled++
 	}
 	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: memstore.New(nil), logNum: num}
+	d.mem = &memTable{m: d.newMemstore(), logNum: num}
 	d.installReadState()
 	d.cond.Broadcast()
 	return nil

@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"time"
@@ -114,7 +113,7 @@ func (d *DB) pickCompaction() *compaction {
 	tables := v.levels[bestLevel]
 	pick := tables[0]
 	for _, t := range tables {
-		if bytes.Compare(t.smallest, d.compactPtr[bestLevel]) > 0 {
+		if v.cmp(t.smallest, d.compactPtr[bestLevel]) > 0 {
 			pick = t
 			break
 		}
@@ -133,16 +132,16 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 	// key space.
 	lo, hi := from[0].smallest, from[0].largest
 	for _, t := range from[1:] {
-		if bytes.Compare(t.smallest, lo) < 0 {
+		if c.v.cmp(t.smallest, lo) < 0 {
 			lo = t.smallest
 		}
-		if bytes.Compare(t.largest, hi) > 0 {
+		if c.v.cmp(t.largest, hi) > 0 {
 			hi = t.largest
 		}
 	}
 	c.inputs[0] = from
 	for _, t := range d.current.levels[level+1] {
-		if t.overlaps(lo, hi) {
+		if t.overlaps(c.v.cmp, lo, hi) {
 			c.inputs[1] = append(c.inputs[1], t)
 		}
 	}
@@ -163,7 +162,7 @@ func (d *DB) trivialMove(c *compaction) bool {
 	if c.level == 0 {
 		l0 := c.v.levels[0] // newest first
 		for _, older := range l0[slices.Index(l0, t)+1:] {
-			if older.overlaps(t.smallest, t.largest) {
+			if older.overlaps(c.v.cmp, t.smallest, t.largest) {
 				return false
 			}
 		}
@@ -177,7 +176,7 @@ func (c *compaction) grandparentOverlap(t *table) int64 {
 	var n int64
 	if c.level+2 < NumLevels {
 		for _, g := range c.v.levels[c.level+2] {
-			if g.overlaps(t.smallest, t.largest) {
+			if g.overlaps(c.v.cmp, t.smallest, t.largest) {
 				n += int64(g.size)
 			}
 		}
@@ -302,7 +301,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		r := t.reader
 		if d.opts.MmapTables {
 			var err error
-			if r, err = sstables.Open(tableName(d.dir, t.num), &sstables.ReaderOptions{FS: d.fs, NoMmap: true}); err != nil {
+			if r, err = sstables.Open(tableName(d.dir, t.num), d.tableReaderOptions(true, true)); err != nil {
 				return nil, 0, err
 			}
 			own = append(own, r)
@@ -311,12 +310,12 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		read += int64(t.size)
 		tombs = rangedel.List(t.reader.RangeDeletions()).Tombstones(tombs, base.MaxSeq)
 	}
-	merged := sstables.NewMergingIterator(&sstables.MergeOptions{AllVersions: true}, iters...)
+	merged := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, AllVersions: true}, iters...)
 	defer merged.Close()
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom, bottomRange: c.isBottomRange,
-		rangeDels: rangedel.Build(bytes.Compare, tombs)}
+		rangeDels: rangedel.Build(c.v.cmp, tombs)}
 	if c.level+2 < NumLevels {
-		g := &grandparentSplitter{tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
+		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
 	}
 	outputs, err := d.writeTables(it, d.opts.TargetTableSize)
@@ -342,7 +341,7 @@ func (c *compaction) isBottomRange(start, end []byte) bool {
 	}
 	for level := c.level + 2; level < NumLevels; level++ {
 		tables := c.v.levels[level] // sorted and disjoint: below L1
-		if i := searchLevel(tables, start); i < len(tables) && (hi == nil || bytes.Compare(tables[i].smallest, hi) <= 0) {
+		if i := searchLevel(c.v.cmp, tables, start); i < len(tables) && (hi == nil || c.v.cmp(tables[i].smallest, hi) <= 0) {
 			return false
 		}
 	}
@@ -355,6 +354,7 @@ func (c *compaction) isBottomRange(start, end []byte) bool {
 // overlapped much more would make its own compaction into level+2 huge.
 // This is LevelDB's rule, with the limit of a trivial move.
 type grandparentSplitter struct {
+	cmp     func(a, b []byte) int
 	tables  []*table // level+2's, in key order
 	next    int      // the first table whose largest key is at or after the last key
 	overlap int64    // the bytes of the tables passed since the last split
@@ -364,7 +364,7 @@ type grandparentSplitter struct {
 
 // splitBefore is called with each key of the output, in order.
 func (g *grandparentSplitter) splitBefore(key []byte) bool {
-	for g.next < len(g.tables) && bytes.Compare(key, g.tables[g.next].largest) > 0 {
+	for g.next < len(g.tables) && g.cmp(key, g.tables[g.next].largest) > 0 {
 		if g.started {
 			g.overlap += int64(g.tables[g.next].size)
 		}

@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -123,7 +124,7 @@ func TestTrivialMovesOnSequentialFill(t *testing.T) {
 		deepest = max(deepest, level)
 	}
 	require.GreaterOrEqual(t, deepest, 3, "tables moved down to L3 at least")
-	checkScan(t, db.NewIterator, m, nil, nil, "after the reopen")
+	checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, "after the reopen")
 }
 
 // An L0 table moves to L1 only if no older L0 table overlaps it: below an
@@ -183,9 +184,9 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 			compactAsBackground(t, db)
 			check := func(msg string) {
 				for k := range m {
-					checkGet(t, db.Get, m, []byte(k), msg)
+					checkGet(t, db, m, []byte(k), msg)
 				}
-				checkScan(t, db.NewIterator, m, nil, nil, msg)
+				checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, msg)
 			}
 			check("after the compactions")
 			levels := tableLevels(db)
@@ -274,7 +275,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			for name, overlap := range overlaps {
 				require.LessOrEqual(t, overlap, db.maxGrandparentOverlap(), "L1 table %s", name)
 			}
-			checkScan(t, db.NewIterator, m, nil, nil, "after the compaction")
+			checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, "after the compaction")
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +34,9 @@ type DB struct {
 	log   *slog.Logger
 	lock  io.Closer
 	cache *sstables.Cache
+	// removeLock: a read-only Open created the LOCK file, and Close
+	// removes it, so that the directory is left as it was found.
+	removeLock bool
 
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
@@ -112,17 +114,25 @@ type DB struct {
 // Open opens the database in dir, creating it (and dir) if missing and
 // recovering it after a crash. A nil opts gives the defaults. A second Open
 // of the same directory fails with ErrLocked until the first is closed.
+// With Options.ReadOnly it creates nothing and writes nothing: see
+// readonly.go.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
-	if err := createDir(o.FS, dir); err != nil {
+	if o.ReadOnly {
+		if err := checkReadOnlyDir(o.FS, dir); err != nil {
+			return nil, err
+		}
+	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
 	lockPath := filepath.Join(dir, lockName)
 	_, statErr := o.FS.Stat(lockPath)
-	lock, err := o.FS.Lock(lockPath)
+	lock, err := lockDir(&o, lockPath)
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
 	}
+	_, unlocked := lock.(readOnlyFSLock)
+	createdLock := errors.Is(statErr, fs.ErrNotExist) && !unlocked
 	d := &DB{
 		dir:       dir,
 		opts:      o,
@@ -140,27 +150,44 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
-		if errors.Is(statErr, fs.ErrNotExist) {
+		if createdLock {
 			d.deleteFile(lockPath)
 		}
 		d.releaseAll()
 		return nil, err
+	}
+	if o.ReadOnly {
+		d.removeLock = createdLock
+		return d, nil
 	}
 	d.startBackground()
 	return d, nil
 }
 
 // createDir creates dir if it is missing, and makes its entry in the parent
-// durable: a database whose directory a power loss could unlink would lose
-// every write acknowledged in it.
+// durable, and the entry of every parent it created: a database whose
+// directory a power loss could unlink would lose every write acknowledged
+// in it.
 func createDir(fsys vfs.FS, dir string) error {
-	if _, err := fsys.Stat(dir); err == nil {
+	var missing []string
+	for p := filepath.Clean(dir); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := fsys.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	for _, p := range missing {
+		if err := fsys.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recover loads the manifest's version, proves that every file it needs is
@@ -182,19 +209,25 @@ func (d *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("simpledb: %w", err)
 		}
-		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name)); err != nil {
+		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
 			return err
 		}
 	} else if err := d.checkNewDir(names); err != nil {
 		return err
+	} else if d.opts.ReadOnly {
+		return errNoDatabase(d.dir)
 	}
-	recovered := memstore.New(nil)
+	recovered := d.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {
 		if state.torn != nil {
 			// What the dropped edit recorded was needed after all.
 			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.torn)
 		}
 		return err
+	}
+	if d.opts.ReadOnly {
+		d.serveReadOnly(recovered)
+		return nil
 	}
 	return d.start(recovered)
 }
@@ -220,7 +253,7 @@ func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Mem
 	// The database holds the version, and the version each table from the
 	// moment it is open, so that a failure part way closes (releaseAll)
 	// those opened before it.
-	v := &version{}
+	v := &version{cmp: d.opts.Comparator.Compare}
 	v.refs.Store(1)
 	d.current = v
 	for level, tables := range state.levels {
@@ -273,7 +306,7 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
-	d.mem = &memTable{m: memstore.New(nil), logNum: logNum}
+	d.mem = &memTable{m: d.newMemstore(), logNum: logNum}
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
@@ -520,7 +553,7 @@ func damageOffset(err error, def int64) int64 {
 // reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
 	path := tableName(d.dir, info.num)
-	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
+	r, err := sstables.Open(path, d.tableReaderOptions(!d.opts.MmapTables, false))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
@@ -555,11 +588,11 @@ func (d *DB) newFileNum() uint64 {
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := manifestName(d.dir, num)
-	w, err := recordio.Create(path, &recordio.WriterOptions{FS: d.fs})
+	w, err := recordio.Create(path, metaFileOptions(d.fs))
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &versionEdit{comparator: comparatorName, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
+	snapshot := &versionEdit{comparator: d.opts.Comparator.Name, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
 		logFormat: currentLogFormat, logs: []logInfo{{num: d.logNum}}}
 	for level, tables := range d.current.levels {
 		for _, t := range tables {
@@ -578,27 +611,10 @@ func (d *DB) writeNewManifest() error {
 	return nil
 }
 
-// setCurrent atomically points CURRENT at a manifest: write a temporary
-// file, sync it, rename it over CURRENT, sync the directory.
+// setCurrent atomically points the database's CURRENT at a manifest: see
+// writeCurrent.
 func (d *DB) setCurrent(manifest string) error {
-	tmp := filepath.Join(d.dir, currentName+".tmp")
-	w, err := recordio.Create(tmp, &recordio.WriterOptions{FS: d.fs})
-	if err == nil {
-		_, err = w.Write([]byte(manifest))
-		if cerr := w.Close(); err == nil { // Close syncs
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = d.fs.Rename(tmp, filepath.Join(d.dir, currentName))
-	}
-	if err == nil {
-		err = d.fs.SyncDir(d.dir)
-	}
-	if err != nil {
-		return fmt.Errorf("simpledb: write CURRENT: %w", err)
-	}
-	return nil
+	return writeCurrent(d.fs, d.dir, manifest)
 }
 
 // writeEdit records an edit in the manifest, durably. The caller holds
@@ -711,24 +727,77 @@ func (d *DB) deleteFile(path string) {
 }
 
 // Get returns a copy of the value of key, or ErrNotFound when it is absent
-// or deleted.
+// or deleted. The copy is the caller's; AppendValue reads into a buffer the
+// caller reuses instead, and Has reads no value.
 func (d *DB) Get(key []byte) ([]byte, error) {
+	return d.read(key, nil, readCopy)
+}
+
+// AppendValue appends the value of key to dst and returns the extended
+// slice, or dst and ErrNotFound when key is absent or deleted. A read into a
+// buffer with room allocates nothing: reuse the result, truncated, for the
+// next read.
+//
+// Reads hand values back this way rather than as views of the database's
+// memory released by a closer (Pebble's Get) or passed to a callback
+// (bbolt's View): the value is the caller's, with no lifetime rule to
+// break, and copying it costs little beside finding it (see
+// BenchmarkSimpleDBGetAppendValue).
+func (d *DB) AppendValue(dst, key []byte) ([]byte, error) {
+	return d.read(key, dst, readAppend)
+}
+
+// Has reports whether key has a value: false, with a nil error, when it is
+// absent or deleted. It reads no value.
+func (d *DB) Has(key []byte) (bool, error) {
+	return found(d.read(key, nil, readNone))
+}
+
+// found turns a read's ErrNotFound into false.
+func found(_ []byte, err error) (bool, error) {
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d *DB) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := d.checkOpen(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if err := base.CheckKey(key); err != nil {
-		return nil, err
+		return dst, err
 	}
 	rs, err := d.acquire()
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer rs.unref(d)
-	return rs.get(key, d.visibleSeq.Load())
+	return rs.get(key, d.visibleSeq.Load(), dst, mode)
+}
+
+// readMode says what a read does with the value it finds.
+type readMode uint8
+
+const (
+	readCopy   readMode = iota // return a new copy, never nil
+	readAppend                 // append it to dst
+	readNone                   // leave it: only whether it is there matters
+)
+
+// value returns v as mode asks for it.
+func (m readMode) value(dst, v []byte) []byte {
+	switch m {
+	case readCopy:
+		return append(make([]byte, 0, len(v)), v...)
+	case readAppend:
+		return append(dst, v...)
+	}
+	return dst
 }
 
 // get reads key as of seq, which is a snapshot's or the visible sequence
-// number loaded after rs was acquired.
+// number loaded after rs was acquired, and returns its value as mode asks.
 //
 // The order matters. A flush or compaction that built rs's tables kept, of
 // each key's versions that no snapshot tells apart, only the newest, which
@@ -739,7 +808,7 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 // one above seq. Writes at or below seq that rs lacks went to memstores
 // created after rs, so they come after all that rs holds: the read sees
 // the state after a prefix of the commits, between acquire and load.
-func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
+func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
 	for i := len(rs.imm); i >= 0; i-- {
 		mt := rs.mem
 		if i < len(rs.imm) {
@@ -747,28 +816,25 @@ func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 		}
 		switch v, res := mt.m.GetAt(key, seq); res {
 		case memstore.Found:
-			return bytes.Clone(v), nil
+			return mode.value(dst, v), nil
 		case memstore.Deleted:
-			return nil, ErrNotFound
+			return dst, ErrNotFound
 		}
 	}
 	hash := sstables.HashKey(key) // once for every table's filter
 	find := func(t *table) ([]byte, bool, error) {
-		var value []byte
-		kind, found, err := t.reader.FindHash(key, hash, seq, func(v []byte) { value = bytes.Clone(v) })
+		out := dst
+		kind, found, err := t.reader.FindHash(key, hash, seq, func(v []byte) { out = mode.value(dst, v) })
 		if err != nil || !found {
-			return nil, found, err
+			return dst, found, err
 		}
 		if kind == base.KindDelete {
-			return nil, true, ErrNotFound
+			return dst, true, ErrNotFound
 		}
-		if value == nil {
-			value = []byte{}
-		}
-		return value, true, nil
+		return out, true, nil
 	}
 	for _, t := range rs.v.levels[0] {
-		if !t.overlaps(key, key) {
+		if !t.overlaps(rs.v.cmp, key, key) {
 			continue
 		}
 		if v, found, err := find(t); found || err != nil {
@@ -782,7 +848,7 @@ func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 			}
 		}
 	}
-	return nil, ErrNotFound
+	return dst, ErrNotFound
 }
 
 func (d *DB) checkOpen() error {
@@ -867,6 +933,9 @@ func (d *DB) releaseAll() error {
 	d.swapReadState(nil)
 	if d.current != nil {
 		d.current.unref(d)
+	}
+	if d.removeLock {
+		d.deleteFile(filepath.Join(d.dir, lockName)) // while still held, as a failed Open does
 	}
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)

@@ -7,6 +7,8 @@
 //	defer db.Close()
 //	err = db.Put([]byte("k"), []byte("v"))           // durable on return
 //	v, err := db.Get([]byte("k"))                    // ErrNotFound if absent
+//	buf, err = db.AppendValue(buf[:0], []byte("k"))  // into a reused buffer: no allocation
+//	ok, err := db.Has([]byte("k"))                   // reads no value
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b)                                // all or nothing, also across a crash
 //	err = db.DeleteRange(start, end)                 // every key in [start, end) (nil: unbounded), one write
@@ -17,6 +19,8 @@
 //	for k, v := range it.AllFrom(k) { ... }          // SeekGE(k), then Next
 //	for k, v := range it.BackwardBefore(k) { ... }   // SeekLT(k), then Prev
 //	err = it.Err(); it.Close()
+//	ro, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: true}) // changes nothing; writes: ErrReadOnly
+//	err = db.Checkpoint(backupDir)                   // a consistent copy that opens on its own
 //
 // # Design
 //
@@ -106,6 +110,11 @@
 // the end of the key space without a sentinel. A start at or after end is
 // an empty range and a no-op: nothing is written. It deletes what was
 // written before it, also earlier in its batch, and nothing written after.
+// Range deletions need the bytewise key order (the default): a database
+// opened with another Options.Comparator refuses them with
+// ErrRangeDelOrder, since the key ranges of tables below rely on keys that
+// only bytewise order has (the empty key before all others, k\x00 right
+// after k; see below).
 //
 // In the log a range deletion is an op of kind 2 whose key and value are
 // the range's start and end (log format 4; see Batch). The memstore keeps
@@ -204,6 +213,26 @@
 // table's index, filter and properties. A directory holding files but no
 // database gives ErrNotDB.
 //
+// # Read-only open
+//
+// With Options.ReadOnly, Open proves the database as above and stops
+// there: the logs' writes stay in the memstore they were replayed into,
+// and nothing is written, renamed or deleted, then or at Close; writes,
+// Flush and Compact return ErrReadOnly. A missing or empty directory is
+// ErrNotDB and is not created. The directory's lock is taken, as by every
+// Open (a LOCK file created for it is removed at Close), so a reader never
+// sees a directory a writer is changing; see readonly.go.
+//
+// # Checkpoints
+//
+// Checkpoint writes the database as of one moment into a new directory,
+// while writes go on: the tables of that moment's version, hard-linked
+// (copied where the filesystem cannot link), the memstores' writes up to
+// that moment's sequence number as one more table, a new manifest naming
+// them all, and CURRENT last, each made durable before the next; no log.
+// A checkpoint cut short has no CURRENT and does not open. See
+// checkpoint.go.
+//
 // # Recycled logs
 //
 // A log whose memstore's flush is durable in the manifest is not deleted
@@ -274,6 +303,15 @@
 // those cost more than here, and the disk it takes is bounded by the logs
 // a database holds at its peak anyway.
 //
+// # Key order
+//
+// Options.Comparator orders keys everywhere: memstores, tables, levels,
+// iterators and compaction. Its name is recorded in the manifest's first
+// edit and in every table, and Open refuses another one with
+// ErrComparatorMismatch before it writes anything. Bytewise order, the
+// default, is searched in a memstore a word at a time; another order
+// costs a call of the comparator per node visited.
+//
 // # Errors
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over 64 KiB),
@@ -281,7 +319,9 @@
 // ErrNilBatch. Calls after Close return ErrClosed; a second Open of a
 // directory returns ErrLocked, and one of a database written with another
 // key order ErrComparatorMismatch. A MemstoreSize below MinMemstoreSize is
-// raised to it.
+// raised to it. Writes to a database opened with Options.ReadOnly return
+// ErrReadOnly, and a Checkpoint into a directory that is not empty
+// ErrCheckpointExists.
 //
 // When background work (a flush or compaction) or the log cannot write,
 // the database fails: reads go on, writes return ErrBackground wrapping the

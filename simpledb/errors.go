@@ -26,8 +26,23 @@ var (
 	// ErrLocked: another Open, in this process or another, holds the
 	// directory.
 	ErrLocked = vfs.ErrLocked
-	// ErrNotDB: the directory holds files but no database.
+	// ErrNotDB: the directory holds files but no database; or, for a
+	// read-only Open, holds no database at all, or is missing (the error
+	// then matches fs.ErrNotExist too).
 	ErrNotDB = errors.New("simpledb: directory is not a database")
+	// ErrRangeDelOrder: range deletions need the bytewise key order; a
+	// database opened with another Options.Comparator refuses them. (A
+	// table's key range must hold its range tombstones, and an unbounded
+	// or split tombstone is bounded there by keys only bytewise order
+	// provides: the empty key first, k\x00 right after k.)
+	ErrRangeDelOrder = errors.New("simpledb: range deletion needs the bytewise key order")
+	// ErrReadOnly: the database was opened with Options.ReadOnly, and
+	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
+	// Compact).
+	ErrReadOnly = errors.New("simpledb: read-only")
+	// ErrCheckpointExists: Checkpoint was given a directory that exists
+	// and is not empty; it wrote nothing.
+	ErrCheckpointExists = errors.New("simpledb: checkpoint directory exists and is not empty")
 	// ErrBackground: background work (a flush, a compaction) or the log
 	// failed; the database refuses writes until it is reopened, and reads
 	// go on. The error wraps the cause. Acknowledged writes are never lost

@@ -1,12 +1,16 @@
 package simpledb_test
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 
 	"github.com/stratadb/strata/simpledb"
+	"github.com/stratadb/strata/sstables"
 )
 
 func Example() {
@@ -180,6 +184,129 @@ func ExampleDB_WriteWithOptions() {
 	}
 	fmt.Println(db.Stats().LogSyncs > 0)
 	// Output: true
+}
+
+func ExampleDB_AppendValue() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Put([]byte("user:1"), []byte("ada"))
+	db.Put([]byte("user:2"), []byte("grace"))
+
+	// One buffer serves every read: once it has room, reads allocate nothing.
+	var buf []byte
+	for _, key := range []string{"user:1", "user:2"} {
+		buf, err = db.AppendValue(buf[:0], []byte(key))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s=%s\n", key, buf)
+	}
+	ok, err := db.Has([]byte("user:3"))
+	fmt.Println(ok, err)
+	// Output:
+	// user:1=ada
+	// user:2=grace
+	// false <nil>
+}
+
+func ExampleOptions_comparator() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	// Decimal numbers by value: a shorter number is smaller. The name is
+	// recorded, and the database never opens in another order.
+	numeric := &sstables.Comparator{
+		Name: "example.numeric",
+		Compare: func(a, b []byte) int {
+			if len(a) != len(b) {
+				return cmp.Compare(len(a), len(b))
+			}
+			return bytes.Compare(a, b)
+		},
+	}
+	db, err := simpledb.Open(dir, &simpledb.Options{Comparator: numeric})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, k := range []string{"100", "9", "20"} {
+		db.Put([]byte(k), nil)
+	}
+	it, _ := db.NewIterator(nil, nil)
+	for k := range it.All() {
+		fmt.Print(string(k), " ")
+	}
+	it.Close()
+	db.Close()
+
+	_, err = simpledb.Open(dir, nil)
+	fmt.Println(errors.Is(err, simpledb.ErrComparatorMismatch))
+	// Output: 9 20 100 true
+}
+
+func ExampleOptions_readOnly() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db.Put([]byte("config"), []byte("v1"))
+	db.Close()
+
+	// A tool inspects the database without changing a byte of it.
+	ro, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ro.Close()
+	v, _ := ro.Get([]byte("config"))
+	err = ro.Put([]byte("config"), []byte("v2"))
+	fmt.Println(string(v), errors.Is(err, simpledb.ErrReadOnly))
+	// Output: v1 true
+}
+
+func ExampleDB_Checkpoint() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(filepath.Join(dir, "db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Put([]byte("balance"), []byte("100"))
+
+	// A backup while writes go on: tables are hard-linked, so it is cheap.
+	backup := filepath.Join(dir, "backups", "monday")
+	if err := db.Checkpoint(backup); err != nil {
+		log.Fatal(err)
+	}
+	db.Put([]byte("balance"), []byte("40"))
+
+	restored, err := simpledb.Open(backup, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer restored.Close()
+	then, _ := restored.Get([]byte("balance"))
+	now, _ := db.Get([]byte("balance"))
+	fmt.Printf("backup %s, live %s\n", then, now)
+	// Output: backup 100, live 40
 }
 
 func ExampleDB_DeleteRange() {

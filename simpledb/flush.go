@@ -162,15 +162,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		}
 		info := tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
 			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq}
-		if len(frags) > 0 {
-			lo, hi := rangeBounds(frags)
-			if m.Records == 0 || bytes.Compare(lo, info.smallest) < 0 {
-				info.smallest = lo
-			}
-			if m.Records == 0 || bytes.Compare(hi, info.largest) > 0 {
-				info.largest = hi
-			}
-		}
+		info.includeRangeDels(m.Records, frags)
 		t, err := d.openTable(info)
 		if err != nil {
 			return err
@@ -220,6 +212,21 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		return abort(err)
 	}
 	return outputs, nil
+}
+
+// includeRangeDels widens a table's key range, of its records entries, to
+// the range tombstones frags it holds (sorted, disjoint).
+func (info *tableInfo) includeRangeDels(records uint64, frags rangedel.List) {
+	if len(frags) == 0 {
+		return
+	}
+	lo, hi := rangeBounds(frags)
+	if records == 0 || bytes.Compare(lo, info.smallest) < 0 {
+		info.smallest = lo
+	}
+	if records == 0 || bytes.Compare(hi, info.largest) > 0 {
+		info.largest = hi
+	}
 }
 
 // maxKey is the greatest key there can be: MaxKeySize bytes of 0xff. It is

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -73,7 +74,7 @@ func FuzzBatch(f *testing.F) {
 // FuzzVersionEdit fuzzes the decoder of manifest records: an edit that
 // decodes must encode and decode to the same edit.
 func FuzzVersionEdit(f *testing.F) {
-	e := versionEdit{comparator: comparatorName, logNum: 7, nextFileNum: 12, lastSeq: 99, logFormat: currentLogFormat,
+	e := versionEdit{comparator: sstables.Bytewise.Name, logNum: 7, nextFileNum: 12, lastSeq: 99, logFormat: currentLogFormat,
 		logs:    []logInfo{{num: 7, size: 4096}, {num: 11}},
 		deleted: []levelTable{{level: 1, info: tableInfo{num: 3}}},
 		added:   []levelTable{{level: 2, info: tableInfo{num: 9, size: 100, smallest: []byte("a"), largest: []byte("z"), smallestSeq: 1, largestSeq: 50}}}}
@@ -143,8 +144,9 @@ func FuzzCurrent(f *testing.F) {
 
 // FuzzDB decodes a byte string into operations (put, delete, delete
 // range, batch, get, scan both ways, random walks that switch direction,
-// snapshot, flush, compact, reopen) on an in-memory database and checks
-// every result against a map model.
+// snapshot, flush, compact, checkpoint, reopen, now and then read-only
+// first) on an in-memory database and checks every result against a map
+// model.
 func FuzzDB(f *testing.F) {
 	f.Add([]byte("p1ap2bd1g1s0fcrg2"))
 	f.Add([]byte("b3p1xp2yd1Sg1p1zfcg1Rg1"))
@@ -160,6 +162,9 @@ func FuzzDB(f *testing.F) {
 		opts := smallOptions()
 		opts.FS, opts.Logger = fsys, quietLogger
 		opts.MemstoreSize = MinMemstoreSize
+		// Inputs of odd length run in reverse key order (Options.Comparator).
+		order := []*sstables.Comparator{sstables.Bytewise, reverseOrder}[len(data)%2]
+		opts.Comparator = order
 		db, err := Open("/db", opts)
 		if err != nil {
 			t.Fatal(err)
@@ -189,7 +194,7 @@ func FuzzDB(f *testing.F) {
 				hi = key()
 			}
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(next())))
-			h := newHeld(t, newIter, m, lo, hi)
+			h := newHeld(t, order.Compare, newIter, m, lo, hi)
 			defer h.it.Close()
 			h.walk(t, rng, 20, func() []byte { return []byte{'k', '0' + byte(rng.IntN(17))} }, msg+" (walk)")
 		}
@@ -224,7 +229,7 @@ func FuzzDB(f *testing.F) {
 					if c := next(); c%3 == 0 {
 						b.Delete(k)
 						delete(staged, string(k))
-					} else if c%7 == 1 {
+					} else if c%7 == 1 && order == sstables.Bytewise {
 						lo := bound()
 						b.DeleteRange(lo, k)
 						staged.deleteRange(lo, k)
@@ -239,11 +244,11 @@ func FuzzDB(f *testing.F) {
 				}
 				m = staged
 			case 3, 4:
-				checkGet(t, db.Get, m, key(), msg)
+				checkGet(t, db, m, key(), msg)
 			case 5:
 				// A scan both ways, or a walk that switches direction.
 				if b := next(); b%2 == 0 {
-					checkScan(t, db.NewIterator, m, nil, nil, msg)
+					checkScan(t, order.Compare, db.NewIterator, m, nil, nil, msg)
 				} else {
 					walk(db.NewIterator, m, b, msg)
 				}
@@ -254,21 +259,29 @@ func FuzzDB(f *testing.F) {
 				snap, snapState = db.NewSnapshot(), maps.Clone(m)
 			case 7:
 				if snap != nil {
-					checkGet(t, snap.Get, snapState, key(), msg+" (snapshot)")
+					checkGet(t, snap, snapState, key(), msg+" (snapshot)")
 					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
 				}
 			case 8:
-				if next()%2 == 0 {
+				switch next() % 3 {
+				case 0:
 					err = db.Flush()
-				} else {
+				case 1:
 					err = db.Compact()
+				default:
+					err = checkCheckpoint(t, db, fsys, m, step, msg)
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
 			case 10:
 				lo, hi := bound(), bound()
-				if err := db.DeleteRange(lo, hi); err != nil {
+				if err := db.DeleteRange(lo, hi); order != sstables.Bytewise {
+					if !errors.Is(err, ErrRangeDelOrder) {
+						t.Fatalf("a range deletion in %s order: %v", order.Name, err)
+					}
+					break
+				} else if err != nil {
 					t.Fatal(err)
 				}
 				if lo == nil || hi == nil || bytes.Compare(lo, hi) < 0 {
@@ -282,12 +295,40 @@ func FuzzDB(f *testing.F) {
 				if err := db.Close(); err != nil {
 					t.Fatal(err)
 				}
+				if next()%2 == 1 {
+					ro := *opts
+					ro.ReadOnly = true
+					if db, err = Open("/db", &ro); err != nil {
+						t.Fatal(err)
+					}
+					checkScan(t, order.Compare, db.NewIterator, m, nil, nil, msg+" (read-only)")
+					if err := db.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if db, err = Open("/db", opts); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 	})
+}
+
+// checkCheckpoint takes a checkpoint of db into a directory of its own on
+// fsys, and checks that it opens to m.
+func checkCheckpoint(t *testing.T, db *DB, fsys vfs.FS, m model, step int, msg string) error {
+	dir := fmt.Sprintf("/ckpt-%d", step)
+	if err := db.Checkpoint(dir); err != nil {
+		return err
+	}
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.Comparator = fsys, quietLogger, db.opts.Comparator
+	cdb, err := Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	checkScan(t, db.opts.Comparator.Compare, cdb.NewIterator, m, nil, nil, msg+" (checkpoint)")
+	return cdb.Close()
 }
 
 // FuzzLogRecord fuzzes what replay reads of a log record, in every log

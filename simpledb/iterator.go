@@ -62,7 +62,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 		if len(l) == 0 {
 			return
 		}
-		if visible := l.Newest(bytes.Compare, nil, seq, it.lower, it.upper); len(visible) > 0 {
+		if visible := l.Newest(it.rs.v.cmp, nil, seq, it.lower, it.upper); len(visible) > 0 {
 			for len(tombs) <= len(children) {
 				tombs = append(tombs, nil)
 			}
@@ -79,7 +79,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 		}
 		topts := &sstables.IterOptions{LowerBound: it.lower, UpperBound: it.upper}
 		for _, t := range it.rs.v.levels[0] {
-			if t.overlaps(it.lower, it.upper) {
+			if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
 				addTombs(t.reader.RangeDeletions())
 				children = append(children, t.reader.NewIterator(topts))
 			}
@@ -87,15 +87,15 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 		for level := 1; level < NumLevels; level++ {
 			if len(it.rs.v.levels[level]) > 0 {
 				for _, t := range it.rs.v.rangeDelTables[level] {
-					if t.overlaps(it.lower, it.upper) {
+					if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
 						addTombs(t.reader.RangeDeletions())
 					}
 				}
-				children = append(children, &levelIter{tables: it.rs.v.levels[level], opts: *topts})
+				children = append(children, &levelIter{cmp: it.rs.v.cmp, tables: it.rs.v.levels[level], opts: *topts})
 			}
 		}
 	}
-	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Seq: seq, DropTombstones: true, RangeDeletions: tombs}, children...)
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: seq, DropTombstones: true, RangeDeletions: tombs}, children...)
 	return it
 }
 
@@ -114,7 +114,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+	if it.lower != nil && it.rs.v.cmp(key, it.lower) < 0 {
 		key = it.lower
 	}
 	return it.settle(it.m.SeekGE(key))
@@ -125,7 +125,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.closed {
 		return false
 	}
-	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+	if it.upper != nil && it.rs.v.cmp(key, it.upper) > 0 {
 		key = it.upper
 	}
 	return it.settle(it.m.SeekLT(key))
@@ -239,6 +239,7 @@ func (it *Iterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []b
 // levelIter walks the tables of one level (L1 and below), which are sorted
 // and disjoint, opening one table iterator at a time, either way.
 type levelIter struct {
+	cmp    func(a, b []byte) int
 	tables []*table
 	opts   sstables.IterOptions
 	idx    int
@@ -261,12 +262,12 @@ func (l *levelIter) Last() bool {
 }
 
 func (l *levelIter) SeekGE(key []byte) bool {
-	return l.open(searchLevel(l.tables, key)) && l.settle(l.cur.SeekGE(key), false)
+	return l.open(searchLevel(l.cmp, l.tables, key)) && l.settle(l.cur.SeekGE(key), false)
 }
 
 // SeekLT starts from the last table whose smallest key is before key.
 func (l *levelIter) SeekLT(key []byte) bool {
-	i, _ := slices.BinarySearchFunc(l.tables, key, func(t *table, k []byte) int { return bytes.Compare(t.smallest, k) })
+	i, _ := slices.BinarySearchFunc(l.tables, key, func(t *table, k []byte) int { return l.cmp(t.smallest, k) })
 	return l.open(i-1) && l.settle(l.cur.SeekLT(key), true)
 }
 
@@ -301,8 +302,8 @@ func (l *levelIter) open(i int) bool {
 	}
 	l.idx = i
 	if i < 0 || i >= len(l.tables) ||
-		l.opts.UpperBound != nil && bytes.Compare(l.tables[i].smallest, l.opts.UpperBound) >= 0 ||
-		l.opts.LowerBound != nil && bytes.Compare(l.tables[i].largest, l.opts.LowerBound) < 0 {
+		l.opts.UpperBound != nil && l.cmp(l.tables[i].smallest, l.opts.UpperBound) >= 0 ||
+		l.opts.LowerBound != nil && l.cmp(l.tables[i].largest, l.opts.LowerBound) < 0 {
 		return false
 	}
 	l.cur = l.tables[i].reader.NewIterator(&l.opts)

@@ -58,9 +58,9 @@ func TestDataFlowsThroughLevels(t *testing.T) {
 
 	verify := func(db *DB) {
 		for i := range keys {
-			checkGet(t, db.Get, m, fmt.Appendf(nil, "k%06d", i), "after the load")
+			checkGet(t, db, m, fmt.Appendf(nil, "k%06d", i), "after the load")
 		}
-		checkScan(t, db.NewIterator, m, nil, nil, "full scan")
+		checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, "full scan")
 	}
 	verify(db)
 	require.NoError(t, db.Close())

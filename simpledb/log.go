@@ -27,6 +27,11 @@ import (
 // a crash leaves renamed but not yet recorded holds only such records, and
 // replays as an empty log.
 
+// logWriterOptions write logs uncompressed: a write copies its batch into
+// the log, and compressing it there would cost every writer on the write
+// path.
+var logWriterOptions = &recordio.WriterOptions{Compression: recordio.NoCompression}
+
 // logWriter appends batches to a log, stamping each with the log's
 // number.
 type logWriter struct {
@@ -50,7 +55,7 @@ func (d *DB) createLog(num, recycled uint64) (*logWriter, vfs.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
-	w, err := recordio.NewWriter(f, nil)
+	w, err := recordio.NewWriter(f, logWriterOptions)
 	if err == nil {
 		err = w.Sync()
 	}

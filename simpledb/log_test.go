@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func (*recordSink) Close() error { return nil }
 func recordFile(t *testing.T, records ...[]byte) []byte {
 	t.Helper()
 	var sink recordSink
-	w, err := recordio.NewWriter(&sink, nil)
+	w, err := recordio.NewWriter(&sink, logWriterOptions)
 	require.NoError(t, err)
 	for _, rec := range records {
 		_, err := w.Write(rec)
@@ -220,7 +221,7 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	db.mu.Unlock()
 	f, err := crashed.ReuseForWrite(logName("/db", retired), logName("/db", next))
 	require.NoError(t, err)
-	w, err := recordio.NewWriter(f, nil)
+	w, err := recordio.NewWriter(f, logWriterOptions)
 	require.NoError(t, err)
 	require.NoError(t, w.Sync())
 	require.NoError(t, crashed.SyncDir("/db"))
@@ -299,7 +300,7 @@ func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
 		}
 		files[filepath.Base(logName("/db", num))] = recordFile(t, recs...)
 	}
-	edit := versionEdit{comparator: comparatorName, logNum: 2, nextFileNum: 4}
+	edit := versionEdit{comparator: sstables.Bytewise.Name, logNum: 2, nextFileNum: 4}
 	if format != logFormatV1 { // V1 manifests predate the field
 		edit.logFormat = format
 	}

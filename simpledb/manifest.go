@@ -73,8 +73,6 @@ const (
 	currentLogFormat  = logFormatRangeDel
 )
 
-const comparatorName = "strata.bytewise"
-
 // tableInfo is what the manifest records about a table.
 type tableInfo struct {
 	num, size               uint64
@@ -237,6 +235,9 @@ func (r *editReader) fail(msg string) {
 
 // manifestState is what replaying a manifest yields.
 type manifestState struct {
+	// comparator is the name of the key order the database is opened
+	// with: an edit that records another is ErrComparatorMismatch.
+	comparator                   string
 	levels                       [NumLevels]map[uint64]tableInfo
 	logNum, nextFileNum, lastSeq uint64
 	logFormat                    uint64
@@ -248,8 +249,8 @@ type manifestState struct {
 }
 
 func (s *manifestState) apply(e *versionEdit) error {
-	if e.comparator != "" && e.comparator != comparatorName {
-		return fmt.Errorf("%w: the database uses %q, not %q", ErrComparatorMismatch, e.comparator, comparatorName)
+	if e.comparator != "" && e.comparator != s.comparator {
+		return fmt.Errorf("%w: the database uses %q, not %q", ErrComparatorMismatch, e.comparator, s.comparator)
 	}
 	for _, d := range e.deleted {
 		if _, ok := s.levels[d.level][d.info.num]; !ok {
@@ -308,13 +309,42 @@ func readCurrent(fsys vfs.FS, dir string) (string, error) {
 	return name, nil
 }
 
+// metaFileOptions write the manifest and CURRENT: uncompressed, as every
+// version of the database wrote them, so that an older build reads them.
+func metaFileOptions(fsys vfs.FS) *recordio.WriterOptions {
+	return &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression}
+}
+
+// writeCurrent atomically points dir's CURRENT at a manifest: write a
+// temporary file, sync it, rename it over CURRENT, sync the directory.
+func writeCurrent(fsys vfs.FS, dir, manifest string) error {
+	tmp := filepath.Join(dir, currentName+".tmp")
+	w, err := recordio.Create(tmp, metaFileOptions(fsys))
+	if err == nil {
+		_, err = w.Write([]byte(manifest))
+		if cerr := w.Close(); err == nil { // Close syncs
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, filepath.Join(dir, currentName))
+	}
+	if err == nil {
+		err = fsys.SyncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: write CURRENT: %w", err)
+	}
+	return nil
+}
+
 // replayManifest rebuilds the state a manifest describes. Damage that no
 // valid edit follows is a torn last edit, whose write a crash interrupted,
 // and is dropped: whether anything depended on it (a log or table it made
 // obsolete and that is gone) is for the caller to prove, by finding every
 // file the state without it names. Damage that a valid edit follows is
 // corruption, and the caller deletes nothing.
-func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
+func replayManifest(fsys vfs.FS, path, comparator string) (*manifestState, error) {
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "the manifest CURRENT names is missing")
@@ -323,7 +353,7 @@ func replayManifest(fsys vfs.FS, path string) (*manifestState, error) {
 		return nil, fmt.Errorf("simpledb: manifest: %w", err)
 	}
 	defer r.Close()
-	s := &manifestState{logFormat: logFormatV1, logs: map[uint64]uint64{}}
+	s := &manifestState{comparator: comparator, logFormat: logFormatV1, logs: map[uint64]uint64{}}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

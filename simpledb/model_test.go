@@ -2,15 +2,19 @@ package simpledb
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,6 +30,13 @@ type modelSnapshot struct {
 	state model
 }
 
+// modelCheckpoint is a checkpoint's directory and the model's state when
+// it was taken.
+type modelCheckpoint struct {
+	dir   string
+	state model
+}
+
 // heldIterator is an iterator opened earlier and moved now and then while
 // writes, flushes and compactions go on; it keeps seeing its moment, which
 // a cursor over the keys then models.
@@ -36,13 +47,14 @@ type heldIterator struct {
 	c     *itertest.Cursor
 }
 
-// newHeld opens an iterator over [lo, hi) with newIter, and its model.
-func newHeld(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte) *heldIterator {
-	lo, hi = ordered(lo, hi)
+// newHeld opens an iterator over [lo, hi) with newIter, and its model, in
+// cmp's key order.
+func newHeld(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte) *heldIterator {
+	lo, hi = ordered(cmp, lo, hi)
 	it, err := newIter(lo, hi)
 	require.NoError(t, err)
-	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(m, lo, hi)}
-	h.c = itertest.NewCursor(byteKeys(h.keys))
+	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(cmp, m, lo, hi)}
+	h.c = itertest.NewCursorFunc(byteKeys(h.keys), cmp)
 	return h
 }
 
@@ -69,15 +81,56 @@ func smallOptions() *Options {
 	}
 }
 
+// modelOrder is a key order the model test runs the database in, with
+// keys for it.
+type modelOrder struct {
+	name string
+	c    *sstables.Comparator
+	// key formats key number i.
+	key func(i int) []byte
+}
+
+var modelOrders = []modelOrder{
+	{"bytewise", sstables.Bytewise, func(i int) []byte { return fmt.Appendf(nil, "key-%04d", i) }},
+	{"reverse", reverseOrder, func(i int) []byte { return fmt.Appendf(nil, "key-%04d", i) }},
+	{"numeric", numericOrder, func(i int) []byte { return strconv.AppendInt(nil, int64(i), 10) }},
+}
+
+// reverseOrder sorts keys bytewise from the largest down.
+var reverseOrder = &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}
+
+// numericOrder sorts decimal numbers without leading zeros by value: a
+// shorter number is smaller, numbers of one length compare bytewise. "9" <
+// "10", which bytewise order has the other way round.
+var numericOrder = &sstables.Comparator{Name: "test.numeric", Compare: func(a, b []byte) int {
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return bytes.Compare(a, b)
+}}
+
+// TestModel runs random operations against the database and a model, in
+// bytewise order and in two others, given by Options.Comparator.
 func TestModel(t *testing.T) {
+	for _, o := range modelOrders {
+		t.Run(o.name, func(t *testing.T) { testModel(t, o) })
+	}
+}
+
+func testModel(t *testing.T, order modelOrder) {
 	steps := 3000
 	if *long {
 		steps = 100000
+	}
+	if order.c != sstables.Bytewise {
+		steps /= 3
 	}
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
 	opts := smallOptions()
+	opts.Comparator = order.c
+	keyCmp := order.c.Compare
 	// Small levels and tables spread the data over L1 and L2, so that
 	// compactions move tables as well as merge them.
 	opts.BaseLevelSize, opts.TargetTableSize = 32<<10, 8<<10
@@ -87,6 +140,7 @@ func TestModel(t *testing.T) {
 
 	m := model{}
 	var snaps []modelSnapshot
+	var checkpoints []modelCheckpoint
 	var held []*heldIterator
 	closeHeld := func() {
 		for _, h := range held {
@@ -95,7 +149,7 @@ func TestModel(t *testing.T) {
 		held = nil
 	}
 	var moves, recycled int64 // trivial moves and recycled logs, over every session
-	key := func() []byte { return fmt.Appendf(nil, "key-%04d", rng.IntN(2000)) }
+	key := func() []byte { return order.key(rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
 			return []byte{}
@@ -115,13 +169,17 @@ func TestModel(t *testing.T) {
 			delete(m, string(k))
 		case op < 50:
 			lo, hi := randomRange(rng)
+			if order.c != sstables.Bytewise {
+				require.ErrorIs(t, db.DeleteRange(lo, hi), ErrRangeDelOrder, msg)
+				break
+			}
 			require.NoError(t, db.DeleteRange(lo, hi), msg)
 			m.deleteRange(lo, hi)
 		case op < 58:
 			b := db.NewBatch()
 			for range 1 + rng.IntN(20) {
 				k := key()
-				if rng.IntN(20) == 0 {
+				if rng.IntN(20) == 0 && order.c == sstables.Bytewise {
 					lo, hi := randomRange(rng)
 					require.NoError(t, b.DeleteRange(lo, hi))
 					m.deleteRange(lo, hi)
@@ -136,14 +194,14 @@ func TestModel(t *testing.T) {
 			}
 			require.NoError(t, db.Write(b), msg)
 		case op < 73:
-			checkGet(t, db.Get, m, key(), msg)
+			checkGet(t, db, m, key(), msg)
 		case op < 79:
-			checkScan(t, db.NewIterator, m, key(), key(), msg)
+			checkScan(t, keyCmp, db.NewIterator, m, key(), key(), msg)
 		case op < 81:
 			// An iterator that walks on later, either way, as the
 			// database changes under it.
 			if len(held) < 4 {
-				held = append(held, newHeld(t, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key)))
+				held = append(held, newHeld(t, keyCmp, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key)))
 			}
 		case op < 84:
 			for i, h := range held {
@@ -158,9 +216,9 @@ func TestModel(t *testing.T) {
 		case op < 89 && len(snaps) > 0:
 			i := rng.IntN(len(snaps))
 			s := snaps[i]
-			checkGet(t, s.snap.Get, s.state, key(), msg+" (snapshot)")
-			checkScan(t, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
-			h := newHeld(t, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
+			checkGet(t, s.snap, s.state, key(), msg+" (snapshot)")
+			checkScan(t, keyCmp, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
+			h := newHeld(t, keyCmp, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
 			h.walk(t, rng, 30, key, msg+" (snapshot walk)")
 			require.NoError(t, h.it.Close())
 			if rng.IntN(3) == 0 {
@@ -180,13 +238,34 @@ func TestModel(t *testing.T) {
 			st := db.Stats()
 			moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
 			require.NoError(t, db.Close(), msg)
+			if rng.IntN(2) == 0 {
+				// Read-only in between: the same contents, no writes.
+				ro := *opts
+				ro.ReadOnly = true
+				db, err = Open(dir, &ro)
+				require.NoError(t, err, msg)
+				checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (read-only)")
+				require.ErrorIs(t, db.Put(key(), value()), ErrReadOnly, msg)
+				require.NoError(t, db.Close(), msg)
+			}
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
+		case op < 97:
+			// A checkpoint opens to the model as it is now, and stays so
+			// while the database moves on.
+			ckpt := filepath.Join(t.TempDir(), "ckpt")
+			require.NoError(t, db.Checkpoint(ckpt), msg)
+			checkpoints = append(checkpoints, modelCheckpoint{ckpt, maps.Clone(m)})
+			c := checkpoints[rng.IntN(len(checkpoints))]
+			cdb, err := Open(c.dir, opts)
+			require.NoError(t, err, msg)
+			checkScan(t, keyCmp, cdb.NewIterator, c.state, nil, nil, msg+" (checkpoint)")
+			require.NoError(t, cdb.Close(), msg)
 		default:
-			checkScan(t, db.NewIterator, m, nil, nil, msg+" (full scan)")
+			checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (full scan)")
 		}
 	}
-	checkScan(t, db.NewIterator, m, nil, nil, "final full scan")
+	checkScan(t, keyCmp, db.NewIterator, m, nil, nil, "final full scan")
 	closeHeld()
 	st := db.Stats()
 	moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
@@ -196,7 +275,8 @@ func TestModel(t *testing.T) {
 	require.Positive(t, recycled, "rotations reused logs")
 }
 
-// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded).
+// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded), in
+// bytewise order: the only order range deletions take.
 func (m model) deleteRange(lo, hi []byte) {
 	for k := range m {
 		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
@@ -224,21 +304,39 @@ func randomRange(rng *rand.Rand) (lo, hi []byte) {
 	return lo, hi
 }
 
-func checkGet(t *testing.T, get func([]byte) ([]byte, error), m model, k []byte, msg string) {
+// pointReader is what DB and Snapshot offer to read one key.
+type pointReader interface {
+	Get(key []byte) ([]byte, error)
+	AppendValue(dst, key []byte) ([]byte, error)
+	Has(key []byte) (bool, error)
+}
+
+// checkGet reads k from r every way, and checks each answer against m.
+func checkGet(t *testing.T, r pointReader, m model, k []byte, msg string) {
 	t.Helper()
-	v, err := get(k)
 	want, ok := m[string(k)]
+	v, err := r.Get(k)
+	has, herr := r.Has(k)
+	require.NoError(t, herr, "%s: has %s", msg, k)
+	require.Equal(t, ok, has, "%s: has %s", msg, k)
+	prefix := []byte("prefix")
+	appended, aerr := r.AppendValue(prefix, k)
 	if !ok {
 		require.ErrorIs(t, err, ErrNotFound, "%s: get %s", msg, k)
+		require.ErrorIs(t, aerr, ErrNotFound, "%s: append %s", msg, k)
+		require.Equal(t, "prefix", string(appended), "%s: append %s leaves dst", msg, k)
 		return
 	}
 	require.NoError(t, err, "%s: get %s", msg, k)
+	require.NotNil(t, v, "%s: get %s: a found value is never nil", msg, k)
 	require.Equal(t, want, string(v), "%s: get %s", msg, k)
+	require.NoError(t, aerr, "%s: append %s", msg, k)
+	require.Equal(t, "prefix"+want, string(appended), "%s: append %s", msg, k)
 }
 
-// ordered returns the bounds lo and hi in order.
-func ordered(lo, hi []byte) ([]byte, []byte) {
-	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
+// ordered returns the bounds lo and hi in cmp's order.
+func ordered(cmp func(a, b []byte) int, lo, hi []byte) ([]byte, []byte) {
+	if lo != nil && hi != nil && cmp(lo, hi) > 0 {
 		return hi, lo
 	}
 	return lo, hi
@@ -252,15 +350,15 @@ func boundKey(rng *rand.Rand, key func() []byte) []byte {
 	return key()
 }
 
-// keysIn returns the model's keys in [lo, hi) (nil: open), in order.
-func keysIn(m model, lo, hi []byte) []string {
+// keysIn returns the model's keys in [lo, hi) (nil: open), in cmp's order.
+func keysIn(cmp func(a, b []byte) int, m model, lo, hi []byte) []string {
 	var keys []string
 	for k := range m {
-		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
+		if (lo == nil || cmp([]byte(k), lo) >= 0) && (hi == nil || cmp([]byte(k), hi) < 0) {
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b string) int { return cmp([]byte(a), []byte(b)) })
 	return keys
 }
 
@@ -273,11 +371,11 @@ func byteKeys(keys []string) [][]byte {
 }
 
 // checkScan scans [lo, hi) forward and backward, and seeks either way,
-// checking each against the model.
-func checkScan(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte, msg string) {
+// checking each against the model, in cmp's key order.
+func checkScan(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []byte) (*Iterator, error), m model, lo, hi []byte, msg string) {
 	t.Helper()
-	lo, hi = ordered(lo, hi)
-	want := keysIn(m, lo, hi)
+	lo, hi = ordered(cmp, lo, hi)
+	want := keysIn(cmp, m, lo, hi)
 	it, err := newIter(lo, hi)
 	require.NoError(t, err, msg)
 	defer it.Close()

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 )
@@ -73,12 +74,20 @@ type Options struct {
 	TargetTableSize int64
 	// BlockSize is the tables' data block size: small blocks make point
 	// reads of uncached data cheap, at the price of a larger index (about 14
-	// bytes per block, in memory). Default: 4 KiB.
+	// bytes per block, in memory). Default: sstables.DefaultBlockSize, 4 KiB.
 	BlockSize int
-	// Compression compresses table blocks. Default: snappy.
+	// Comparator orders keys. The manifest records its name, and Open
+	// refuses a database written in another order with
+	// ErrComparatorMismatch. Keys that it finds equal must be equal bytes:
+	// it orders distinct keys, never merges them. Default:
+	// sstables.Bytewise.
+	Comparator *sstables.Comparator
+	// Compression compresses table blocks; the logs and the manifest are
+	// never compressed. Default: snappy.
 	Compression sstables.Compression
-	// BloomBitsPerKey sizes each table's bloom filter. 0 means the default,
-	// 10 (about 1% false positives); a negative value turns filters off.
+	// BloomBitsPerKey sizes each table's bloom filter; a negative value
+	// turns filters off. Default: sstables.DefaultBloomBitsPerKey, 10 (about
+	// 1% false positives).
 	BloomBitsPerKey int
 	// BlockCacheSize is the size of the cache of decompressed, verified
 	// blocks shared by all tables; negative turns it off. Default: 64 MiB.
@@ -95,6 +104,13 @@ type Options struct {
 	// DisableAutoCompaction stops background compaction; Compact still
 	// works. For tests and tools. Default: false.
 	DisableAutoCompaction bool
+	// ReadOnly opens an existing database without changing its directory:
+	// the logs are replayed into memory, not into a table; no log, manifest
+	// or CURRENT is written, nothing is deleted, and nothing runs in the
+	// background. Reads, iterators, snapshots, Stats and Checkpoint work;
+	// writes, Flush and Compact return ErrReadOnly. The directory's lock is
+	// taken as by any Open. See readonly.go. Default: false.
+	ReadOnly bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -132,14 +148,8 @@ func (o *Options) withDefaults() Options {
 	if r.TargetTableSize <= 0 {
 		r.TargetTableSize = 64 << 20
 	}
-	if r.BlockSize <= 0 {
-		r.BlockSize = 4 << 10
-	}
-	switch {
-	case r.BloomBitsPerKey == 0:
-		r.BloomBitsPerKey = 10
-	case r.BloomBitsPerKey < 0:
-		r.BloomBitsPerKey = 0
+	if r.Comparator == nil {
+		r.Comparator = sstables.Bytewise
 	}
 	if r.BlockCacheSize == 0 {
 		r.BlockCacheSize = 64 << 20
@@ -182,10 +192,26 @@ var (
 // 124-174 and 148-179 MB/s).
 const tableBytesPerSync = 512 << 10
 
+// tableReaderOptions are the options for the database's table readers:
+// mapped or not, as asked, and sharing the block cache unless noCache.
+func (d *DB) tableReaderOptions(noMmap, noCache bool) *sstables.ReaderOptions {
+	o := &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator, NoMmap: noMmap}
+	if !noCache {
+		o.Cache = d.cache
+	}
+	return o
+}
+
+// newMemstore returns an empty memstore in the database's key order.
+func (d *DB) newMemstore() *memstore.Memstore {
+	return memstore.New(&memstore.Options{Comparator: d.opts.Comparator})
+}
+
 // tableWriterOptions are the options for the tables the database writes.
 func (o *Options) tableWriterOptions() *sstables.WriterOptions {
 	return &sstables.WriterOptions{
 		FS:              o.FS,
+		Comparator:      o.Comparator,
 		BlockSize:       o.BlockSize,
 		Compression:     o.Compression,
 		BloomBitsPerKey: o.BloomBitsPerKey,

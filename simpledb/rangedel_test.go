@@ -361,7 +361,7 @@ func TestDeleteRangeIteratorWalks(t *testing.T) {
 			m[string(k)] = string(k)
 		}
 		for range 5 {
-			lo, hi := ordered(key(), key())
+			lo, hi := ordered(bytes.Compare, key(), key())
 			require.NoError(t, db.DeleteRange(lo, hi))
 			m.deleteRange(lo, hi)
 		}
@@ -373,11 +373,11 @@ func TestDeleteRangeIteratorWalks(t *testing.T) {
 		}
 	}
 	for i := range 50 {
-		h := newHeld(t, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key))
+		h := newHeld(t, bytes.Compare, db.NewIterator, m, boundKey(rng, key), boundKey(rng, key))
 		h.walk(t, rng, 40, key, fmt.Sprintf("seed %d walk %d", seed, i))
 		require.NoError(t, h.it.Close())
 	}
-	checkScan(t, db.NewIterator, m, nil, nil, "full scan")
+	checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, "full scan")
 }
 
 // TestNewerLogFormatIsRefused: a manifest naming a log format newer than

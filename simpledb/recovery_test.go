@@ -364,7 +364,7 @@ func TestGroupCommitSharesSyncs(t *testing.T) {
 // mutatingOps are the filesystem operations that change what a power loss
 // leaves behind.
 const mutatingOps = errorfs.OpCreate | errorfs.OpWrite | errorfs.OpSync | errorfs.OpRename |
-	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir | errorfs.OpReuse
+	errorfs.OpRemove | errorfs.OpSyncDir | errorfs.OpMkdir | errorfs.OpReuse | errorfs.OpLink
 
 // crashAtEveryStep runs run on a copy of base once for every change it
 // makes to the filesystem: the nth time, the nth change and every later
@@ -488,13 +488,13 @@ func TestFlushInterrupted(t *testing.T) {
 // are dropped when no record follows them; records after them are damage.
 func TestInterruptedLogs(t *testing.T) {
 	headerOnly := func(t *testing.T, fsys *vfs.MemFS, path string) {
-		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys})
+		w, err := recordio.Create(path, &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression})
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
 		require.NoError(t, fsys.SyncDir("/db"))
 	}
 	withRecord := func(t *testing.T, fsys *vfs.MemFS, num uint64) {
-		w, err := recordio.Create(logName("/db", num), &recordio.WriterOptions{FS: fsys})
+		w, err := recordio.Create(logName("/db", num), &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression})
 		require.NoError(t, err)
 		b := batchOf([]byte("late"), []byte("write"))
 		b.setSeq(1 << 40)
@@ -686,7 +686,7 @@ func TestComparatorMismatch(t *testing.T) {
 	}
 	t.Run("manifest", func(t *testing.T) {
 		mem, opts := setup(t)
-		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem})
+		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem, Compression: recordio.NoCompression})
 		require.NoError(t, err)
 		edit := versionEdit{comparator: "other.order", nextFileNum: 101}
 		_, err = w.Write(edit.encode())
@@ -719,6 +719,41 @@ func TestComparatorMismatch(t *testing.T) {
 		require.ErrorIs(t, err, ErrComparatorMismatch)
 		require.NotErrorIs(t, err, ErrCorruption)
 	})
+}
+
+// A database is opened in the order it was created in: Options.Comparator
+// is recorded, another one refused with ErrComparatorMismatch, and the
+// directory left as it was.
+func TestComparatorRecorded(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := smallOptions()
+	opts.FS, opts.Logger, opts.Comparator = mem, quietLogger, reverseOrder
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	acked := putAcked(t, db, 0, 50)
+	require.NoError(t, db.Flush())
+	maps.Copy(acked, putAcked(t, db, 50, 60)) // and some in the log
+	require.NoError(t, db.Close())
+
+	before := readDirFiles(t, mem, "/db")
+	for _, other := range []*sstables.Comparator{nil, sstables.Bytewise, numericOrder} {
+		o := *opts
+		o.Comparator = other
+		_, err := Open("/db", &o)
+		require.ErrorIs(t, err, ErrComparatorMismatch)
+		require.ErrorContains(t, err, reverseOrder.Name)
+		require.Equal(t, before, readDirFiles(t, mem, "/db"), "a refused Open writes nothing")
+	}
+
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	requireAcked(t, db, acked)
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	defer it.Close()
+	require.True(t, it.First())
+	require.Equal(t, "key0059", string(it.Key()), "the largest key first, in reverse order")
 }
 
 // requireIntactOrRefused opens dir and requires one of the two outcomes a

@@ -36,20 +36,35 @@ func (d *DB) NewSnapshot() *Snapshot {
 	return s
 }
 
-// Get reads key as of the snapshot.
+// Get reads key as of the snapshot, as DB.Get does.
 func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	return s.read(key, nil, readCopy)
+}
+
+// AppendValue appends the value of key as of the snapshot to dst, as
+// DB.AppendValue does.
+func (s *Snapshot) AppendValue(dst, key []byte) ([]byte, error) {
+	return s.read(key, dst, readAppend)
+}
+
+// Has reports whether key had a value as of the snapshot, as DB.Has does.
+func (s *Snapshot) Has(key []byte) (bool, error) {
+	return found(s.read(key, nil, readNone))
+}
+
+func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := s.check(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if err := base.CheckKey(key); err != nil {
-		return nil, err
+		return dst, err
 	}
 	rs, err := s.db.acquire()
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer rs.unref(s.db)
-	return rs.get(key, s.seq)
+	return rs.get(key, s.seq, dst, mode)
 }
 
 // NewIterator returns an iterator over [lower, upper) as of the snapshot.

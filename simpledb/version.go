@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,9 +36,10 @@ func (t *table) unref(d *DB) {
 	}
 }
 
-// overlaps reports whether the table may hold keys in [lo, hi] (nil: open).
-func (t *table) overlaps(lo, hi []byte) bool {
-	return (hi == nil || bytes.Compare(t.smallest, hi) <= 0) && (lo == nil || bytes.Compare(t.largest, lo) >= 0)
+// overlaps reports whether the table may hold keys in [lo, hi] (nil: open)
+// in cmp's order.
+func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
+	return (hi == nil || cmp(t.smallest, hi) <= 0) && (lo == nil || cmp(t.largest, lo) >= 0)
 }
 
 // version is an immutable set of tables per level. L0 tables may overlap
@@ -48,6 +48,7 @@ func (t *table) overlaps(lo, hi []byte) bool {
 // versions in a shallower level are newer than those in a deeper one.
 type version struct {
 	levels [NumLevels][]*table
+	cmp    func(a, b []byte) int // the database's key order
 	// rangeDelTables are, per level, the tables that hold range
 	// tombstones, which an iterator collects when it is created: few
 	// tables hold any, and without them an iterator looks at none.
@@ -72,7 +73,7 @@ func (v *version) unref(d *DB) {
 // ones. It takes a reference on every table it keeps from v, and takes over
 // the caller's reference on each added one.
 func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *version {
-	nv := &version{}
+	nv := &version{cmp: v.cmp}
 	for level, tables := range v.levels {
 		for _, t := range tables {
 			if !deleted[t.num] {
@@ -106,7 +107,7 @@ func (v *version) sortLevels() {
 		}
 	})
 	for level := 1; level < NumLevels; level++ {
-		slices.SortFunc(v.levels[level], func(a, b *table) int { return bytes.Compare(a.smallest, b.smallest) })
+		slices.SortFunc(v.levels[level], func(a, b *table) int { return v.cmp(a.smallest, b.smallest) })
 	}
 	for level, tables := range v.levels {
 		v.rangeDelTables[level] = v.rangeDelTables[level][:0]
@@ -140,7 +141,7 @@ func (v *version) levelSize(level int) int64 {
 // tableFor returns the table of level (1 and below) whose range holds key.
 func (v *version) tableFor(level int, key []byte) *table {
 	tables := v.levels[level]
-	if i := searchLevel(tables, key); i < len(tables) && bytes.Compare(tables[i].smallest, key) <= 0 {
+	if i := searchLevel(v.cmp, tables, key); i < len(tables) && v.cmp(tables[i].smallest, key) <= 0 {
 		return tables[i]
 	}
 	return nil
@@ -149,8 +150,8 @@ func (v *version) tableFor(level int, key []byte) *table {
 // searchLevel returns the index of the first of a level's tables (L1 and
 // below: sorted and disjoint) whose largest key is at or after key: the
 // one table that may hold key, and where a scan from key starts.
-func searchLevel(tables []*table, key []byte) int {
-	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return bytes.Compare(t.largest, k) })
+func searchLevel(cmp func(a, b []byte) int, tables []*table, key []byte) int {
+	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return cmp(t.largest, k) })
 	return i
 }
 

@@ -4,7 +4,8 @@ import "bytes"
 
 // Comparator orders keys. Its Name is stored in every table and checked when
 // the table is opened, so a table is never read in an order it was not
-// written in.
+// written in. Compare must be a total order in which only equal byte
+// strings compare equal: it orders keys, it never merges two.
 type Comparator struct {
 	// Name identifies the ordering; change it whenever Compare changes.
 	Name string

@@ -145,7 +145,11 @@ func rewriteTable(t *testing.T, src, dst string, editHandle func(BlockHandle) Bl
 	r, err := recordio.Open(src, nil)
 	require.NoError(t, err)
 	defer r.Close()
-	w, err := recordio.Create(dst, &recordio.WriterOptions{Codec: r.Header().Codec})
+	compression := SnappyCompression
+	if r.Header().Codec == recordio.CodecNone {
+		compression = NoCompression
+	}
+	w, err := recordio.Create(dst, &recordio.WriterOptions{Compression: compression})
 	require.NoError(t, err)
 	f := footer{version: formatVersion}
 	for {

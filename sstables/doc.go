@@ -4,7 +4,7 @@
 //
 // # Usage
 //
-//	w, err := sstables.NewWriter("users.sst", &sstables.WriterOptions{BloomBitsPerKey: 10})
+//	w, err := sstables.NewWriter("users.sst", nil) // snappy, 4 KiB blocks, a bloom filter
 //	err = w.Add([]byte("alice"), []byte("..."))   // keys in increasing order
 //	err = w.Close()                               // durable, then renamed into place
 //

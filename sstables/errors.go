@@ -5,6 +5,7 @@ import (
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/rangedel"
+	"github.com/stratadb/strata/recordio"
 )
 
 // ErrCorruption is matched by every error reporting damaged or foreign
@@ -50,8 +51,8 @@ var (
 	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.
 	ErrBadKind = base.ErrBadKind
 	// ErrUnknownCompression: WriterOptions.Compression is not one of the
-	// Compression constants.
-	ErrUnknownCompression = errors.New("sstables: unknown compression")
+	// Compression constants (recordio's error).
+	ErrUnknownCompression = recordio.ErrUnknownCompression
 	// ErrClosed: the writer, reader or iterator was closed.
 	ErrClosed = errors.New("sstables: closed")
 	// ErrComparatorMismatch: the table was written with another comparator.

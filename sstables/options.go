@@ -10,40 +10,37 @@ import (
 // every layer.
 const MaxKeySize = base.MaxKeySize
 
-// Compression selects the codec that compresses a table's blocks. Its zero
-// value is the default, snappy.
-type Compression int
+// Compression selects the codec that compresses a table's blocks: the
+// recordio type, so that a zero compression means snappy in every layer.
+type Compression = recordio.Compression
 
+// The compressions, as in recordio.
 const (
 	// DefaultCompression is SnappyCompression.
-	DefaultCompression Compression = iota
+	DefaultCompression = recordio.DefaultCompression
 	// NoCompression stores blocks as they are.
-	NoCompression
+	NoCompression = recordio.NoCompression
 	// SnappyCompression: fast, moderate ratio.
-	SnappyCompression
+	SnappyCompression = recordio.SnappyCompression
 	// ZstdCompression: slower to write, better ratio, fast to read.
-	ZstdCompression
+	ZstdCompression = recordio.ZstdCompression
 	// GzipCompression: for compatibility; zstd is better on every axis.
-	GzipCompression
+	GzipCompression = recordio.GzipCompression
 )
 
-// codec returns the recordio codec for c; ok is false for an unknown c.
-func (c Compression) codec() (codec recordio.Codec, ok bool) {
-	switch c {
-	case DefaultCompression, SnappyCompression:
-		return recordio.CodecSnappy, true
-	case NoCompression:
-		return recordio.CodecNone, true
-	case ZstdCompression:
-		return recordio.CodecZstd, true
-	case GzipCompression:
-		return recordio.CodecGzip, true
-	}
-	return 0, false
-}
+// DefaultBlockSize is the data block size a zero BlockSize means, in this
+// package and in simpledb: small blocks make a point read of uncached data
+// cheap (it reads, checksums and decompresses one block), at the price of a
+// larger index, about 14 bytes a block in memory.
+const DefaultBlockSize = 4 << 10
+
+// DefaultBloomBitsPerKey is the bloom filter size a zero BloomBitsPerKey
+// means, in this package and in simpledb: about 1% false positives.
+const DefaultBloomBitsPerKey = 10
 
 // WriterOptions configure a Writer. The zero value writes snappy-compressed
-// 16 KiB blocks, bytewise ordered, without a bloom filter.
+// 4 KiB blocks, bytewise ordered, with a 10-bit bloom filter: the defaults
+// of simpledb.Options, so a zero means the same in both.
 type WriterOptions struct {
 	// FS is the filesystem to write to. Default: vfs.Default.
 	FS vfs.FS
@@ -51,7 +48,7 @@ type WriterOptions struct {
 	Comparator *Comparator
 	// BlockSize is the uncompressed size at which a data block is closed.
 	// Larger blocks give a smaller index and faster scans, smaller ones
-	// cheaper point reads. Default: 16 KiB.
+	// cheaper point reads. Default: DefaultBlockSize, 4 KiB.
 	BlockSize int
 	// RestartInterval is the number of keys between restart points in a
 	// block. Default: 16.
@@ -61,8 +58,8 @@ type WriterOptions struct {
 	// none of the constants with ErrUnknownCompression. Default: snappy.
 	Compression Compression
 	// BloomBitsPerKey sizes the bloom filter that lets point reads skip
-	// the table: 10 gives about 1% false positives. 0 turns the filter off.
-	// Default: 0.
+	// the table: 10 gives about 1% false positives. A negative value turns
+	// the filter off. Default: DefaultBloomBitsPerKey, 10.
 	BloomBitsPerKey int
 	// BytesPerSync, if positive, starts the writeback of the table's bytes
 	// every BytesPerSync bytes as it is written (recordio.WriterOptions).
@@ -80,12 +77,17 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 		r.Comparator = Bytewise
 	}
 	if r.BlockSize <= 0 {
-		r.BlockSize = 16 << 10
+		r.BlockSize = DefaultBlockSize
 	}
 	if r.RestartInterval <= 0 {
 		r.RestartInterval = 16
 	}
-	r.BloomBitsPerKey = max(r.BloomBitsPerKey, 0)
+	switch {
+	case r.BloomBitsPerKey == 0:
+		r.BloomBitsPerKey = DefaultBloomBitsPerKey
+	case r.BloomBitsPerKey < 0:
+		r.BloomBitsPerKey = 0
+	}
 	return r
 }
 

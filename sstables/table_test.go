@@ -14,6 +14,7 @@ import (
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/recordio"
 	"github.com/stretchr/testify/require"
 )
 
@@ -418,6 +419,37 @@ func TestWriterRejectsBadInput(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.ErrorIs(t, w.Add([]byte("d"), nil), ErrClosed)
 	require.ErrorIs(t, w.Close(), ErrClosed)
+}
+
+// A zero option means what it means in simpledb.Options: snappy, 4 KiB
+// blocks, a 10-bit bloom filter; a negative BloomBitsPerKey turns it off.
+func TestWriterDefaults(t *testing.T) {
+	es := []entry{{key: []byte("a"), kind: KindSet, value: []byte("1")}}
+	for _, tc := range []struct {
+		name       string
+		opts       *WriterOptions
+		codec      recordio.Codec
+		blockSize  uint64
+		bloomBits  uint64
+		withFilter bool
+	}{
+		{"nil", nil, recordio.CodecSnappy, DefaultBlockSize, DefaultBloomBitsPerKey, true},
+		{"zero", &WriterOptions{}, recordio.CodecSnappy, DefaultBlockSize, DefaultBloomBitsPerKey, true},
+		{"no filter", &WriterOptions{BloomBitsPerKey: -1}, recordio.CodecSnappy, DefaultBlockSize, 0, false},
+		{"set", &WriterOptions{Compression: NoCompression, BlockSize: 8192, BloomBitsPerKey: 4}, recordio.CodecNone, 8192, 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.sst")
+			meta := writeTable(t, path, tc.opts, es)
+			require.Equal(t, tc.codec, meta.Codec)
+			require.Equal(t, tc.blockSize, meta.BlockSize)
+			require.Equal(t, tc.bloomBits, meta.BloomBitsPerKey)
+			r, err := Open(path, nil)
+			require.NoError(t, err)
+			defer r.Close()
+			require.Equal(t, tc.withFilter, r.filter != nil)
+		})
+	}
 }
 
 func TestWriterRejectsUnknownCompression(t *testing.T) {

@@ -63,9 +63,9 @@ type Writer struct {
 // NewWriter creates a table to be named name once Close succeeds.
 func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	o := opts.withDefaults()
-	codec, ok := o.Compression.codec()
-	if !ok {
-		return nil, fmt.Errorf("%w: %d", ErrUnknownCompression, o.Compression)
+	codec, err := o.Compression.Codec()
+	if err != nil {
+		return nil, fmt.Errorf("sstables: %w", err)
 	}
 	w := &Writer{
 		name:    name,
@@ -86,7 +86,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	if o.BloomBitsPerKey > 0 {
 		w.filter = bloom.NewBuilder(o.BloomBitsPerKey)
 	}
-	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Codec: w.meta.Codec, BytesPerSync: o.BytesPerSync})
+	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Compression: o.Compression, BytesPerSync: o.BytesPerSync})
 	if err != nil {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}

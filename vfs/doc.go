@@ -7,9 +7,11 @@
 // entirely in memory.
 //
 // The interface is deliberately small: create, open, read, write, ReadAt,
-// sync, rename, remove, list, make a directory, sync a directory, lock, and
+// sync, rename, remove, list, make a directory, sync a directory, lock,
 // reuse a file (rename it and write over it from its start, as a
-// write-ahead log recycles an obsolete one).
+// write-ahead log recycles an obsolete one), and hard-link a file (as a
+// checkpoint shares a database's immutable tables; LinkOrCopy copies where
+// the filesystem cannot link).
 // Durability follows POSIX: data written to a File is durable after
 // File.Sync; a created, renamed or removed name is durable after SyncDir of
 // its parent directory.

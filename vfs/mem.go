@@ -202,6 +202,30 @@ func (fsys *MemFS) ReuseForWrite(oldname, newname string) (File, error) {
 	return &memFile{fs: fsys, node: n, name: newname, writable: true, reused: true}, nil
 }
 
+// Link makes newname a second name of oldname's file, as link(2) does:
+// writes through either name change the one file, and a crash clone keeps
+// the file once, under each name whose directory was synced since.
+func (fsys *MemFS) Link(oldname, newname string) error {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	n, err := fsys.lookup(oldname)
+	if err != nil {
+		return err
+	}
+	if n.dir {
+		return &fs.PathError{Op: "link", Path: oldname, Err: syscall.EPERM}
+	}
+	dir, base, err := fsys.parent(newname)
+	if err != nil {
+		return err
+	}
+	if _, ok := dir.children[base]; ok {
+		return &fs.PathError{Op: "link", Path: newname, Err: fs.ErrExist}
+	}
+	dir.children[base] = n
+	return nil
+}
+
 // List returns the sorted names in dir.
 func (fsys *MemFS) List(dir string) ([]string, error) {
 	fsys.mu.Lock()

@@ -96,6 +96,25 @@ func TestCrashCloneKeepsOnlyWhatIsDurable(t *testing.T) {
 			writeFile(t, fsys, "/d/sub/f", "data", true)
 			require.NoError(t, fsys.SyncDir("/d/sub"))
 		}, "/d/sub/f", "", false},
+		{"unsynced link is lost", func(t *testing.T, fsys *MemFS) {
+			writeFile(t, fsys, "/d/f", "data", true)
+			require.NoError(t, fsys.SyncDir("/d"))
+			require.NoError(t, fsys.Link("/d/f", "/d/g"))
+		}, "/d/g", "", false},
+		{"synced link survives its source's removal", func(t *testing.T, fsys *MemFS) {
+			writeFile(t, fsys, "/d/f", "data", true)
+			require.NoError(t, fsys.Link("/d/f", "/d/g"))
+			require.NoError(t, fsys.SyncDir("/d"))
+			require.NoError(t, fsys.Remove("/d/f"))
+			require.NoError(t, fsys.SyncDir("/d"))
+		}, "/d/g", "data", true},
+		{"a link shares its file's unsynced writes", func(t *testing.T, fsys *MemFS) {
+			f := writeFile(t, fsys, "/d/f", "data", true)
+			require.NoError(t, fsys.Link("/d/f", "/d/g"))
+			require.NoError(t, fsys.SyncDir("/d"))
+			_, err := f.Write([]byte("more"))
+			require.NoError(t, err)
+		}, "/d/g", "data", true},
 	} {
 		// Directory entries follow the same rules however unsynced bytes
 		// fare; where some may survive, the synced ones still lead.

@@ -36,6 +36,8 @@ func (osFS) List(dir string) ([]string, error) {
 	return names, nil
 }
 
+func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
+
 func (osFS) MkdirAll(dir string, perm fs.FileMode) error { return os.MkdirAll(dir, perm) }
 
 func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 )
@@ -64,6 +65,14 @@ type FS interface {
 	// rename is durable after SyncDir, as any rename. If opening fails
 	// after the rename, the file is renamed back.
 	ReuseForWrite(oldname, newname string) (File, error)
+	// Link makes newname a hard link to the file oldname: one file under
+	// two names, so that removing or renaming either leaves the other
+	// whole. It fails if newname exists, and where the filesystem cannot
+	// link (across devices, or a filesystem without hard links) with the
+	// operating system's error, or one matching errors.ErrUnsupported:
+	// LinkOrCopy copies instead. The new name is durable after SyncDir of
+	// its directory; the file's bytes are as durable as they were.
+	Link(oldname, newname string) error
 }
 
 // MappedCreator is implemented by filesystems that can create a file to
@@ -106,4 +115,48 @@ func OrDefault(fsys FS) FS {
 		return Default
 	}
 	return fsys
+}
+
+// LinkOrCopy makes newname a hard link to oldname, or, where FS.Link fails
+// for any reason but newname existing or oldname missing (across devices,
+// a filesystem without hard links), a copy of it, synced. It reports
+// whether it linked. Either way newname's directory entry is durable only
+// after SyncDir. A failed copy removes what it wrote.
+func LinkOrCopy(fsys FS, oldname, newname string) (linked bool, err error) {
+	err = fsys.Link(oldname, newname)
+	if err == nil || errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) {
+		return err == nil, err
+	}
+	if err := copyFile(fsys, oldname, newname); err != nil {
+		return false, fmt.Errorf("vfs: copy %s to %s: %w", oldname, newname, err)
+	}
+	return false, nil
+}
+
+// copyFile copies oldname to a new file newname and syncs it; on failure
+// it removes newname.
+func copyFile(fsys FS, oldname, newname string) error {
+	if _, err := fsys.Stat(newname); err == nil {
+		return &fs.PathError{Op: "copy", Path: newname, Err: fs.ErrExist}
+	}
+	src, err := fsys.Open(oldname)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := fsys.Create(newname)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fsys.Remove(newname)
+	}
+	return err
 }

@@ -256,3 +256,67 @@ func testReuseForWrite(t *testing.T, fsys FS, dir string) {
 	_, err = fsys.Stat(filepath.Join(dir, "x"))
 	require.ErrorIs(t, err, fs.ErrNotExist, "nothing created")
 }
+
+func TestLink(t *testing.T) {
+	t.Run("os", func(t *testing.T) { testLink(t, OrDefault(nil), t.TempDir()) })
+	t.Run("mem", func(t *testing.T) { testLink(t, NewMem(), "/d") })
+}
+
+func testLink(t *testing.T, fsys FS, dir string) {
+	require.NoError(t, fsys.MkdirAll(dir, 0o755))
+	name, link := filepath.Join(dir, "f"), filepath.Join(dir, "g")
+	f, err := fsys.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("data"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	require.NoError(t, fsys.Link(name, link))
+	require.ErrorIs(t, fsys.Link(name, link), fs.ErrExist, "the new name exists")
+	require.ErrorIs(t, fsys.Link(filepath.Join(dir, "missing"), filepath.Join(dir, "h")), fs.ErrNotExist)
+	require.NoError(t, fsys.Remove(name))
+	got, ok := readFile(t, fsys, link)
+	require.True(t, ok, "the link outlives the first name")
+	require.Equal(t, "data", got)
+}
+
+// failLinkFS is a filesystem whose Link fails as across devices.
+type failLinkFS struct{ FS }
+
+func (failLinkFS) Link(oldname, newname string) error {
+	return &fs.PathError{Op: "link", Path: newname, Err: syscall.EXDEV}
+}
+
+func TestLinkOrCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fsys   FS
+		linked bool
+	}{
+		{"links", NewMem(), true},
+		{"copies where links fail", failLinkFS{NewMem()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := tc.fsys
+			require.NoError(t, fsys.MkdirAll("/d", 0o755))
+			f, err := fsys.Create("/d/f")
+			require.NoError(t, err)
+			_, err = f.Write([]byte("data"))
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+
+			linked, err := LinkOrCopy(fsys, "/d/f", "/d/g")
+			require.NoError(t, err)
+			require.Equal(t, tc.linked, linked)
+			got, _ := readFile(t, fsys, "/d/g")
+			require.Equal(t, "data", got)
+
+			_, err = LinkOrCopy(fsys, "/d/f", "/d/g")
+			require.ErrorIs(t, err, fs.ErrExist, "never over an existing file")
+			_, err = LinkOrCopy(fsys, "/d/missing", "/d/h")
+			require.ErrorIs(t, err, fs.ErrNotExist)
+			_, err = fsys.Stat("/d/h")
+			require.ErrorIs(t, err, fs.ErrNotExist, "nothing left behind")
+		})
+	}
+}

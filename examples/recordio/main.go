@@ -23,7 +23,7 @@ func main() {
 	path := filepath.Join(dir, "orders.rio")
 
 	fmt.Println("writing 1000 zstd-compressed records to", filepath.Base(path))
-	w, err := recordio.Create(path, &recordio.WriterOptions{Codec: recordio.CodecZstd})
+	w, err := recordio.Create(path, &recordio.WriterOptions{Compression: recordio.ZstdCompression})
 	if err != nil {
 		log.Fatal(err)
 	}

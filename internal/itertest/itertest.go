@@ -32,16 +32,22 @@ type Iterator interface {
 }
 
 // Cursor is a position among the entries whose keys it holds, in order
-// (bytewise, with repeats for versions of one key): -1 is before the first
-// entry, len(keys) past the last.
+// (bytewise, or the comparator's, with repeats for versions of one key): -1
+// is before the first entry, len(keys) past the last.
 type Cursor struct {
 	keys       [][]byte
+	cmp        func(a, b []byte) int
 	pos        int
 	positioned bool
 }
 
-// NewCursor returns an unpositioned cursor over keys.
-func NewCursor(keys [][]byte) *Cursor { return &Cursor{keys: keys} }
+// NewCursor returns an unpositioned cursor over keys in bytewise order.
+func NewCursor(keys [][]byte) *Cursor { return NewCursorFunc(keys, bytes.Compare) }
+
+// NewCursorFunc returns an unpositioned cursor over keys in cmp's order.
+func NewCursorFunc(keys [][]byte, cmp func(a, b []byte) int) *Cursor {
+	return &Cursor{keys: keys, cmp: cmp}
+}
 
 func (c *Cursor) valid() bool { return c.positioned && c.pos >= 0 && c.pos < len(c.keys) }
 
@@ -52,7 +58,7 @@ func (c *Cursor) set(i int) bool {
 
 // search returns the index of the first entry whose key is at or after key.
 func (c *Cursor) search(key []byte) int {
-	return sort.Search(len(c.keys), func(i int) bool { return bytes.Compare(c.keys[i], key) >= 0 })
+	return sort.Search(len(c.keys), func(i int) bool { return c.cmp(c.keys[i], key) >= 0 })
 }
 
 // The moves, as an iterator's.

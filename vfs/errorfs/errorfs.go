@@ -41,11 +41,12 @@ const (
 	OpSyncDir                // FS.SyncDir
 	OpLock                   // FS.Lock
 	OpReuse                  // FS.ReuseForWrite and MappedCreator.ReuseMapped, matched on the new name
+	OpLink                   // FS.Link, matched on the new name
 	// OpAll is every operation.
 	OpAll Op = 1<<iota - 1
 )
 
-var opNames = []string{"create", "open", "read", "readat", "write", "sync", "rename", "remove", "list", "mkdir", "stat", "syncdir", "lock", "reuse"}
+var opNames = []string{"create", "open", "read", "readat", "write", "sync", "rename", "remove", "list", "mkdir", "stat", "syncdir", "lock", "reuse", "link"}
 
 // String names the operations in the set.
 func (o Op) String() string {
@@ -234,6 +235,14 @@ func (f *FS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
 		return nil, err
 	}
 	return f.wrap(f.fs.ReuseForWrite(oldname, newname))
+}
+
+// Link implements vfs.FS, failing as OpLink on the new name.
+func (f *FS) Link(oldname, newname string) error {
+	if err := f.check(OpLink, newname); err != nil {
+		return err
+	}
+	return f.fs.Link(oldname, newname)
 }
 
 // CreateMapped implements vfs.MappedCreator, failing as OpCreate, when the

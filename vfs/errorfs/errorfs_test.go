@@ -47,6 +47,23 @@ func TestRuleInjectsOnlyWhatItMatches(t *testing.T) {
 func TestOpString(t *testing.T) {
 	require.Equal(t, "write|sync", (OpWrite | OpSync).String())
 	require.Contains(t, OpAll.String(), "lock")
+	require.Contains(t, OpAll.String(), "link")
+}
+
+// A link fails as OpLink on the new name, and creates nothing.
+func TestRuleInjectsIntoLink(t *testing.T) {
+	mem := vfs.NewMem()
+	require.NoError(t, mem.MkdirAll("/d", 0o755))
+	f, err := mem.Create("/d/1.sst")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	rule := &Rule{Ops: OpLink, Match: Suffix("2.sst"), Err: syscall.EXDEV}
+	fsys := Wrap(mem, rule)
+	rule.Enable()
+	require.ErrorIs(t, fsys.Link("/d/1.sst", "/d/2.sst"), syscall.EXDEV)
+	_, err = mem.Stat("/d/2.sst")
+	require.Error(t, err, "nothing linked")
+	require.NoError(t, fsys.Link("/d/1.sst", "/d/3.sst"), "other names link")
 }
 
 // A reuse fails as OpReuse on the new name, and the reused file's writes
