@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
@@ -401,4 +403,43 @@ func TestNewerLogFormatIsRefused(t *testing.T) {
 	}
 	_, _, err = decodeLogRecord(logFormatRangeDel, b.data, nil)
 	require.NoError(t, err)
+}
+
+func TestDeleteRangeNeedsBytewiseOrder(t *testing.T) {
+	opts := smallOptions()
+	opts.Comparator = &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}
+	db, err := Open(t.TempDir(), opts)
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Put(rdKey(1), []byte("v")))
+	require.ErrorIs(t, db.DeleteRange(rdKey(2), rdKey(0)), ErrRangeDelOrder)
+	require.ErrorIs(t, db.DeleteRange(nil, nil), ErrRangeDelOrder)
+	b := db.NewBatch()
+	require.NoError(t, b.Put(rdKey(2), []byte("v")))
+	require.NoError(t, b.DeleteRange(rdKey(0), rdKey(9)))
+	require.ErrorIs(t, db.Write(b), ErrRangeDelOrder, "the whole batch is refused")
+	_, err = db.Get(rdKey(2))
+	require.ErrorIs(t, err, ErrNotFound)
+	v, err := db.Get(rdKey(1))
+	require.NoError(t, err)
+	require.Equal(t, "v", string(v))
+}
+
+func TestDeleteRangeInCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(filepath.Join(dir, "db"), smallOptions())
+	require.NoError(t, err)
+	defer db.Close()
+	for i := range 100 {
+		require.NoError(t, db.Put(rdKey(i), []byte("v")))
+	}
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.DeleteRange(rdKey(10), rdKey(90))) // in the memstore only
+	require.NoError(t, db.Checkpoint(filepath.Join(dir, "ckpt")))
+	cp, err := Open(filepath.Join(dir, "ckpt"), smallOptions())
+	require.NoError(t, err)
+	defer cp.Close()
+	require.Len(t, liveKeys(t, cp.NewIterator), 20)
+	_, err = cp.Get(rdKey(50))
+	require.ErrorIs(t, err, ErrNotFound)
 }
