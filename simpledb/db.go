@@ -36,6 +36,8 @@ type DB struct {
 	lock  io.Closer
 	cache *sstables.Cache
 
+	tables *tableCache // the open tables, at most opts.MaxOpenFiles: see tablecache.go
+
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
 	// and installed in order) and the file deletions that installing it
@@ -137,6 +139,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.BlockCacheSize > 0 {
 		d.cache = sstables.NewCache(o.BlockCacheSize)
 	}
+	d.tables = newTableCache(o.MaxOpenFiles, d.openReader)
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -516,11 +519,27 @@ func damageOffset(err error, def int64) int64 {
 	return def
 }
 
-// openTable opens a table the manifest names. The table comes with one
-// reference, the caller's.
+// openTable opens a table the manifest names, into the table cache. The
+// table comes with one reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
+	d.tables.reserve()
+	r, err := d.openReader(info)
+	if err != nil {
+		d.tables.release()
+		return nil, err
+	}
+	t := &table{tableInfo: info, tc: d.tables}
+	t.refs.Store(1)
+	d.tables.add(t, r)
+	return t, nil
+}
+
+// openReader opens a table's file and checks it against what the manifest
+// records: at Open, after the table is written, and whenever the table
+// cache reopens it. A missing or damaged file is ErrCorruption naming it.
+func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
 	path := tableName(d.dir, info.num)
-	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, NoMmap: !d.opts.MmapTables})
+	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: d.fs, Cache: d.cache, CacheID: info.num, NoMmap: !d.opts.MmapTables})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
@@ -537,9 +556,7 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}
-	t := &table{tableInfo: info, reader: r}
-	t.refs.Store(1)
-	return t, nil
+	return r, nil
 }
 
 // newFileNum allocates a file number. Callers hold d.mu or run before the
@@ -755,7 +772,7 @@ func (rs *readState) get(key []byte, seq uint64) ([]byte, error) {
 	hash := sstables.HashKey(key) // once for every table's filter
 	find := func(t *table) ([]byte, bool, error) {
 		var value []byte
-		kind, found, err := t.reader.FindHash(key, hash, seq, func(v []byte) { value = bytes.Clone(v) })
+		kind, found, err := t.find(key, hash, seq, func(v []byte) { value = bytes.Clone(v) })
 		if err != nil || !found {
 			return nil, found, err
 		}

@@ -94,7 +94,25 @@
 //
 // Reads never block on this work: a read takes a reference on the current
 // state (memstores and version), which flushes and compactions replace with
-// a pointer swap; tables stay open until their last reader is done.
+// a pointer swap; a table's file stays until its last reader is done.
+//
+// # Open files
+//
+// Options.MaxOpenFiles (default 1000, at least MinMaxOpenFiles, 64) bounds
+// the table files held open, as in LevelDB and Pebble: a table cache keeps
+// the most recently used tables' readers open and closes the rest, which a
+// read reopens when it needs them, checking the file as Open does (a file
+// missing, resized or damaged since is ErrCorruption naming it, returned
+// to that read). A read pins what it reads: a Get each table it looks in,
+// an iterator every L0 table in its range and one table per deeper level,
+// a compaction each L0 input and one table of each deeper input level; a
+// pinned table is never closed, so the bound is exceeded only while more
+// tables than it are pinned at once. The LOCK, the manifest, the logs and
+// the tables being written count apart from it. Blocks are cached under
+// the table's number, so a reopened table finds them still there; they
+// leave the cache when the table's file is deleted, at the cost of that
+// table's blocks (see the sstables package). Stats.OpenTables and
+// Stats.TableReopens show the cache at work; see tablecache.go.
 //
 // # Iterators
 //

@@ -151,10 +151,12 @@ func FuzzDB(f *testing.F) {
 		opts := smallOptions()
 		opts.FS, opts.Logger = fsys, quietLogger
 		opts.MemstoreSize = MinMemstoreSize
+		opts.MaxOpenFiles = MinMaxOpenFiles
 		db, err := Open("/db", opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		setTableCacheCapacity(db, 2) // reads reopen tables, and pin more than the bound
 		defer func() { db.Close() }()
 		m := model{}
 		var snap *Snapshot
@@ -256,6 +258,7 @@ func FuzzDB(f *testing.F) {
 				if db, err = Open("/db", opts); err != nil {
 					t.Fatal(err)
 				}
+				setTableCacheCapacity(db, 2)
 			}
 		}
 	})
