@@ -547,11 +547,18 @@ func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
 		return nil, fmt.Errorf("simpledb: open table %d: %w: %w", info.num, ErrComparatorMismatch, err)
 	}
 	// A table cut or grown is damaged even if what is left reads as one.
-	if fi, serr := d.fs.Stat(path); serr == nil && uint64(fi.Size()) != info.size {
+	// (An open Reader knows its file's size; a damaged one may be cut.)
+	size := int64(-1)
+	if r != nil {
+		size = int64(r.Metadata().FileSize)
+	} else if fi, serr := d.fs.Stat(path); serr == nil {
+		size = fi.Size()
+	}
+	if size >= 0 && uint64(size) != info.size {
 		if r != nil {
 			r.Close()
 		}
-		return nil, base.Corruptf(path, fi.Size(), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
+		return nil, base.Corruptf(path, size, ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
