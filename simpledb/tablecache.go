@@ -29,8 +29,9 @@ type tableCache struct {
 	open     func(tableInfo) (*sstables.Reader, error)
 
 	mu sync.Mutex
-	// files counts the Readers open, those being opened and the slots
-	// reserved for readers outside the cache (a compaction's own).
+	// files counts the Readers open or being opened, in the cache or
+	// outside it (a compaction's own), and those being closed: a slot is
+	// given back only once its file is closed.
 	files   int
 	reopens int64 // tables a read opened again: Stats.TableReopens
 	lru     table // sentinel of the open, unpinned tables: lru.next is the most recently used
@@ -113,8 +114,9 @@ func (c *tableCache) unpin(t *table) {
 	c.closeCounted(r)
 }
 
-// reserve makes room for a file opened outside the cache, closing the least
-// recently used Readers if it must, and counts it until release.
+// reserve makes room for a table file about to be opened, closing the least
+// recently used Readers if it must, and counts it: a new table's, which add
+// then hands to the cache, or a compaction's own, until release.
 func (c *tableCache) reserve() {
 	c.mu.Lock()
 	victims := c.makeRoom()
