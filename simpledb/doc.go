@@ -122,11 +122,12 @@
 // -count 5, median and range), 64 open files made 0.85 reopens per Get and
 // 30,288 Gets/s (28,302-31,453) against 107,203 (101,688-174,269) with all
 // tables open. On the 10 GB scale database (158 tables of 64 MiB, reopened
-// with -max-open-files 64 before its checked reads, one run each) random
-// reads ran at 25,094/s against 29,592/s with the default bound, with at
-// most 78 descriptors open against 172; before the index and filter were
-// cached, each reopen read about 300 KB of them, and random reads ran at
-// 4,040/s with a peak RSS of 1,230 MB against 526 MB.
+// with -max-open-files 64 before its checked reads, two runs each) random
+// reads ran at 24,801 and 25,094/s against 29,592 and 49,828/s with the
+// default bound, with at most 78 descriptors open against 172; before the
+// index and filter were cached, each reopen read about 300 KB of them, and
+// random reads ran at 4,040/s with a peak RSS of 1,230 MB against 491-526
+// MB.
 //
 // # Iterators
 //

@@ -23,10 +23,10 @@ const (
 	// MinMaxOpenFiles is the smallest MaxOpenFiles, 64, LevelDB's and
 	// Pebble's floor too. Reads pin the tables they read: an iterator one
 	// table per level below L0 and every L0 table in its range, up to
-	// L0StopWritesThreshold (12 by default), a compaction its inputs; 64
-	// holds those of a few iterators and a compaction at once with room for
-	// the hot tables of point reads, so that a small bound does not turn
-	// every read into a reopen.
+	// L0StopWritesThreshold (12 by default), a compaction its L0 inputs and
+	// one table per deeper level; 64 holds those of a few iterators and a
+	// compaction at once with room for the hot tables of point reads, so
+	// that a small bound does not turn every read into a reopen.
 	MinMaxOpenFiles = 64
 )
 
@@ -98,11 +98,12 @@ type Options struct {
 	// Get, an iterator or a compaction reads it, so the bound is exceeded
 	// while more tables than it are pinned at once: an iterator pins one
 	// table per level below L0 and every L0 table in its range from its
-	// first move until Close, a compaction its inputs. Stats.OpenTables
+	// first move until Close, a compaction its L0 inputs and one table per
+	// deeper level (with MmapTables, all its inputs). Stats.OpenTables
 	// reports the count. The database's other files count separately: its
-	// LOCK, the manifest, the active log (and briefly a recycled one),
-	// tables being written (one per flush or compaction running) and the
-	// directory while it is synced. Values below MinMaxOpenFiles are raised
+	// LOCK, the manifest, the log being written, tables being written (one
+	// per flush or compaction running), and briefly a directory being
+	// synced or a log Open replays. Values below MinMaxOpenFiles are raised
 	// to it. Default: 1000.
 	MaxOpenFiles int
 	// MmapTables maps tables into memory for point reads instead of
