@@ -60,7 +60,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 		topts := &sstables.IterOptions{LowerBound: it.lower, UpperBound: it.upper}
 		for _, t := range it.rs.v.levels[0] {
 			if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
-				children = append(children, t.reader.NewIterator(topts))
+				children = append(children, t.newIterator(topts))
 			}
 		}
 		for level := 1; level < NumLevels; level++ {
@@ -217,7 +217,7 @@ type levelIter struct {
 	tables []*table
 	opts   sstables.IterOptions
 	idx    int
-	cur    *sstables.Iterator
+	cur    *tableIter
 	err    error
 }
 
@@ -280,7 +280,7 @@ func (l *levelIter) open(i int) bool {
 		l.opts.LowerBound != nil && l.cmp(l.tables[i].largest, l.opts.LowerBound) < 0 {
 		return false
 	}
-	l.cur = l.tables[i].reader.NewIterator(&l.opts)
+	l.cur = l.tables[i].newIterator(&l.opts)
 	return true
 }
 
