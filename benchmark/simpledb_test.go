@@ -534,6 +534,11 @@ func filledDB(b *testing.B) *simpledb.DB {
 func BenchmarkSimpleDBReadRandom(b *testing.B) {
 	db := filledDB(b)
 	defer closeUntimed(b, db)
+	readRandom(b, db)
+}
+
+// readRandom times b.N Gets of random fill keys of db, checking each value.
+func readRandom(b *testing.B, db *simpledb.DB) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -545,6 +550,7 @@ func BenchmarkSimpleDBReadRandom(b *testing.B) {
 		}
 		checkValue(b, v, i, fillValueSize)
 	}
+	b.StopTimer()
 	reportOpsPerSecond(b, b.N, "ops/s")
 }
 
@@ -586,6 +592,53 @@ func BenchmarkSimpleDBGetAppendValue(b *testing.B) {
 				}
 			}
 			reportOpsPerSecond(b, b.N, "ops/s")
+		})
+	}
+}
+
+// manyTablesDir holds the 1M fill keys, in a seeded random order, compacted
+// into 256 KiB tables: hundreds of them, for the table cache. Built once
+// per process.
+var (
+	manyTablesOnce sync.Once
+	manyTablesDir  string
+)
+
+const manyTablesSize = 256 << 10
+
+func manyTablesDB(b *testing.B, maxOpenFiles int) *simpledb.DB {
+	manyTablesOnce.Do(func() {
+		manyTablesDir = filepath.Join(sharedDir, "many-tables")
+		db := openDB(b, manyTablesDir, &simpledb.Options{NoSync: true, TargetTableSize: manyTablesSize, DisableAutoCompaction: true})
+		perm := rand.New(rand.NewPCG(7, 7)).Perm(fillKeys)
+		order := func(i uint64) uint64 { return uint64(perm[i]) }
+		dbFill{n: fillKeys, appendKey: appendFillKey, valueSize: fillValueSize, batchSize: 100, order: order}.write(b, db)
+		if err := db.Compact(); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return openDB(b, manyTablesDir, &simpledb.Options{NoSync: true, TargetTableSize: manyTablesSize, MaxOpenFiles: maxOpenFiles})
+}
+
+// BenchmarkSimpleDBReadRandomMaxOpenFiles: one op is a Get of a random one
+// of the 1M fill keys, its value checked, in a database of hundreds of
+// tables opened with MaxOpenFiles at its minimum, 64, and at its default,
+// 1000, which holds them all open. With 64, most Gets reopen a table
+// (reopens/op); the block cache keeps its blocks across reopens.
+func BenchmarkSimpleDBReadRandomMaxOpenFiles(b *testing.B) {
+	for _, maxOpen := range []int{simpledb.MinMaxOpenFiles, 1000} {
+		b.Run(fmt.Sprintf("max-open-files=%d", maxOpen), func(b *testing.B) {
+			db := manyTablesDB(b, maxOpen)
+			defer closeUntimed(b, db)
+			before := db.Stats()
+			readRandom(b, db)
+			st := db.Stats()
+			b.ReportMetric(float64(st.Levels[1].Tables+st.Levels[2].Tables), "tables")
+			b.ReportMetric(float64(st.OpenTables), "open-tables")
+			b.ReportMetric(float64(st.TableReopens-before.TableReopens)/float64(b.N), "reopens/op")
 		})
 	}
 }

@@ -284,8 +284,10 @@ func (d *DB) moveTable(c *compaction) error {
 // reads every byte of its inputs, and mapped pages it touched would count
 // towards the process's resident memory until the tables were deleted.
 // Plain reads leave them in the page cache only. The tables' own readers
-// read that way unless MmapTables is set; then it opens readers of its own.
-// (Table iterators do not fill the block cache either way.)
+// read that way unless MmapTables is set; then it opens readers of its own,
+// which count against MaxOpenFiles. (Table iterators do not fill the block
+// cache either way.) Through the table cache it pins every L0 input, but of
+// a sorted level only the table it is reading.
 func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	var iters []sstables.EntryIterator
 	var own []*sstables.Reader
@@ -294,21 +296,36 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	defer func() {
 		for _, r := range own {
 			r.Close()
+			d.tables.release()
 		}
 	}()
 	// Newest first: L0 in version order, then the level, then the next.
-	for _, t := range slices.Concat(c.inputs[0], c.inputs[1]) {
-		r := t.reader
-		if d.opts.MmapTables {
-			var err error
-			if r, err = sstables.Open(tableName(d.dir, t.num), d.tableReaderOptions(true, true)); err != nil {
-				return nil, 0, err
+	for i, tables := range c.inputs {
+		switch {
+		case d.opts.MmapTables || len(tables) == 0:
+		case c.level+i == 0: // L0's tables overlap: each is pinned until merged closes
+			for _, t := range tables {
+				iters = append(iters, t.newIterator(nil))
 			}
-			own = append(own, r)
+		default: // sorted and disjoint: one table pinned at a time
+			iters = append(iters, &levelIter{cmp: c.v.cmp, tables: tables})
 		}
-		iters = append(iters, r.NewIterator(nil))
+	}
+	for _, t := range slices.Concat(c.inputs[0], c.inputs[1]) {
 		read += int64(t.size)
-		tombs = rangedel.List(t.reader.RangeDeletions()).Tombstones(tombs, base.MaxSeq)
+		tombs = rangedel.List(t.rangeDels).Tombstones(tombs, base.MaxSeq)
+		if !d.opts.MmapTables {
+			continue
+		}
+		// Its own readers count against MaxOpenFiles too.
+		d.tables.reserve()
+		r, err := sstables.Open(tableName(d.dir, t.num), d.tableReaderOptions(true, true))
+		if err != nil {
+			d.tables.release()
+			return nil, 0, err
+		}
+		own = append(own, r)
+		iters = append(iters, r.NewIterator(nil))
 	}
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, AllVersions: true}, iters...)
 	defer merged.Close()

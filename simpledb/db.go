@@ -38,6 +38,8 @@ type DB struct {
 	// removes it, so that the directory is left as it was found.
 	removeLock bool
 
+	tables *tableCache // the open tables, at most opts.MaxOpenFiles: see tablecache.go
+
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
 	// and installed in order) and the file deletions that installing it
@@ -147,6 +149,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.BlockCacheSize > 0 {
 		d.cache = sstables.NewCache(o.BlockCacheSize)
 	}
+	d.tables = newTableCache(o.MaxOpenFiles, d.openReader)
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -549,11 +552,29 @@ func damageOffset(err error, def int64) int64 {
 	return def
 }
 
-// openTable opens a table the manifest names. The table comes with one
-// reference, the caller's.
+// openTable opens a table the manifest names, into the table cache. The
+// table comes with one reference, the caller's.
 func (d *DB) openTable(info tableInfo) (*table, error) {
+	d.tables.reserve()
+	r, err := d.openReader(info)
+	if err != nil {
+		d.tables.release()
+		return nil, err
+	}
+	t := &table{tableInfo: info, tc: d.tables, rangeDels: r.RangeDeletions()}
+	t.refs.Store(1)
+	d.tables.add(t, r)
+	return t, nil
+}
+
+// openReader opens a table's file and checks it against what the manifest
+// records: at Open, after the table is written, and whenever the table
+// cache reopens it. A missing or damaged file is ErrCorruption naming it.
+func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
 	path := tableName(d.dir, info.num)
-	r, err := sstables.Open(path, d.tableReaderOptions(!d.opts.MmapTables, false))
+	o := d.tableReaderOptions(!d.opts.MmapTables, false)
+	o.CacheID = info.num
+	r, err := sstables.Open(path, o)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
@@ -561,18 +582,23 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 		return nil, fmt.Errorf("simpledb: open table %d: %w: %w", info.num, ErrComparatorMismatch, err)
 	}
 	// A table cut or grown is damaged even if what is left reads as one.
-	if fi, serr := d.fs.Stat(path); serr == nil && uint64(fi.Size()) != info.size {
+	// (An open Reader knows its file's size; a damaged one may be cut.)
+	size := int64(-1)
+	if r != nil {
+		size = int64(r.Metadata().FileSize)
+	} else if fi, serr := d.fs.Stat(path); serr == nil {
+		size = fi.Size()
+	}
+	if size >= 0 && uint64(size) != info.size {
 		if r != nil {
 			r.Close()
 		}
-		return nil, base.Corruptf(path, fi.Size(), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
+		return nil, base.Corruptf(path, size, ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}
-	t := &table{tableInfo: info, reader: r}
-	t.refs.Store(1)
-	return t, nil
+	return r, nil
 }
 
 // newFileNum allocates a file number. Callers hold d.mu or run before the
@@ -824,7 +850,7 @@ func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]b
 	hash := sstables.HashKey(key) // once for every table's filter
 	find := func(t *table) ([]byte, bool, error) {
 		out := dst
-		kind, found, err := t.reader.FindHash(key, hash, seq, func(v []byte) { out = mode.value(dst, v) })
+		kind, found, err := t.find(key, hash, seq, func(v []byte) { out = mode.value(dst, v) })
 		if err != nil || !found {
 			return dst, found, err
 		}

@@ -309,6 +309,48 @@ func ExampleDB_Checkpoint() {
 	// Output: backup 100, live 40
 }
 
+// A database with many tables holds at most MaxOpenFiles of them open;
+// reads reopen the others as they need them.
+func ExampleOptions_maxOpenFiles() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	opts := &simpledb.Options{
+		MaxOpenFiles:          simpledb.MinMaxOpenFiles, // 64
+		TargetTableSize:       4 << 10,                  // tiny tables, to make many
+		DisableAutoCompaction: true,
+	}
+	db, err := simpledb.Open(dir, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	b := db.NewBatch()
+	for i := range 20000 {
+		b.Put(fmt.Appendf(nil, "key%05d", i), fmt.Appendf(nil, "value %d of many, spelled out at length", i))
+	}
+	if err := db.Write(b); err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Compact(); err != nil {
+		log.Fatal(err)
+	}
+	for i := range 20000 {
+		if _, err := db.Get(fmt.Appendf(nil, "key%05d", i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	st := db.Stats()
+	fmt.Println("more tables than files open:", st.Levels[1].Tables > opts.MaxOpenFiles)
+	fmt.Println("files open within the bound:", st.OpenTables <= opts.MaxOpenFiles)
+	// Output:
+	// more tables than files open: true
+	// files open within the bound: true
+}
+
 func ExampleDB_DeleteRange() {
 	dir, err := os.MkdirTemp("", "simpledb-example")
 	if err != nil {

@@ -165,10 +165,12 @@ func FuzzDB(f *testing.F) {
 		// Inputs of odd length run in reverse key order (Options.Comparator).
 		order := []*sstables.Comparator{sstables.Bytewise, reverseOrder}[len(data)%2]
 		opts.Comparator = order
+		opts.MaxOpenFiles = MinMaxOpenFiles
 		db, err := Open("/db", opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		setTableCacheCapacity(db, 2) // reads reopen tables, and pin more than the bound
 		defer func() { db.Close() }()
 		m := model{}
 		var snap *Snapshot
@@ -309,6 +311,7 @@ func FuzzDB(f *testing.F) {
 				if db, err = Open("/db", opts); err != nil {
 					t.Fatal(err)
 				}
+				setTableCacheCapacity(db, 2)
 			}
 		}
 	})

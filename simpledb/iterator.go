@@ -80,15 +80,15 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 		topts := &sstables.IterOptions{LowerBound: it.lower, UpperBound: it.upper}
 		for _, t := range it.rs.v.levels[0] {
 			if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
-				addTombs(t.reader.RangeDeletions())
-				children = append(children, t.reader.NewIterator(topts))
+				addTombs(t.rangeDels)
+				children = append(children, t.newIterator(topts))
 			}
 		}
 		for level := 1; level < NumLevels; level++ {
 			if len(it.rs.v.levels[level]) > 0 {
 				for _, t := range it.rs.v.rangeDelTables[level] {
 					if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
-						addTombs(t.reader.RangeDeletions())
+						addTombs(t.rangeDels)
 					}
 				}
 				children = append(children, &levelIter{cmp: it.rs.v.cmp, tables: it.rs.v.levels[level], opts: *topts})
@@ -243,7 +243,7 @@ type levelIter struct {
 	tables []*table
 	opts   sstables.IterOptions
 	idx    int
-	cur    *sstables.Iterator
+	cur    *tableIter
 	err    error
 }
 
@@ -306,7 +306,7 @@ func (l *levelIter) open(i int) bool {
 		l.opts.LowerBound != nil && l.cmp(l.tables[i].largest, l.opts.LowerBound) < 0 {
 		return false
 	}
-	l.cur = l.tables[i].reader.NewIterator(&l.opts)
+	l.cur = l.tables[i].newIterator(&l.opts)
 	return true
 }
 

@@ -134,8 +134,14 @@ func testModel(t *testing.T, order modelOrder) {
 	// Small levels and tables spread the data over L1 and L2, so that
 	// compactions move tables as well as merge them.
 	opts.BaseLevelSize, opts.TargetTableSize = 32<<10, 8<<10
+	// The fewest open tables allowed, and fewer still below it: reads
+	// reopen tables all the time, iterators and compactions pin more
+	// tables than the bound.
+	opts.MaxOpenFiles = MinMaxOpenFiles
+	const openTables = 4
 	db, err := Open(dir, opts)
 	require.NoError(t, err)
+	setTableCacheCapacity(db, openTables)
 	defer func() { db.Close() }()
 
 	m := model{}
@@ -148,7 +154,7 @@ func testModel(t *testing.T, order modelOrder) {
 		}
 		held = nil
 	}
-	var moves, recycled int64 // trivial moves and recycled logs, over every session
+	var moves, recycled, reopens int64 // trivial moves, recycled logs and reopened tables, over every session
 	key := func() []byte { return order.key(rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
@@ -236,7 +242,7 @@ func testModel(t *testing.T, order modelOrder) {
 			snaps = nil
 			closeHeld()
 			st := db.Stats()
-			moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
+			moves, recycled, reopens = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens
 			require.NoError(t, db.Close(), msg)
 			if rng.IntN(2) == 0 {
 				// Read-only in between: the same contents, no writes.
@@ -250,6 +256,7 @@ func testModel(t *testing.T, order modelOrder) {
 			}
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
+			setTableCacheCapacity(db, openTables)
 		case op < 97:
 			// A checkpoint opens to the model as it is now, and stays so
 			// while the database moves on.
@@ -268,11 +275,12 @@ func testModel(t *testing.T, order modelOrder) {
 	checkScan(t, keyCmp, db.NewIterator, m, nil, nil, "final full scan")
 	closeHeld()
 	st := db.Stats()
-	moves, recycled = moves+st.TrivialMoves, recycled+st.LogsRecycled
-	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled",
-		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled)
+	moves, recycled, reopens = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens
+	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened",
+		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens)
 	require.Positive(t, moves, "compaction moved tables")
 	require.Positive(t, recycled, "rotations reused logs")
+	require.Positive(t, reopens, "reads reopened tables")
 }
 
 // deleteRange deletes the model's keys in [lo, hi) (nil: unbounded), in

@@ -21,6 +21,14 @@ const (
 	// one would be full after one write, and every write would make a
 	// table.
 	MinMemstoreSize = 256 << 10
+	// MinMaxOpenFiles is the smallest MaxOpenFiles, 64, LevelDB's and
+	// Pebble's floor too. Reads pin the tables they read: an iterator one
+	// table per level below L0 and every L0 table in its range, up to
+	// L0StopWritesThreshold (12 by default), a compaction its L0 inputs and
+	// one table per deeper level; 64 holds those of a few iterators and a
+	// compaction at once with room for the hot tables of point reads, so
+	// that a small bound does not turn every read into a reopen.
+	MinMaxOpenFiles = 64
 )
 
 // NumLevels is the number of levels, L0 and L1 to L6: the length of
@@ -92,6 +100,21 @@ type Options struct {
 	// BlockCacheSize is the size of the cache of decompressed, verified
 	// blocks shared by all tables; negative turns it off. Default: 64 MiB.
 	BlockCacheSize int64
+	// MaxOpenFiles bounds the table files the database holds open. Tables
+	// beyond it are closed, least recently used first, and reopened (and
+	// checked, as Open checks them) when a read needs them; the block cache
+	// keeps their blocks across a reopen. A table is never closed while a
+	// Get, an iterator or a compaction reads it, so the bound is exceeded
+	// while more tables than it are pinned at once: an iterator pins one
+	// table per level below L0 and every L0 table in its range from its
+	// first move until Close, a compaction its L0 inputs and one table per
+	// deeper level (with MmapTables, all its inputs). Stats.OpenTables
+	// reports the count. The database's other files count separately: its
+	// LOCK, the manifest, the log being written, tables being written (one
+	// per flush or compaction running), and briefly a directory being
+	// synced or a log Open replays. Values below MinMaxOpenFiles are raised
+	// to it. Default: 1000.
+	MaxOpenFiles int
 	// MmapTables maps tables into memory for point reads instead of
 	// reading them with pread. Reads of uncached blocks get faster, but
 	// every page touched counts towards the process's resident memory (the
@@ -151,6 +174,10 @@ func (o *Options) withDefaults() Options {
 	if r.Comparator == nil {
 		r.Comparator = sstables.Bytewise
 	}
+	if r.MaxOpenFiles <= 0 {
+		r.MaxOpenFiles = 1000
+	}
+	r.MaxOpenFiles = max(r.MaxOpenFiles, MinMaxOpenFiles)
 	if r.BlockCacheSize == 0 {
 		r.BlockCacheSize = 64 << 20
 	}

@@ -51,6 +51,9 @@ func TestDeleteRangeAcrossFlushAndCompaction(t *testing.T) {
 			t.Run(written.name+"/"+deleted.name, func(t *testing.T) {
 				opts := smallOptions()
 				opts.TargetTableSize = 4 << 10 // many tables, so tombstones span several
+				// Fewer open files than tables: the table cache closes and
+				// reopens them under the reads.
+				opts.MaxOpenFiles = MinMaxOpenFiles
 				db, err := Open(t.TempDir(), opts)
 				require.NoError(t, err)
 				defer db.Close()
@@ -232,7 +235,7 @@ func TestDeleteRangeSplitAcrossCompactionOutputs(t *testing.T) {
 		if i > 0 {
 			require.Positive(t, bytes.Compare(tb.smallest, tables[i-1].largest), "L1 tables %d and %d overlap", i-1, i)
 		}
-		fs := tb.reader.RangeDeletions()
+		fs := tb.rangeDels
 		if len(fs) > 0 {
 			holding++
 		}
@@ -297,7 +300,10 @@ func TestDeleteRangeElision(t *testing.T) {
 		require.Len(t, liveKeys(t, db.NewIterator), 200)
 		var records uint64
 		for _, tb := range levelTables(db, 1) {
-			records += tb.reader.Metadata().Records
+			r, err := tb.tc.pin(tb)
+			require.NoError(t, err)
+			records += r.Metadata().Records
+			tb.tc.unpin(tb)
 		}
 		require.Equal(t, uint64(200), records, "the covered keys were dropped with it")
 	})
@@ -334,7 +340,7 @@ func TestDeleteRangeElision(t *testing.T) {
 		db.mu.Unlock()
 		l1 := levelTables(db, 1)
 		require.Len(t, l1, 1)
-		require.NotEmpty(t, l1[0].reader.RangeDeletions(), "kept: L2 holds keys it covers")
+		require.NotEmpty(t, l1[0].rangeDels, "kept: L2 holds keys it covers")
 		require.Len(t, liveKeys(t, db.NewIterator), 200)
 		_, err := db.Get(rdKey(200))
 		require.ErrorIs(t, err, ErrNotFound)

@@ -73,6 +73,13 @@ type Stats struct {
 	// BlockCacheHits and BlockCacheMisses count point reads of table
 	// blocks served by, or missing from, the block cache.
 	BlockCacheHits, BlockCacheMisses int64
+	// OpenTables counts the table files open now: at most
+	// Options.MaxOpenFiles, except while reads pin more tables than that.
+	OpenTables int
+	// TableReopens counts tables that reads opened again after the table
+	// cache had closed them: many mean MaxOpenFiles is smaller than the
+	// tables reads keep returning to.
+	TableReopens int64
 }
 
 // Stats returns the database's statistics.
@@ -102,6 +109,7 @@ func (d *DB) Stats() Stats {
 		s.WriteAmplification = float64(s.LogBytes+c.flushBytes+c.compactionBytes) / float64(s.UserBytes)
 	}
 	s.Stalls, s.StallTime = c.stalls, c.stallTime
+	s.OpenTables, s.TableReopens = d.tables.stats()
 	if d.cache != nil {
 		cs := d.cache.Stats()
 		s.BlockCacheHits, s.BlockCacheMisses = cs.Hits, cs.Misses

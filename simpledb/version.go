@@ -5,21 +5,36 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
 
-// table is a live table: what the manifest records, and its open reader.
-// It is reference-counted by the versions that contain it (and, until a
-// version takes it over, by whoever opened it): when the last reference
-// goes, the reader is closed and, if an edit has removed the table, its
-// file deleted. Readers are therefore never closed under a Get or an
-// iterator.
+// table is a live table: what the manifest records, and its reader. It is
+// reference-counted by the versions that contain it (and, until a version
+// takes it over, by whoever opened it): when the last reference goes, its
+// reader is closed and, if an edit has removed the table, its blocks leave
+// the block cache and its file is deleted. The reader itself is the table
+// cache's (tablecache.go): closed when unused to bound the open files, and
+// reopened on demand; reads pin it, so it is never closed under a Get, an
+// iterator or a compaction.
 type table struct {
 	tableInfo
-	reader   *sstables.Reader
+	tc       *tableCache
 	refs     atomic.Int32
 	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
+
+	// Guarded by tc.mu.
+	reader     *sstables.Reader // nil while the file is closed
+	opening    chan struct{}    // closed when the open under way ends
+	pins       int
+	prev, next *table // in the cache's LRU list while open and unpinned
+
+	// rangeDels are the table's range tombstones, taken from its reader
+	// when the table was opened first and kept while the table lives, so
+	// that iterators and compactions need not open it to learn them: they
+	// are small, and few tables hold any.
+	rangeDels []sstables.RangeFragment
 }
 
 func (t *table) ref() { t.refs.Add(1) }
@@ -28,12 +43,32 @@ func (t *table) unref(d *DB) {
 	if t.refs.Add(-1) != 0 {
 		return
 	}
-	if err := t.reader.Close(); err != nil {
+	if err := t.tc.remove(t); err != nil {
 		d.log.Error("simpledb: close table", "table", t.num, "err", err)
 	}
 	if t.obsolete.Load() {
+		if d.cache != nil {
+			d.cache.EvictTable(t.num)
+		}
 		d.deleteFile(tableName(d.dir, t.num))
 	}
+}
+
+// find is sstables.Reader.FindHash on the table's reader, pinned for the
+// lookup.
+func (t *table) find(key []byte, hash sstables.KeyHash, seq uint64, use func([]byte)) (base.Kind, bool, error) {
+	r, err := t.tc.pin(t)
+	if err != nil {
+		return 0, false, err
+	}
+	defer t.tc.unpin(t)
+	return r.FindHash(key, hash, seq, use)
+}
+
+// newIterator returns an iterator over the table that pins its reader from
+// its first positioning to Close.
+func (t *table) newIterator(opts *sstables.IterOptions) *tableIter {
+	return &tableIter{t: t, opts: opts}
 }
 
 // overlaps reports whether the table may hold keys in [lo, hi] (nil: open)
@@ -112,7 +147,7 @@ func (v *version) sortLevels() {
 	for level, tables := range v.levels {
 		v.rangeDelTables[level] = v.rangeDelTables[level][:0]
 		for _, t := range tables {
-			if len(t.reader.RangeDeletions()) > 0 {
+			if len(t.rangeDels) > 0 {
 				v.rangeDelTables[level] = append(v.rangeDelTables[level], t)
 			}
 		}
@@ -169,7 +204,7 @@ type memTable struct {
 // readState is what a read needs: the memstores, newest first, and the
 // version. Reads take a reference for their duration, so that flushes and
 // compactions can install a new state with a pointer swap while the old
-// one's tables stay open until its last reader is done.
+// one's tables stay until its last reader is done.
 type readState struct {
 	mem  *memTable
 	imm  []*memTable // oldest first

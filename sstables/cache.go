@@ -13,8 +13,15 @@ import (
 // not fill it, so that one scan does not evict everything the point reads
 // gathered. Blocks a memory-mapped table stores uncompressed are read in
 // place and not cached. Evicted blocks stay valid for readers still holding
-// them: the garbage collector frees them. Closing a Reader drops its blocks,
-// at the cost of a walk over the cached blocks.
+// them: the garbage collector frees them.
+//
+// Blocks are cached under their table's id and offset. A Reader opened
+// without ReaderOptions.CacheID gets an id of its own, and its Close drops
+// its blocks; one opened with a CacheID shares the blocks of every Reader
+// of that id, before and after it, and leaves them on Close, for its owner
+// to drop with EvictTable once the file is gone. Either way dropping a
+// table's blocks costs the blocks it has cached, not a walk over the cache:
+// each shard indexes its blocks by table.
 type Cache struct {
 	shards   [cacheShards]cacheShard
 	hits     atomic.Int64
@@ -29,14 +36,17 @@ const cacheShards = 16
 const cacheEntryOverhead = 96
 
 type cacheKey struct {
-	table  uint64 // a Reader's id, unique per Open
+	table  uint64 // ReaderOptions.CacheID, or an id unique per Open
 	offset uint64
 }
 
 type cacheEntry struct {
 	key        cacheKey
 	block      []byte
-	prev, next *cacheEntry
+	prev, next *cacheEntry // the shard's LRU list
+	// The shard's list of its table's entries, nil-terminated both ways;
+	// the shard's tables map holds the head.
+	tablePrev, tableNext *cacheEntry
 }
 
 type cacheShard struct {
@@ -44,7 +54,8 @@ type cacheShard struct {
 	capacity int64
 	used     int64
 	entries  map[cacheKey]*cacheEntry
-	lru      cacheEntry // sentinel: lru.next is the most recently used
+	tables   map[uint64]*cacheEntry // table id -> the head of its entries' list
+	lru      cacheEntry             // sentinel: lru.next is the most recently used
 }
 
 // NewCache returns a cache holding up to capacity bytes of blocks.
@@ -54,6 +65,7 @@ func NewCache(capacity int64) *Cache {
 		s := &c.shards[i]
 		s.capacity = capacity / cacheShards
 		s.entries = make(map[cacheKey]*cacheEntry)
+		s.tables = make(map[uint64]*cacheEntry)
 		s.lru.prev, s.lru.next = &s.lru, &s.lru
 	}
 	return c
@@ -120,22 +132,27 @@ func (c *Cache) put(k cacheKey, block []byte) {
 	e := &cacheEntry{key: k, block: block}
 	s.entries[k] = e
 	s.pushFront(e)
+	if head := s.tables[k.table]; head != nil {
+		e.tableNext, head.tablePrev = head, e
+	}
+	s.tables[k.table] = e
 	s.used += charge
 	for s.used > s.capacity {
 		s.remove(s.lru.prev)
 	}
 }
 
-// evictTable drops every block of a table.
-func (c *Cache) evictTable(table uint64) {
+// EvictTable drops every block cached under a table's id: for the owner of
+// a ReaderOptions.CacheID, once no Reader of that id will be opened again
+// (its file is deleted). It costs the blocks dropped, not the cache's size.
+// Readers of the id still open keep working, and fill the cache again.
+func (c *Cache) EvictTable(id uint64) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		for e := s.lru.next; e != &s.lru; {
-			next := e.next
-			if e.key.table == table {
-				s.remove(e)
-			}
+		for e := s.tables[id]; e != nil; {
+			next := e.tableNext
+			s.remove(e)
 			e = next
 		}
 		s.mu.Unlock()
@@ -151,8 +168,20 @@ func (s *cacheShard) unlink(e *cacheEntry) {
 	e.prev.next, e.next.prev = e.next, e.prev
 }
 
+// remove drops e from the shard: its map, its LRU list and its table's list.
 func (s *cacheShard) remove(e *cacheEntry) {
 	s.unlink(e)
 	delete(s.entries, e.key)
+	switch {
+	case e.tablePrev != nil:
+		e.tablePrev.tableNext = e.tableNext
+	case e.tableNext != nil:
+		s.tables[e.key.table] = e.tableNext
+	default:
+		delete(s.tables, e.key.table)
+	}
+	if e.tableNext != nil {
+		e.tableNext.tablePrev = e.tablePrev
+	}
 	s.used -= int64(len(e.block)) + cacheEntryOverhead
 }

@@ -89,7 +89,7 @@ func TestCacheSharedAcrossTables(t *testing.T) {
 }
 
 // readAll reads every entry of es through r's point reads, filling its cache.
-func readAll(t *testing.T, r *Reader, es []entry) {
+func readAll(t testing.TB, r *Reader, es []entry) {
 	for _, e := range es {
 		_, found, err := r.Find(e.key, e.seq, nil)
 		require.NoError(t, err)
@@ -151,4 +151,141 @@ func TestCacheSkipsBlocksReadInPlace(t *testing.T) {
 			require.Equal(t, tc.cached, cache.Stats().Blocks > 0)
 		})
 	}
+}
+
+// BenchmarkReaderCloseFullCache measures Reader.Close, which drops the
+// table's blocks, in a cache filled with other tables' blocks: what
+// closing one table costs a database whose cache is large and full.
+func BenchmarkReaderCloseFullCache(b *testing.B) {
+	es := randomEntries(rand.New(rand.NewPCG(12, 12)), 500)
+	path := filepath.Join(b.TempDir(), "t.sst")
+	writeTable(b, path, &WriterOptions{BlockSize: 512}, es)
+	for _, size := range []int64{64 << 20, 1 << 30} {
+		b.Run(fmt.Sprintf("cache=%dMiB", size>>20), func(b *testing.B) {
+			cache := NewCache(size)
+			// 4 KiB blocks of other tables fill it; they share one slice, so
+			// the cache's charge, not the benchmark's memory, is large.
+			filler := make([]byte, 4<<10)
+			for off := uint64(0); cache.Stats().Used < size-size/16; off += uint64(len(filler)) {
+				for table := uint64(1 << 40); table < 1<<40+64; table++ {
+					cache.put(cacheKey{table: table, offset: off}, filler)
+				}
+			}
+			blocks := cache.Stats().Blocks
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				r, err := Open(path, &ReaderOptions{Cache: cache, NoMmap: true})
+				require.NoError(b, err)
+				readAll(b, r, es)
+				b.StartTimer()
+				require.NoError(b, r.Close())
+			}
+			b.ReportMetric(float64(blocks), "cached-blocks")
+		})
+	}
+}
+
+// cachedBlocks counts a table's blocks in c, by its entries and by its
+// shards' lists of them, and fails if the two disagree.
+func cachedBlocks(t *testing.T, c *Cache, id uint64) int {
+	t.Helper()
+	var byKey, byList int
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for k := range s.entries {
+			if k.table == id {
+				byKey++
+			}
+		}
+		for e := s.tables[id]; e != nil; e = e.tableNext {
+			byList++
+		}
+		if head, ok := s.tables[id]; ok && (head == nil || head.tablePrev != nil) {
+			t.Errorf("shard %d: table %d's list head is %v", i, id, head)
+		}
+		s.mu.Unlock()
+	}
+	require.Equal(t, byKey, byList, "table %d: entries and list disagree", id)
+	return byKey
+}
+
+// Closing or evicting one table drops exactly its blocks. A Reader with a
+// CacheID leaves its blocks on Close, and a Reader reopened with the same
+// id reads them from the cache; EvictTable drops them.
+func TestCacheDropsOneTablesBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	dir := t.TempDir()
+	type table struct {
+		path    string
+		es      []entry
+		cacheID uint64
+	}
+	tables := []*table{{cacheID: 1}, {cacheID: 2}, {cacheID: 0}}
+	for i, tb := range tables {
+		tb.es = randomEntries(rng, 400)
+		tb.path = filepath.Join(dir, fmt.Sprintf("%d.sst", i))
+		writeTable(t, tb.path, &WriterOptions{BlockSize: 512, BloomBitsPerKey: 10}, tb.es)
+	}
+	for _, tc := range []struct {
+		name   string
+		drop   int  // the table whose blocks go
+		evict  bool // by EvictTable after Close, not Close alone
+		remain bool // its blocks survive its Close
+	}{
+		{name: "own id: Close drops", drop: 2},
+		{name: "CacheID: Close keeps", drop: 0, remain: true},
+		{name: "CacheID: EvictTable drops", drop: 1, evict: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := NewCache(4 << 20)
+			readers := make([]*Reader, len(tables))
+			for i, tb := range tables {
+				r, err := Open(tb.path, &ReaderOptions{Cache: cache, CacheID: tb.cacheID, NoMmap: true})
+				require.NoError(t, err)
+				readAll(t, r, tb.es)
+				readers[i] = r
+			}
+			before := make([]int, len(tables))
+			for i, r := range readers {
+				before[i] = cachedBlocks(t, cache, r.id)
+				require.Positive(t, before[i])
+			}
+			dropped := readers[tc.drop]
+			require.NoError(t, dropped.Close())
+			if tc.evict {
+				cache.EvictTable(dropped.id)
+			}
+			for i, r := range readers {
+				want := before[i]
+				if i == tc.drop && !tc.remain {
+					want = 0
+				}
+				require.Equal(t, want, cachedBlocks(t, cache, r.id), "table %d", i)
+			}
+			if tc.remain {
+				// A reopen under the same id misses nothing: not its index
+				// and filter, not its data blocks.
+				misses := cache.Stats().Misses
+				r, err := Open(tables[tc.drop].path, &ReaderOptions{Cache: cache, CacheID: tables[tc.drop].cacheID, NoMmap: true})
+				require.NoError(t, err)
+				readAll(t, r, tables[tc.drop].es)
+				require.Equal(t, misses, cache.Stats().Misses)
+				readers[tc.drop] = r
+			}
+			for i, r := range readers {
+				if i != tc.drop || tc.remain {
+					require.NoError(t, r.Close())
+				}
+			}
+		})
+	}
+}
+
+func TestOpenRejectsCacheIDWithTopBit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.sst")
+	writeTable(t, path, nil, randomEntries(rand.New(rand.NewPCG(14, 14)), 10))
+	_, err := Open(path, &ReaderOptions{Cache: NewCache(1 << 20), CacheID: 1 << 63})
+	require.ErrorIs(t, err, ErrBadCacheID)
 }

@@ -102,6 +102,35 @@
 // that names the file and offset, never a panic or a wrong value; an I/O
 // error is returned as itself.
 //
+// # Block cache
+//
+// A Cache holds verified, decompressed blocks for any number of tables,
+// keyed by the table's id and the block's offset. A table's id is unique to
+// its Reader unless ReaderOptions.CacheID gives a stable one: a database
+// passes the table's file number, so that a table it closes to bound its
+// open files and reopens later finds its blocks still cached. Blocks under
+// a stable id stay until the LRU evicts them or the owner calls
+// Cache.EvictTable, once the file is deleted; a Reader's own id's blocks
+// go at its Close. A Reader with a stable id also leaves its index and
+// filter blocks in the cache, which Open reads first, so that a reopen
+// reads just the footer and properties from the file: for a 64 MiB table
+// the index and filter are about 300 KB to read, checksum and decompress.
+//
+// Each of the cache's 16 shards indexes its blocks by table (a list per
+// table, through the entries), so dropping a table's blocks costs those
+// blocks and 16 lock round trips, not a walk over the whole cache, which
+// closing tables often would make expensive. Measured with
+// BenchmarkReaderCloseFullCache (Close of a Reader that cached its 81
+// blocks, in a cache filled with 4 KiB blocks of other tables; -benchtime
+// 300x -count 5 on the 2-vCPU machine of the README, median and range):
+//
+//	cache (blocks)      walking every shard          per-table index
+//	64 MiB  (15,040)    1.12 ms (0.44-3.15 ms)       13.9 µs (10.8-16.3 µs)
+//	1 GiB  (240,192)    64.9 ms (37.6-72.9 ms)        8.6 µs (7.6-217 µs)
+//
+// The per-table index costs two pointers per cached block and a map entry
+// per table and shard.
+//
 // # Memory
 //
 // Get returns a copy the caller owns. Every other slice a read returns

@@ -55,6 +55,8 @@ var (
 	ErrUnknownCompression = recordio.ErrUnknownCompression
 	// ErrClosed: the writer, reader or iterator was closed.
 	ErrClosed = errors.New("sstables: closed")
+	// ErrBadCacheID: ReaderOptions.CacheID has its top bit set.
+	ErrBadCacheID = errors.New("sstables: CacheID out of range")
 	// ErrComparatorMismatch: the table was written with another comparator.
 	ErrComparatorMismatch = errors.New("sstables: table written with another comparator")
 )

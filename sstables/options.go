@@ -105,6 +105,15 @@ type ReaderOptions struct {
 	// Cache, if set, keeps verified, decompressed blocks across reads; one
 	// cache can serve many tables. Default: nil, no cache.
 	Cache *Cache
+	// CacheID, if nonzero, is the table's id in Cache, which its owner
+	// keeps the same across Opens of the file and unique among the cache's
+	// tables (a database uses the table's file number): a Reader reopened
+	// after Close finds the blocks the earlier one cached, and Close leaves
+	// them, for the owner to drop with Cache.EvictTable when the file is
+	// deleted. Ids with the top bit set are the cache's own: Open rejects
+	// them with ErrBadCacheID. Default: 0, an id unique to this Open, whose
+	// blocks Close drops.
+	CacheID uint64
 }
 
 func (o *ReaderOptions) withDefaults() ReaderOptions {

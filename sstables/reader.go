@@ -23,7 +23,8 @@ import (
 // checks the filter, searches the index and reads one block.
 type Reader struct {
 	name     string
-	id       uint64 // unique per Open: the cache's key for this table
+	id       uint64 // the cache's key for this table: ReaderOptions.CacheID, or unique per Open
+	ownID    bool   // id is unique to this Reader: Close drops its blocks
 	cache    *Cache
 	rr       *recordio.RandomReader
 	cmp      func(a, b []byte) int
@@ -38,7 +39,11 @@ type Reader struct {
 	closed    atomic.Bool
 }
 
+// nextReaderID numbers the Readers opened without a CacheID. Their ids
+// have the top bit set, so they never meet a CacheID.
 var nextReaderID atomic.Uint64
+
+const ownIDBit = 1 << 63
 
 // lookup is a point read's scratch space, pooled so reads allocate only
 // what they return.
@@ -50,11 +55,17 @@ type lookup struct {
 // Open opens the named table.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	o := opts.withDefaults()
+	if o.CacheID&ownIDBit != 0 {
+		return nil, fmt.Errorf("%w: open %s with CacheID %#x", ErrBadCacheID, name, o.CacheID)
+	}
 	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: o.NoMmap})
 	if err != nil {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
-	r := &Reader{name: name, id: nextReaderID.Add(1), cache: o.Cache, rr: rr, cmp: o.Comparator.Compare}
+	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, rr: rr, cmp: o.Comparator.Compare}
+	if r.id == 0 {
+		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
+	}
 	if err := r.load(o.Comparator); err != nil {
 		rr.Close()
 		return nil, err
@@ -104,7 +115,7 @@ func (r *Reader) load(cmp *Comparator) error {
 		return err
 	}
 
-	index, _, err := r.readBlock(f.index, nil)
+	index, err := r.tableBlock(f.index)
 	if err != nil {
 		return err
 	}
@@ -112,7 +123,7 @@ func (r *Reader) load(cmp *Comparator) error {
 		return r.indexError(err)
 	}
 	if f.filter.Length > 0 {
-		raw, _, err := r.readBlock(f.filter, nil)
+		raw, err := r.tableBlock(f.filter)
 		if err != nil {
 			return err
 		}
@@ -244,6 +255,27 @@ func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
 	return nil, false, fmt.Errorf("sstables: %w", err)
 }
 
+// tableBlock reads the index or the filter block at h for Open. A Reader
+// with a stable CacheID leaves it in the cache, so that the table's next
+// Open, after a Close that bounded the files open, takes it from there
+// instead of reading, checking and decompressing it again: that is most of
+// an Open's cost (a 64 MiB table's index and filter are about 300 KB).
+func (r *Reader) tableBlock(h BlockHandle) ([]byte, error) {
+	if r.cache == nil || r.ownID {
+		block, _, err := r.readBlock(h, nil)
+		return block, err
+	}
+	key := cacheKey{table: r.id, offset: h.Offset}
+	if block, ok := r.cache.get(key); ok {
+		return block, nil
+	}
+	block, inPlace, err := r.readBlock(h, nil)
+	if err == nil && !inPlace {
+		r.cache.put(key, block)
+	}
+	return block, err
+}
+
 // loadBlock points data at the block the index iterator is at and returns
 // its handle. scratch and fill are as for blockAt.
 func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (BlockHandle, error) {
@@ -315,14 +347,15 @@ func (r *Reader) blockError(h BlockHandle, err error) error {
 // every iterator be closed first: a read in flight on a memory-mapped table
 // would touch unmapped memory. Iterators and values that alias the table
 // must not be used afterwards (an iterator's next move returns false with
-// ErrClosed). The table's blocks leave the cache. Further calls return
-// ErrClosed.
+// ErrClosed). The table's blocks leave the cache, unless it was opened with
+// a ReaderOptions.CacheID: they are then its owner's to drop (see
+// Cache.EvictTable). Further calls return ErrClosed.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
-	if r.cache != nil {
-		r.cache.evictTable(r.id) // keys are unique per Open: no one can ask for them again
+	if r.cache != nil && r.ownID {
+		r.cache.EvictTable(r.id) // no one can ask for this Reader's blocks again
 	}
 	return r.rr.Close()
 }

@@ -23,9 +23,16 @@
 // that is missing the figure is the whole run's peak so far, and says so).
 // Values are benchdata's, the same as the benchmark tables write.
 //
+// It also reports the process's peak open file descriptors and the peak of
+// Stats.OpenTables, both sampled every 10 ms, and the tables reads
+// reopened. -max-open-files sets Options.MaxOpenFiles; -reopen closes the
+// loaded database and opens it again before the reads, so that they read a
+// database opened under that bound, as a restarted process would.
+//
 //	go run ./benchmark/scale                  # tiny to large
 //	go run ./benchmark/scale -config huge     # 10M keys, 10 GB
 //	go run ./benchmark/scale -config all
+//	go run ./benchmark/scale -config huge -max-open-files 64 -reopen
 package main
 
 import (
@@ -40,6 +47,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratadb/strata/benchmark/internal/benchdata"
@@ -66,20 +75,22 @@ var configs = []config{
 func main() {
 	which := flag.String("config", "default", "configurations to run: default (tiny to large), all, or a comma-separated list of names")
 	dirFlag := flag.String("dir", "", "directory for the databases (default: a temporary directory)")
+	maxOpenFiles := flag.Int("max-open-files", 0, "Options.MaxOpenFiles (0: the default, 1000)")
+	reopen := flag.Bool("reopen", false, "close and reopen the database between the load and the reads")
 	flag.Parse()
 
-	var run []config
+	var selected []config
 	switch *which {
 	case "default":
-		run = configs[:4]
+		selected = configs[:4]
 	case "all":
-		run = configs
+		selected = configs
 	default:
 		for _, name := range strings.Split(*which, ",") {
 			found := false
 			for _, c := range configs {
 				if c.name == name {
-					run, found = append(run, c), true
+					selected, found = append(selected, c), true
 				}
 			}
 			if !found {
@@ -87,10 +98,11 @@ func main() {
 			}
 		}
 	}
-	for _, c := range run {
+	for _, c := range selected {
 		debug.FreeOSMemory()
 		peakReset := resetPeakRSS()
-		if err := bench(c, *dirFlag, peakReset); err != nil {
+		run := run{config: c, opts: &simpledb.Options{MaxOpenFiles: *maxOpenFiles}, reopen: *reopen}
+		if err := run.bench(*dirFlag, peakReset); err != nil {
 			log.Fatalf("%s: %v", c.name, err)
 		}
 	}
@@ -103,17 +115,26 @@ func value(dst []byte, i uint64, n int) []byte {
 	return benchdata.AppendValue(dst[:0], i, n)
 }
 
-func bench(c config, parent string, peakReset bool) error {
+// run is one configuration's run, with the database's options.
+type run struct {
+	config
+	opts   *simpledb.Options
+	reopen bool
+}
+
+func (r run) bench(parent string, peakReset bool) error {
+	c := r.config
 	dir, err := os.MkdirTemp(parent, "strata-scale-"+c.name)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	db, err := simpledb.Open(dir, nil)
+	db, err := simpledb.Open(dir, r.opts)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { db.Close() }()
+	files := sampleOpenFiles(func() int { return db.Stats().OpenTables })
 
 	rowBytes := 8 + c.valueSize
 	fmt.Printf("Benchmark: %s\n", c.name)
@@ -136,6 +157,18 @@ func bench(c config, parent string, peakReset bool) error {
 		return err
 	}
 	report("sequential_write", c.keys, time.Since(start), rowBytes)
+	if r.reopen {
+		files.stop()
+		if err := db.Close(); err != nil {
+			return err
+		}
+		start := time.Now()
+		if db, err = simpledb.Open(dir, r.opts); err != nil {
+			return err
+		}
+		fmt.Printf("reopened in %.2fs\n", time.Since(start).Seconds())
+		files = sampleOpenFiles(func() int { return db.Stats().OpenTables })
+	}
 
 	check := func(i uint64) error {
 		v, err := db.Get(key(i))
@@ -165,6 +198,7 @@ func bench(c config, parent string, peakReset bool) error {
 		report(pattern.name, reads, time.Since(start), rowBytes)
 	}
 
+	files.stop()
 	if err := timeCheckpoint(db, parent, c); err != nil {
 		return err
 	}
@@ -179,6 +213,12 @@ func bench(c config, parent string, peakReset bool) error {
 	if !peakReset {
 		scope = " (of the whole run so far: the peak could not be reset)"
 	}
+	phase := ""
+	if r.reopen {
+		phase = " since the reopen"
+	}
+	fmt.Printf("Open files%s: peak %d descriptors (the process's), peak %d tables (MaxOpenFiles %s), %d tables reopened by reads\n",
+		phase, files.peakFDs.Load(), files.peakTables.Load(), maxOpenFilesName(r.opts.MaxOpenFiles), st.TableReopens)
 	fmt.Printf("Peak RSS: %.1f MB%s (write amplification %.1f, %d flushes, %d compactions, %d stalls)\n\n",
 		peakRSS()/1e6, scope, st.WriteAmplification, st.Flushes, st.Compactions, st.Stalls)
 	return nil
@@ -221,6 +261,58 @@ func timeCheckpoint(db *simpledb.DB, parent string, c config) error {
 		}
 	}
 	return nil
+}
+
+func maxOpenFilesName(n int) string {
+	if n == 0 {
+		return "default"
+	}
+	return fmt.Sprint(n)
+}
+
+// fileSampler records the most file descriptors the process had open, and
+// the most tables the database had open, sampled every 10 ms until stop.
+type fileSampler struct {
+	peakFDs, peakTables atomic.Int64
+	done                chan struct{}
+	wg                  sync.WaitGroup
+}
+
+func sampleOpenFiles(openTables func() int) *fileSampler {
+	s := &fileSampler{done: make(chan struct{})}
+	sample := func() {
+		// ReadDir's own descriptor of the directory is counted too.
+		if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+			storeMax(&s.peakFDs, int64(len(fds)))
+		}
+		storeMax(&s.peakTables, int64(openTables()))
+	}
+	sample()
+	s.wg.Go(func() {
+		defer sample()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	})
+	return s
+}
+
+// stop ends the sampling, after a last sample.
+func (s *fileSampler) stop() {
+	close(s.done)
+	s.wg.Wait()
+}
+
+func storeMax(v *atomic.Int64, n int64) {
+	for old := v.Load(); n > old && !v.CompareAndSwap(old, n); old = v.Load() {
+	}
 }
 
 func uniform(n uint64) func(uint64) uint64 {
