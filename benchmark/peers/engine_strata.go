@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/stratadb/strata/simpledb"
 )
@@ -34,8 +35,18 @@ func openStrata(dir string, s settings) (Engine, error) {
 
 func (e *strataEngine) Put(key, value []byte) error { return e.db.Put(key, value) }
 
+// getBuffers hold the values Get reads. Get reads with AppendValue into a
+// pooled buffer, not with DB.Get, which allocates a copy per read: Pebble's
+// and Badger's adapters read in place, so a fresh copy would charge Strata
+// an allocation the others do not pay. A pool, because the mixed workload
+// calls Get from several goroutines at once.
+var getBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func (e *strataEngine) Get(key []byte, visit func([]byte) error) error {
-	v, err := e.db.Get(key)
+	buf := getBuffers.Get().(*[]byte)
+	defer getBuffers.Put(buf)
+	v, err := e.db.AppendValue((*buf)[:0], key)
+	*buf = v
 	if errors.Is(err, simpledb.ErrNotFound) {
 		return errNotFound
 	}
