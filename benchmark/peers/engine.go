@@ -24,6 +24,17 @@ type Engine interface {
 	Close() error
 }
 
+// The operations not every engine has are optional interfaces: an adapter
+// implements one when its engine has the operation, and a workload that
+// needs it reports errUnsupported (n/a in the tables) for an engine without.
+
+// reverseScanner is an Engine that iterates backward.
+type reverseScanner interface {
+	// ScanReverse calls visit with every entry in descending key order,
+	// each valid only during its call, and stops at visit's first error.
+	ScanReverse(visit func(key, value []byte) error) error
+}
+
 // settings are what a workload asks of an engine when opening it.
 type settings struct {
 	// sync makes every Put durable before it returns, with the engine's

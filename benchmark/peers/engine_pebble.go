@@ -61,6 +61,24 @@ func (e *pebbleEngine) Scan(visit func(key, value []byte) error) error {
 	return errors.Join(it.Error(), it.Close())
 }
 
+func (e *pebbleEngine) ScanReverse(visit func(key, value []byte) error) error {
+	it, err := e.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = visit(it.Key(), v)
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
+}
+
 func (e *pebbleEngine) Close() error { return e.db.Close() }
 
 // pebbleLogger drops Pebble's informational messages (WAL replay, one line

@@ -70,4 +70,18 @@ func (e *strataEngine) Scan(visit func(key, value []byte) error) error {
 	return errors.Join(it.Err(), it.Close())
 }
 
+func (e *strataEngine) ScanReverse(visit func(key, value []byte) error) error {
+	it, err := e.db.NewIterator(nil, nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if err := visit(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Err(), it.Close())
+}
+
 func (e *strataEngine) Close() error { return e.db.Close() }

@@ -48,6 +48,7 @@ var workloads = []workload{
 	{"readrandom", "readrandom", "ops/s", true, false, runReadRandom},
 	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, runReadZipf},
 	{"scan", "scan", "entries/s", true, false, runScan},
+	{"scanreverse", "scan backward", "entries/s", true, false, runScanReverse},
 	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, syncedWriters(1)},
 	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, syncedWriters(32)},
 	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, runMixed},
@@ -128,23 +129,48 @@ func runReadZipf(e Engine, p params) (measure, error) {
 // runScan iterates over the whole database once, checking that entry i is
 // key i with its value and that there are p.keys entries.
 func runScan(e Engine, p params) (measure, error) {
+	return checkScan("scan", e.Scan, p, false)
+}
+
+// runScanReverse iterates over the whole database once from the last key
+// down, checking that entry i is key p.keys-1-i with its value and that
+// there are p.keys entries.
+func runScanReverse(e Engine, p params) (measure, error) {
+	rs, ok := e.(reverseScanner)
+	if !ok {
+		return measure{}, fmt.Errorf("no backward iteration: %w", errUnsupported)
+	}
+	return checkScan("scan backward", rs.ScanReverse, p, true)
+}
+
+// checkScan times scan over the filled database, checking that it visits
+// every key with its value, once, in ascending order or, if descending, in
+// descending order.
+func checkScan(name string, scan func(visit func(key, value []byte) error) error, p params, descending bool) (measure, error) {
 	var c checker
 	var n uint64
 	want := make([]byte, 0, keySize)
 	d, err := timed(func() error {
-		return e.Scan(func(key, value []byte) error {
-			if want = appendKey(want[:0], n); !bytes.Equal(key, want) {
-				return fmt.Errorf("scan: entry %d has key %q", n, key)
+		return scan(func(key, value []byte) error {
+			if n == uint64(p.keys) {
+				return fmt.Errorf("%s: more than %d entries", name, p.keys)
 			}
-			if err := c.check(value, n, valueSize); err != nil {
-				return fmt.Errorf("scan: %w", err)
+			k := n
+			if descending {
+				k = uint64(p.keys) - 1 - n
+			}
+			if want = appendKey(want[:0], k); !bytes.Equal(key, want) {
+				return fmt.Errorf("%s: entry %d has key %q, want %q", name, n, key, want)
+			}
+			if err := c.check(value, k, valueSize); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 			n++
 			return nil
 		})
 	})
 	if err == nil && n != uint64(p.keys) {
-		err = fmt.Errorf("scan: %d entries, want %d", n, p.keys)
+		err = fmt.Errorf("%s: %d entries, want %d", name, n, p.keys)
 	}
 	return measure{ops: int64(n), elapsed: d}, err
 }

@@ -44,11 +44,22 @@ func (e *mapEngine) Get(key []byte, visit func([]byte) error) error {
 }
 
 func (e *mapEngine) Scan(visit func(key, value []byte) error) error {
+	return e.scan(false, visit)
+}
+
+func (e *mapEngine) ScanReverse(visit func(key, value []byte) error) error {
+	return e.scan(true, visit)
+}
+
+func (e *mapEngine) scan(descending bool, visit func(key, value []byte) error) error {
 	keys := make([]string, 0, len(e.m))
 	for k := range e.m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	if descending {
+		slices.Reverse(keys)
+	}
 	for _, k := range keys {
 		if e.hidden != nil && e.hidden(k) {
 			continue
@@ -97,7 +108,8 @@ func TestReadsFailOnWrongValues(t *testing.T) {
 		"truncated": func(_ string, v []byte) []byte { return v[:len(v)-1] },
 	}
 	reads := map[string]func(Engine, params) (measure, error){
-		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "mixed": runMixed,
+		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "scanreverse": runScanReverse,
+		"mixed": runMixed,
 	}
 	for name, run := range reads {
 		e := newMapEngine()
