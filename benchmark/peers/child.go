@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -102,7 +104,8 @@ func (t task) probe() (result, error) {
 }
 
 // run opens the engine, fills it first if the workload needs it, runs the
-// timed workload and closes the engine.
+// timed workload and closes the engine. The database is t.dir/db; a
+// workload's second database (the checkpoint's copy) goes in t.dir/spare.
 func (t task) run() (result, error) {
 	e, err := findEngine(t.engine)
 	if err != nil {
@@ -113,13 +116,19 @@ func (t task) run() (result, error) {
 		return result{}, err
 	}
 	s := settings{sync: w.sync, cacheBytes: t.cacheBytes}
+	dir := filepath.Join(t.dir, "db")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return result{}, err
+	}
+	t.spare = filepath.Join(t.dir, "spare")
+	t.open = func(dir string) (Engine, error) { return e.open(dir, s) }
 	var fillTime time.Duration
 	if w.filled {
-		if fillTime, err = t.fill(e, s); err != nil {
+		if fillTime, err = t.fill(dir, e, s); err != nil {
 			return result{}, err
 		}
 	}
-	db, err := e.open(t.dir, s)
+	db, err := e.open(dir, s)
 	if err != nil {
 		return result{}, fmt.Errorf("open: %w", err)
 	}
@@ -148,12 +157,12 @@ func (t task) run() (result, error) {
 }
 
 // fill writes every key, in fillOrder, unsynced, into a fresh database in
-// t.dir and closes it, so that the workload reopens it: reads then come from
+// dir and closes it, so that the workload reopens it: reads then come from
 // what the engine made of its fill, not straight from its write path.
-func (t task) fill(e engine, s settings) (time.Duration, error) {
+func (t task) fill(dir string, e engine, s settings) (time.Duration, error) {
 	order := fillOrder(t.keys)
 	return timed(func() error {
-		db, err := e.open(t.dir, s)
+		db, err := e.open(dir, s)
 		if err != nil {
 			return fmt.Errorf("open for fill: %w", err)
 		}

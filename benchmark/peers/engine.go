@@ -35,6 +35,15 @@ type reverseScanner interface {
 	ScanReverse(visit func(key, value []byte) error) error
 }
 
+// checkpointer is an Engine that writes a consistent copy of itself.
+type checkpointer interface {
+	// Checkpoint writes the database, as of one moment during the call,
+	// into dir, which does not exist yet and is on the database's
+	// filesystem, so that tables can be hard-linked. The copy opens as a
+	// database of its own.
+	Checkpoint(dir string) error
+}
+
 // settings are what a workload asks of an engine when opening it.
 type settings struct {
 	// sync makes every Put durable before it returns, with the engine's

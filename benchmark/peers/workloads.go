@@ -13,11 +13,19 @@ import (
 	"github.com/stratadb/strata/benchmark/internal/benchdata"
 )
 
-// params size a workload; the parent passes the same to every child.
+// params size a workload; the parent passes the same to every child. The
+// child adds where a workload may put a second database.
 type params struct {
 	keys     int           // keys in the database: written by fills, read by reads
 	reads    int           // Gets of readrandom and readzipf
 	duration time.Duration // length of the synced and mixed workloads
+
+	// spare is a directory that does not exist yet, beside the database's
+	// on the same filesystem and removed with it, for the checkpoint's
+	// copy; open opens the workload's engine, with its settings, on a
+	// directory. The child sets both.
+	spare string
+	open  func(dir string) (Engine, error)
 }
 
 // measure is what one timed workload did.
@@ -49,6 +57,7 @@ var workloads = []workload{
 	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, runReadZipf},
 	{"scan", "scan", "entries/s", true, false, runScan},
 	{"scanreverse", "scan backward", "entries/s", true, false, runScanReverse},
+	{"checkpoint", "checkpoint", "checkpoints/s", true, false, runCheckpoint},
 	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, syncedWriters(1)},
 	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, syncedWriters(32)},
 	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, runMixed},
@@ -173,6 +182,46 @@ func checkScan(name string, scan func(visit func(key, value []byte) error) error
 		err = fmt.Errorf("%s: %d entries, want %d", name, n, p.keys)
 	}
 	return measure{ops: int64(n), elapsed: d}, err
+}
+
+// checkpointSamples is how many random keys the checkpoint workload reads
+// back from the copy, besides the first and the last.
+const checkpointSamples = 1000
+
+// runCheckpoint times one checkpoint of the filled database into p.spare.
+// Then, untimed, it opens the copy and checks the first key, the last and
+// checkpointSamples random ones, with their values.
+func runCheckpoint(e Engine, p params) (measure, error) {
+	cp, ok := e.(checkpointer)
+	if !ok {
+		return measure{}, fmt.Errorf("no checkpoint: %w", errUnsupported)
+	}
+	d, err := timed(func() error { return cp.Checkpoint(p.spare) })
+	if err != nil {
+		return measure{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	copied, err := p.open(p.spare)
+	if err != nil {
+		return measure{}, fmt.Errorf("open checkpoint: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(seedReads, seedReads))
+	sample := []uint64{0, uint64(p.keys) - 1}
+	for range checkpointSamples {
+		sample = append(sample, rng.Uint64N(uint64(p.keys)))
+	}
+	var c checker
+	key := make([]byte, 0, keySize)
+	for _, k := range sample {
+		err = copied.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, valueSize) })
+		if err != nil {
+			err = fmt.Errorf("checkpoint: get key %d: %w", k, err)
+			break
+		}
+	}
+	if closeErr := copied.Close(); err == nil && closeErr != nil {
+		err = fmt.Errorf("close checkpoint: %w", closeErr)
+	}
+	return measure{ops: 1, elapsed: d}, err
 }
 
 // parallel runs op on each of workers goroutines, over and over until

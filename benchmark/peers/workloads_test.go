@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,15 +15,19 @@ import (
 
 // mapEngine is an in-memory Engine for testing the workloads. damage, when
 // set, changes the values a Get or Scan returns; the keys hidden reports
-// are absent from them, whatever was written.
+// are absent from them, whatever was written. A checkpoint is a copy kept
+// in checkpoints under its directory, damage and hidden keys included.
 type mapEngine struct {
-	mu     sync.Mutex
-	m      map[string][]byte
-	damage func(key string, v []byte) []byte
-	hidden func(key string) bool
+	mu          sync.Mutex
+	m           map[string][]byte
+	damage      func(key string, v []byte) []byte
+	hidden      func(key string) bool
+	checkpoints map[string]*mapEngine
 }
 
-func newMapEngine() *mapEngine { return &mapEngine{m: map[string][]byte{}} }
+func newMapEngine() *mapEngine {
+	return &mapEngine{m: map[string][]byte{}, checkpoints: map[string]*mapEngine{}}
+}
 
 func (e *mapEngine) Put(key, value []byte) error {
 	e.mu.Lock()
@@ -75,6 +81,27 @@ func (e *mapEngine) scan(descending bool, visit func(key, value []byte) error) e
 	return nil
 }
 
+func (e *mapEngine) Checkpoint(dir string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := newMapEngine()
+	maps.Copy(c.m, e.m)
+	c.damage, c.hidden = e.damage, e.hidden
+	e.checkpoints[dir] = c
+	return nil
+}
+
+// openCheckpoint opens e's checkpoints, for params.open.
+func (e *mapEngine) openCheckpoint(dir string) (Engine, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.checkpoints[dir]
+	if !ok {
+		return nil, fmt.Errorf("no checkpoint in %s", dir)
+	}
+	return c, nil
+}
+
 func (e *mapEngine) Close() error { return nil }
 
 func TestKeysAreZeroPaddedDecimal(t *testing.T) {
@@ -96,7 +123,8 @@ func TestFillOrderIsASeededPermutation(t *testing.T) {
 }
 
 // Every read workload checks every value, so a wrong byte, a wrong
-// length, a missing key or a missing entry fails it.
+// length, a missing key or a missing entry fails it. The checkpoint
+// workload checks its copy's.
 func TestReadsFailOnWrongValues(t *testing.T) {
 	p := params{keys: 500, reads: 2000, duration: 50 * time.Millisecond}
 	damages := map[string]func(key string, v []byte) []byte{
@@ -109,10 +137,11 @@ func TestReadsFailOnWrongValues(t *testing.T) {
 	}
 	reads := map[string]func(Engine, params) (measure, error){
 		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "scanreverse": runScanReverse,
-		"mixed": runMixed,
+		"mixed": runMixed, "checkpoint": runCheckpoint,
 	}
 	for name, run := range reads {
 		e := newMapEngine()
+		p.spare, p.open = "spare", e.openCheckpoint
 		require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
 		_, err := run(e, p)
 		require.NoError(t, err, "%s on good data", name)
