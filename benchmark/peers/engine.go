@@ -44,6 +44,13 @@ type checkpointer interface {
 	Checkpoint(dir string) error
 }
 
+// rangeDeleter is an Engine that deletes a range of keys in one operation.
+type rangeDeleter interface {
+	// DeleteRange deletes every key in [start, end), with the durability
+	// the engine was opened with (settings.sync).
+	DeleteRange(start, end []byte) error
+}
+
 // settings are what a workload asks of an engine when opening it.
 type settings struct {
 	// sync makes every Put durable before it returns, with the engine's

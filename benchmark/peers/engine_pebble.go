@@ -79,6 +79,11 @@ func (e *pebbleEngine) ScanReverse(visit func(key, value []byte) error) error {
 	return errors.Join(it.Error(), it.Close())
 }
 
+// DeleteRange writes one range tombstone.
+func (e *pebbleEngine) DeleteRange(start, end []byte) error {
+	return e.db.DeleteRange(start, end, e.write)
+}
+
 // Checkpoint links the tables and copies the WAL, MANIFEST and OPTIONS
 // files, with Pebble's default options: no WithFlushedWAL (every write
 // here comes before the reopen, so nothing is waiting in the WAL's buffer)

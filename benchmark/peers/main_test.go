@@ -45,6 +45,7 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 		"scan":        {"gosstables"},
 		"scanreverse": {"gosstables"},
 		"checkpoint":  {"goleveldb", "badger", "gosstables"},
+		"deleterange": {"strata", "goleveldb", "badger", "gosstables"},
 	}
 	for _, r := range results {
 		if slices.Contains(unsupported[r.Workload], r.Engine) {
@@ -56,7 +57,7 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 		switch r.Workload {
 		case "fillseq", "fillrandom", "readrandom", "readzipf", "scan", "scanreverse":
 			require.EqualValues(t, 2000, r.Ops, "%+v", r)
-		case "checkpoint":
+		case "checkpoint", "deleterange":
 			require.EqualValues(t, 1, r.Ops, "%+v", r)
 		}
 	}

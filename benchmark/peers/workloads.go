@@ -58,6 +58,7 @@ var workloads = []workload{
 	{"scan", "scan", "entries/s", true, false, runScan},
 	{"scanreverse", "scan backward", "entries/s", true, false, runScanReverse},
 	{"checkpoint", "checkpoint", "checkpoints/s", true, false, runCheckpoint},
+	{"deleterange", "deleterange all, then scan", "ops/s", true, false, runDeleteRange},
 	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, syncedWriters(1)},
 	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, syncedWriters(32)},
 	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, runMixed},
@@ -221,6 +222,27 @@ func runCheckpoint(e Engine, p params) (measure, error) {
 	if closeErr := copied.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("close checkpoint: %w", closeErr)
 	}
+	return measure{ops: 1, elapsed: d}, err
+}
+
+// runDeleteRange deletes every key of the filled database, [key 0, key
+// p.keys), with one range deletion, then scans the whole database, which
+// must be empty. One op is both, timed together: a range deletion is cheap
+// to write and costs its readers, who must skip what it covers.
+func runDeleteRange(e Engine, p params) (measure, error) {
+	rd, ok := e.(rangeDeleter)
+	if !ok {
+		return measure{}, fmt.Errorf("no range deletion: %w", errUnsupported)
+	}
+	start, end := appendKey(nil, 0), appendKey(nil, uint64(p.keys))
+	d, err := timed(func() error {
+		if err := rd.DeleteRange(start, end); err != nil {
+			return fmt.Errorf("delete range: %w", err)
+		}
+		return e.Scan(func(key, _ []byte) error {
+			return fmt.Errorf("deleterange: key %q left after deleting every key", key)
+		})
+	})
 	return measure{ops: 1, elapsed: d}, err
 }
 

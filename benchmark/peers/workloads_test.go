@@ -91,6 +91,13 @@ func (e *mapEngine) Checkpoint(dir string) error {
 	return nil
 }
 
+func (e *mapEngine) DeleteRange(start, end []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	maps.DeleteFunc(e.m, func(k string, _ []byte) bool { return k >= string(start) && k < string(end) })
+	return nil
+}
+
 // openCheckpoint opens e's checkpoints, for params.open.
 func (e *mapEngine) openCheckpoint(dir string) (Engine, error) {
 	e.mu.Lock()
@@ -168,4 +175,20 @@ func TestSyncedWritersWriteDistinctKeys(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, appendValue(nil, i, syncValueSize), v)
 	}
+}
+
+// The range deletion covers every key, and the scan after it must find
+// none: a key past the range fails the workload.
+func TestDeleteRangeLeavesNothing(t *testing.T) {
+	p := params{keys: 500}
+	e := newMapEngine()
+	require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
+	m, err := runDeleteRange(e, p)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, m.ops)
+	require.Empty(t, e.m)
+
+	require.NoError(t, fill(e, p.keys+1, nil))
+	_, err = runDeleteRange(e, p)
+	require.ErrorContains(t, err, string(appendKey(nil, uint64(p.keys))))
 }
