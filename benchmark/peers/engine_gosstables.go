@@ -55,6 +55,4 @@ func (e *goSSTablesEngine) Get(key []byte, visit func([]byte) error) error {
 	return visit(v)
 }
 
-func (e *goSSTablesEngine) Scan(func(key, value []byte) error) error { return errUnsupported }
-
 func (e *goSSTablesEngine) Close() error { return e.db.Close() }

@@ -46,22 +46,25 @@ type workload struct {
 	filled bool
 	// sync opens the engine for synced writes.
 	sync bool
-	run  func(e Engine, p params) (measure, error)
+	// needs lists the optional interfaces run asserts e to, which the
+	// child checks first.
+	needs []capability
+	run   func(e Engine, p params) (measure, error)
 }
 
 // workloads lists every workload in table order.
 var workloads = []workload{
-	{"fillseq", "fillseq", "ops/s", false, false, runFillSeq},
-	{"fillrandom", "fillrandom", "ops/s", false, false, runFillRandom},
-	{"readrandom", "readrandom", "ops/s", true, false, runReadRandom},
-	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, runReadZipf},
-	{"scan", "scan", "entries/s", true, false, runScan},
-	{"scanreverse", "scan backward", "entries/s", true, false, runScanReverse},
-	{"checkpoint", "checkpoint", "checkpoints/s", true, false, runCheckpoint},
-	{"deleterange", "deleterange all, then scan", "ops/s", true, false, runDeleteRange},
-	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, syncedWriters(1)},
-	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, syncedWriters(32)},
-	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, runMixed},
+	{"fillseq", "fillseq", "ops/s", false, false, nil, runFillSeq},
+	{"fillrandom", "fillrandom", "ops/s", false, false, nil, runFillRandom},
+	{"readrandom", "readrandom", "ops/s", true, false, nil, runReadRandom},
+	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, nil, runReadZipf},
+	{"scan", "scan", "entries/s", true, false, []capability{canScan}, runScan},
+	{"scanreverse", "scan backward", "entries/s", true, false, []capability{canScanReverse}, runScanReverse},
+	{"checkpoint", "checkpoint", "checkpoints/s", true, false, []capability{canCheckpoint}, runCheckpoint},
+	{"deleterange", "deleterange all, then scan", "ops/s", true, false, []capability{canDeleteRange, canScan}, runDeleteRange},
+	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, nil, syncedWriters(1)},
+	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, nil, syncedWriters(32)},
+	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, nil, runMixed},
 }
 
 // findWorkload returns the workload with the given name.
@@ -137,20 +140,16 @@ func runReadZipf(e Engine, p params) (measure, error) {
 }
 
 // runScan iterates over the whole database once, checking that entry i is
-// key i with its value and that there are p.keys entries.
+// key i with its value and that there are p.keys entries. e is a scanner.
 func runScan(e Engine, p params) (measure, error) {
-	return checkScan("scan", e.Scan, p, false)
+	return checkScan("scan", e.(scanner).Scan, p, false)
 }
 
 // runScanReverse iterates over the whole database once from the last key
 // down, checking that entry i is key p.keys-1-i with its value and that
-// there are p.keys entries.
+// there are p.keys entries. e is a reverseScanner.
 func runScanReverse(e Engine, p params) (measure, error) {
-	rs, ok := e.(reverseScanner)
-	if !ok {
-		return measure{}, fmt.Errorf("no backward iteration: %w", errUnsupported)
-	}
-	return checkScan("scan backward", rs.ScanReverse, p, true)
+	return checkScan("scan backward", e.(reverseScanner).ScanReverse, p, true)
 }
 
 // checkScan times scan over the filled database, checking that it visits
@@ -191,13 +190,9 @@ const checkpointSamples = 1000
 
 // runCheckpoint times one checkpoint of the filled database into p.spare.
 // Then, untimed, it opens the copy and checks the first key, the last and
-// checkpointSamples random ones, with their values.
+// checkpointSamples random ones, with their values. e is a checkpointer.
 func runCheckpoint(e Engine, p params) (measure, error) {
-	cp, ok := e.(checkpointer)
-	if !ok {
-		return measure{}, fmt.Errorf("no checkpoint: %w", errUnsupported)
-	}
-	d, err := timed(func() error { return cp.Checkpoint(p.spare) })
+	d, err := timed(func() error { return e.(checkpointer).Checkpoint(p.spare) })
 	if err != nil {
 		return measure{}, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -228,18 +223,15 @@ func runCheckpoint(e Engine, p params) (measure, error) {
 // runDeleteRange deletes every key of the filled database, [key 0, key
 // p.keys), with one range deletion, then scans the whole database, which
 // must be empty. One op is both, timed together: a range deletion is cheap
-// to write and costs its readers, who must skip what it covers.
+// to write and costs its readers, who must skip what it covers. e is a
+// rangeDeleter and a scanner.
 func runDeleteRange(e Engine, p params) (measure, error) {
-	rd, ok := e.(rangeDeleter)
-	if !ok {
-		return measure{}, fmt.Errorf("no range deletion: %w", errUnsupported)
-	}
 	start, end := appendKey(nil, 0), appendKey(nil, uint64(p.keys))
 	d, err := timed(func() error {
-		if err := rd.DeleteRange(start, end); err != nil {
+		if err := e.(rangeDeleter).DeleteRange(start, end); err != nil {
 			return fmt.Errorf("delete range: %w", err)
 		}
-		return e.Scan(func(key, _ []byte) error {
+		return e.(scanner).Scan(func(key, _ []byte) error {
 			return fmt.Errorf("deleterange: key %q left after deleting every key", key)
 		})
 	})
