@@ -534,6 +534,11 @@ func filledDB(b *testing.B) *simpledb.DB {
 func BenchmarkSimpleDBReadRandom(b *testing.B) {
 	db := filledDB(b)
 	defer closeUntimed(b, db)
+	readRandom(b, db)
+}
+
+// readRandom times b.N Gets of random fill keys of db, checking each value.
+func readRandom(b *testing.B, db *simpledb.DB) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -545,6 +550,7 @@ func BenchmarkSimpleDBReadRandom(b *testing.B) {
 		}
 		checkValue(b, v, i, fillValueSize)
 	}
+	b.StopTimer()
 	reportOpsPerSecond(b, b.N, "ops/s")
 }
 
@@ -628,19 +634,7 @@ func BenchmarkSimpleDBReadRandomMaxOpenFiles(b *testing.B) {
 			db := manyTablesDB(b, maxOpen)
 			defer closeUntimed(b, db)
 			before := db.Stats()
-			rng := rand.New(rand.NewPCG(8, 8))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				i := rng.Uint64N(fillKeys)
-				v, err := db.Get(fillKey(i))
-				if err != nil {
-					b.Fatal(err)
-				}
-				checkValue(b, v, i, fillValueSize)
-			}
-			b.StopTimer()
-			reportOpsPerSecond(b, b.N, "ops/s")
+			readRandom(b, db)
 			st := db.Stats()
 			b.ReportMetric(float64(st.Levels[1].Tables+st.Levels[2].Tables), "tables")
 			b.ReportMetric(float64(st.OpenTables), "open-tables")

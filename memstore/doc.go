@@ -9,6 +9,7 @@
 //	snap := m.LastSeq()                     // a point in time
 //	m.Put([]byte("k"), []byte("v2"))        // 2
 //	m.Delete([]byte("k"))                   // 3: a tombstone
+//	m.DeleteRange([]byte("a"), []byte("m")) // 4: deletes [a, m)
 //	m.Get([]byte("k"))                      // nil, Deleted
 //	m.GetAt([]byte("k"), snap)              // "v1", Found
 //	for k, v := range m.All() { ... }       // the live keys, in order
@@ -36,6 +37,25 @@
 // it is "x". An iterator or a GetAt at an older sequence number keeps seeing
 // its point in time while writes continue. An empty value is a value, not a
 // deletion.
+//
+// # Range deletions
+//
+// DeleteRange(start, end) deletes, as one write with one sequence number,
+// every version written before it of every key in [start, end); an empty
+// start or end is unbounded on that side. Range tombstones are not entries:
+// the memstore keeps them apart, fragmented (see internal/rangedel) into a
+// sorted list of disjoint pieces of key space, each with the sequence
+// numbers of the tombstones covering it. A point read looks its key up
+// there too, by binary search, and a key covered by a range tombstone
+// newer than its newest visible version is Deleted; the live view skips
+// such keys; the raw view (NewEntryIterator) shows every entry, and
+// RangeDeletions returns the fragments for a flush or a merging iterator.
+//
+// The list is copied with each new tombstone and published with an atomic
+// store, so readers take no lock: a range deletion costs O(t log t) for t
+// tombstones held, nothing per key it covers. That suits the few range
+// deletions an application issues; SizeBytes counts the list, so a flood
+// of them fills the memstore and it is flushed.
 //
 // # Concurrency
 //

@@ -7,11 +7,18 @@ import (
 )
 
 // FlushTo adds every entry of the memstore to w in one streaming pass: all
-// versions, newest first within a key, tombstones included, so the table
-// holds exactly what the memstore held. It does not close w. Entries
+// versions, newest first within a key, tombstones and range tombstones
+// included, so the table holds exactly what the memstore held. It does not close w. Entries
 // written concurrently with the flush may or may not be included; flush a
 // memstore that no longer takes writes.
 func (m *Memstore) FlushTo(w *sstables.Writer) error {
+	for _, f := range m.RangeDeletions() {
+		for _, seq := range f.Seqs {
+			if err := w.AddRangeDel(f.Start, f.End, seq); err != nil {
+				return err
+			}
+		}
+	}
 	it := m.NewEntryIterator(nil)
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 )
 
 // IterOptions configures an iterator. The zero value iterates over every key
@@ -54,6 +55,9 @@ type Iterator struct {
 	touched uint32
 	// run is what backward moves step through.
 	run backRun
+	// rangeDels are the memstore's range deletions when the live view was
+	// created (nil for the raw view): they hide the versions they cover.
+	rangeDels rangedel.List
 }
 
 const (
@@ -117,7 +121,16 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 	if it.seq == 0 {
 		it.seq = m.LastSeq()
 	}
+	if !versions {
+		it.rangeDels = m.RangeDeletions()
+	}
 	return it
+}
+
+// covered reports whether a range tombstone visible to the live view hides
+// n.
+func (it *Iterator) covered(n *node) bool {
+	return len(it.rangeDels) > 0 && it.rangeDels.SeqAt(it.list.keyCompare(), n.key(), it.seq) > n.seq()
 }
 
 // First moves to the first entry and reports whether there is one.
@@ -238,8 +251,9 @@ func (it *Iterator) settle() bool {
 		case base.TrailerSeq(trailer) > it.seq:
 			// Written after the snapshot.
 			it.table, it.n = it.list.next(it.table, n)
-		case !it.versions && base.TrailerKind(trailer) == KindDelete:
-			// The newest visible version deletes the key.
+		case !it.versions && (base.TrailerKind(trailer) == KindDelete || it.covered(n)):
+			// The newest visible version deletes the key, or a range
+			// tombstone does.
 			it.skipVersions(n.key())
 		default:
 			return true
@@ -293,7 +307,7 @@ func (it *Iterator) settleBack(c *node, skip []byte) bool {
 				it.stepBack(q)
 				c = q
 			}
-			if c.kind() == KindDelete {
+			if c.kind() == KindDelete || it.covered(c) {
 				skip = c.key()
 				continue
 			}

@@ -219,6 +219,15 @@ func (l *list) findOrdered(key []byte, trailer uint64, preds *[maxHeight]addr) (
 	return found, bytes.Equal(found.key(), key)
 }
 
+// keyCompare returns the list's key order as a function: the comparator's,
+// or bytes.Compare.
+func (l *list) keyCompare() func(a, b []byte) int {
+	if l.cmp != nil {
+		return l.cmp
+	}
+	return bytes.Compare
+}
+
 // compare orders n's entry against (key, trailer) in the list's order; kw
 // is key's first word, which only bytewise order uses.
 func (l *list) compare(n *node, key []byte, kw, trailer uint64) int {

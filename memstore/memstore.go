@@ -1,12 +1,14 @@
 package memstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 )
 
 // Kind says what an entry holds: a value (KindSet) or a tombstone
@@ -18,7 +20,15 @@ const (
 	KindSet = base.KindSet
 	// KindDelete marks a tombstone.
 	KindDelete = base.KindDelete
+	// KindRangeDelete marks a range tombstone, for Apply: the key is the
+	// range's start and the value its end.
+	KindRangeDelete = base.KindRangeDelete
 )
+
+// RangeFragment is a piece [Start, End) of the memstore's range deletions
+// and the sequence numbers, newest first, of the tombstones covering all
+// of it. An empty Start or End leaves that side unbounded.
+type RangeFragment = rangedel.Fragment
 
 // MaxSeq is the largest sequence number.
 const MaxSeq = base.MaxSeq
@@ -47,9 +57,13 @@ var (
 	// MaxSeq, and by Put and Delete once LastSeq is MaxSeq: the sequence
 	// numbers are exhausted.
 	ErrSeqTooLarge = errors.New("memstore: sequence number above MaxSeq")
-	// ErrInvalidKind is returned by Apply for a kind other than KindSet and
-	// KindDelete. It is the same value as sstables.ErrBadKind.
+	// ErrInvalidKind is returned by Apply for a kind other than KindSet,
+	// KindDelete and KindRangeDelete. It is the same value as
+	// sstables.ErrBadKind.
 	ErrInvalidKind = base.ErrBadKind
+	// ErrBadRangeDel is returned for a range deletion whose start is not
+	// before its end. It is the same value as sstables.ErrBadRangeDel.
+	ErrBadRangeDel = rangedel.ErrBadTombstone
 )
 
 // Memstore is an in-memory, multi-version sorted store of keys and values:
@@ -60,6 +74,13 @@ type Memstore struct {
 	mu      sync.Mutex
 	list    list
 	lastSeq atomic.Uint64
+	// rangeDels holds the range tombstones, fragmented, apart from the
+	// entries: they are few, and a point read asks them which tombstone
+	// covers its key. The writer replaces the list, copied with the new
+	// tombstone, so readers load it without a lock. rangeDelBytes is its
+	// size, which SizeBytes counts.
+	rangeDels     atomic.Pointer[rangedel.List]
+	rangeDelBytes atomic.Int64
 }
 
 // New returns an empty memstore. A nil opts selects the defaults.
@@ -89,10 +110,23 @@ func (m *Memstore) Delete(key []byte) error {
 	return m.writeLocked(m.lastSeq.Load()+1, KindDelete, key, nil)
 }
 
+// DeleteRange writes a range tombstone at sequence number LastSeq()+1: it
+// deletes every version written before it of every key in [start, end).
+// An empty start or end leaves that side unbounded; a start not before end
+// is ErrBadRangeDel. Its cost grows with the number of range tombstones the
+// memstore holds (see the package comment), not with the keys it covers.
+func (m *Memstore) DeleteRange(start, end []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writeLocked(m.lastSeq.Load()+1, KindRangeDelete, start, end)
+}
+
 // Apply writes an entry of the given kind at the caller's sequence number
 // seq, which must be above LastSeq() and at most MaxSeq: it is how a
 // database replays and applies batches whose sequence numbers it assigned.
-// It copies key and value; for KindDelete, value is ignored.
+// It copies key and value; for KindDelete, value is ignored; for
+// KindRangeDelete, key is the range's start and value its end, as
+// DeleteRange takes them.
 func (m *Memstore) Apply(seq uint64, kind Kind, key, value []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -104,12 +138,27 @@ func (m *Memstore) Apply(seq uint64, kind Kind, key, value []byte) error {
 // caller holds mu, so that LastSeq() cannot change between the caller's
 // choice of seq and the check.
 func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
+	if kind == KindRangeDelete {
+		return m.deleteRangeLocked(seq, key, value)
+	}
 	if err := validate(kind, key, value); err != nil {
 		return err
 	}
 	if kind == KindDelete {
 		value = nil
 	}
+	if err := m.checkSeq(seq); err != nil {
+		return err
+	}
+	m.list.insert(key, value, base.MakeTrailer(seq, kind))
+	// Publish the sequence number after the entry, so that a reader that
+	// sees LastSeq() finds every entry up to it.
+	m.lastSeq.Store(seq)
+	return nil
+}
+
+// checkSeq checks that seq may follow LastSeq.
+func (m *Memstore) checkSeq(seq uint64) error {
 	last := m.lastSeq.Load()
 	switch {
 	case seq <= last:
@@ -117,11 +166,48 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 	case seq > MaxSeq:
 		return fmt.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, seq, MaxSeq)
 	}
-	m.list.insert(key, value, base.MakeTrailer(seq, kind))
-	// Publish the sequence number after the entry, so that a reader that
-	// sees LastSeq() finds every entry up to it.
+	return nil
+}
+
+// deleteRangeLocked adds a range tombstone at seq. The caller holds mu.
+func (m *Memstore) deleteRangeLocked(seq uint64, start, end []byte) error {
+	t := rangedel.Tombstone{Start: bytes.Clone(start), End: bytes.Clone(end), Seq: seq}
+	if err := rangedel.Check(m.list.keyCompare(), t); err != nil {
+		return err
+	}
+	if err := m.checkSeq(seq); err != nil {
+		return err
+	}
+	var l rangedel.List
+	if p := m.rangeDels.Load(); p != nil {
+		l = *p
+	}
+	l = l.Add(m.list.keyCompare(), t)
+	m.rangeDels.Store(&l)
+	m.rangeDelBytes.Store(int64(l.Size()))
 	m.lastSeq.Store(seq)
 	return nil
+}
+
+// RangeDeletions returns the memstore's range deletions, fragmented:
+// sorted, disjoint, each with the sequence numbers of the tombstones that
+// cover it. The slice is a snapshot that later writes do not change; it and
+// its keys must not be modified.
+func (m *Memstore) RangeDeletions() []RangeFragment {
+	if p := m.rangeDels.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// rangeDelSeq returns the sequence number of the newest range tombstone at
+// or below seq that covers key, or 0.
+func (m *Memstore) rangeDelSeq(key []byte, seq uint64) uint64 {
+	p := m.rangeDels.Load()
+	if p == nil {
+		return 0
+	}
+	return p.SeqAt(m.list.keyCompare(), key, seq)
 }
 
 // validate checks a write's arguments.
@@ -139,7 +225,8 @@ func validate(kind Kind, key, value []byte) error {
 }
 
 // Get returns the newest entry of key: its value and Found, or nil and
-// Deleted for a tombstone, or nil and Absent. The value is the stored
+// Deleted for a tombstone or a range tombstone newer than every entry of
+// key, or nil and Absent. The value is the stored
 // entry's, not a copy (see Iterator.Key): it must not be modified, and
 // stays valid.
 func (m *Memstore) Get(key []byte) ([]byte, Result) {
@@ -151,6 +238,9 @@ func (m *Memstore) Get(key []byte) ([]byte, Result) {
 // a snapshot reads.
 func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
 	n, same := m.list.find(key, seekTrailer(seq), nil)
+	if tomb := m.rangeDelSeq(key, seq); tomb > 0 && (!same || n.seq() < tomb) {
+		return nil, Deleted
+	}
 	if !same {
 		return nil, Absent
 	}
@@ -162,17 +252,17 @@ func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
 }
 
 // Len returns the number of entries held: every version of every key,
-// tombstones included.
+// tombstones included, range tombstones not.
 func (m *Memstore) Len() int {
 	return int(m.list.length.Load())
 }
 
 // SizeBytes returns the memory the memstore holds: the arena chunks that
 // hold its entries (whole chunks, used or not), the allocations of large
-// entries, and the table that addresses them. It is what a database
-// compares with its flush threshold.
+// entries, the table that addresses them, and the range deletions. It is
+// what a database compares with its flush threshold.
 func (m *Memstore) SizeBytes() int64 {
-	return m.list.arena.allocated.Load()
+	return m.list.arena.allocated.Load() + m.rangeDelBytes.Load()
 }
 
 // LastSeq returns the sequence number of the latest write, 0 for an empty

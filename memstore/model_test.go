@@ -14,8 +14,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// model is the simplest possible memstore: the list of every write.
+// model is the simplest possible memstore: the list of every write. A
+// range deletion is a write of kind KindRangeDelete whose key is the
+// range's start and value its end ("" unbounded).
 type model []seen
+
+// covers reports whether r, a range deletion, covers key in keyCmp's
+// order.
+func (r seen) covers(keyCmp func(a, b []byte) int, key string) bool {
+	return r.kind == KindRangeDelete && (r.key == "" || keyCmp([]byte(key), []byte(r.key)) >= 0) &&
+		(r.value == "" || keyCmp([]byte(key), []byte(r.value)) < 0)
+}
+
+// coveredAt reports whether a range deletion in (entrySeq, seq] covers key.
+func (md model) coveredAt(keyCmp func(a, b []byte) int, key string, entrySeq, seq uint64) bool {
+	return slices.ContainsFunc(md, func(r seen) bool { return r.seq > entrySeq && r.seq <= seq && r.covers(keyCmp, key) })
+}
+
+// points counts the writes that are entries: not range deletions.
+func (md model) points() int {
+	n := 0
+	for _, r := range md {
+		if r.kind != KindRangeDelete {
+			n++
+		}
+	}
+	return n
+}
 
 // order is a key order the model test runs in: the memstore's comparator
 // and the same order for the model.
@@ -31,9 +56,12 @@ var orders = []order{
 	{"reverse", &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}},
 }
 
-func (md model) getAt(key string, seq uint64) (string, Result) {
+func (md model) getAt(keyCmp func(a, b []byte) int, key string, seq uint64) (string, Result) {
 	for i := len(md) - 1; i >= 0; i-- {
-		if r := md[i]; r.key == key && r.seq <= seq {
+		if r := md[i]; r.seq <= seq && r.covers(keyCmp, key) {
+			return "", Deleted
+		}
+		if r := md[i]; r.key == key && r.seq <= seq && r.kind != KindRangeDelete {
 			if r.kind == KindDelete {
 				return "", Deleted
 			}
@@ -49,7 +77,7 @@ func (md model) entries(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte)
 	var out []seen
 	for _, r := range md {
 		k := []byte(r.key)
-		if r.seq <= seq && (lo == nil || keyCmp(k, lo) >= 0) && (hi == nil || keyCmp(k, hi) < 0) {
+		if r.kind != KindRangeDelete && r.seq <= seq && (lo == nil || keyCmp(k, lo) >= 0) && (hi == nil || keyCmp(k, hi) < 0) {
 			out = append(out, r)
 		}
 	}
@@ -68,7 +96,7 @@ func (md model) live(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []
 	entries := md.entries(keyCmp, seq, lo, hi)
 	for i, r := range entries {
 		// The first entry of each key is its newest version.
-		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet {
+		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet && !md.coveredAt(keyCmp, r.key, r.seq, seq) {
 			out = append(out, r)
 		}
 	}
@@ -189,6 +217,21 @@ func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte
 			k := randomKey()
 			require.NoError(t, m.Delete(k))
 			md = append(md, seen{string(k), m.LastSeq(), KindDelete, ""})
+		case op < 60 && rng.IntN(2) == 0:
+			// A range deletion, now and then through Apply.
+			lo, hi := randomBound(), randomBound()
+			if lo != nil && hi != nil && keyCmp(lo, hi) >= 0 {
+				require.ErrorIs(t, m.DeleteRange(lo, hi), ErrBadRangeDel)
+				continue
+			}
+			seq := m.LastSeq() + 1
+			if rng.IntN(2) == 0 {
+				require.NoError(t, m.DeleteRange(lo, hi))
+			} else {
+				seq += rng.Uint64N(3)
+				require.NoError(t, m.Apply(seq, KindRangeDelete, lo, hi))
+			}
+			md = append(md, seen{string(lo), seq, KindRangeDelete, string(hi)})
 		case op < 60:
 			k, v, kind := randomKey(), randomValue(), Kind(rng.IntN(2))
 			seq := m.LastSeq() + 1 + rng.Uint64N(3)
@@ -199,13 +242,13 @@ func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte
 			md = append(md, seen{string(k), seq, kind, string(v)})
 		case op < 70:
 			k := randomKey()
-			want, wantFound := md.getAt(string(k), MaxSeq)
+			want, wantFound := md.getAt(keyCmp, string(k), MaxSeq)
 			got, found := m.Get(k)
 			require.Equal(t, wantFound, found, "step %d: Get(%q)", step, k)
 			require.Equal(t, want, string(got), "step %d: Get(%q)", step, k)
 		case op < 80:
 			k, seq := randomKey(), randomSeq()
-			want, wantFound := md.getAt(string(k), seq)
+			want, wantFound := md.getAt(keyCmp, string(k), seq)
 			got, found := m.GetAt(k, seq)
 			require.Equal(t, wantFound, found, "step %d: GetAt(%q, %d)", step, k, seq)
 			require.Equal(t, want, string(got), "step %d: GetAt(%q, %d)", step, k, seq)
@@ -256,6 +299,6 @@ func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte
 				}, fmt.Sprintf("step %d: held iterator %d", step, i))
 			}
 		}
-		require.Equal(t, len(md), m.Len())
+		require.Equal(t, md.points(), m.Len())
 	}
 }

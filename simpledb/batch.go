@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,7 +23,9 @@ import (
 //
 //	op: kind byte | key length uvarint | key | value length uvarint | value
 //
-// where a tombstone (kind 0) has no value fields, and seq, set when the
+// where a tombstone (kind 0) has no value fields, a range deletion (kind 2,
+// log format 4 on) carries its start as the key and its end as the value,
+// either of them empty when unbounded, and seq, set when the
 // batch commits, is the sequence number of the first op; op i gets seq+i.
 // synced, also set when the batch commits, is the length of its log known
 // durable at that moment: recovery reads it to tell damage to synced data
@@ -34,10 +37,11 @@ import (
 // formats lack the last fields: logFormatSynced records end the header at
 // synced (20 bytes), logFormatV1 records at count (12 bytes).
 type Batch struct {
-	data  []byte
-	count uint32
-	bytes int64 // key and value bytes, for write amplification
-	err   error // the first rejected op; Write returns it
+	data      []byte
+	count     uint32
+	rangeDels int   // range deletions among the ops: see ErrRangeDelOrder
+	bytes     int64 // key and value bytes, for write amplification
+	err       error // the first rejected op; Write returns it
 }
 
 const (
@@ -78,12 +82,40 @@ func (b *Batch) Delete(key []byte) error {
 	return b.added(len(key))
 }
 
+// DeleteRange adds the deletion of every key in [start, end): one op,
+// whose size and cost do not depend on how many keys the range holds. A nil
+// or empty start or end leaves that side unbounded, so DeleteRange(nil,
+// nil) deletes every key. A start at or after end makes an empty range:
+// nothing is added and the call returns nil. A start or end over
+// MaxKeySize is ErrKeyTooLarge. Keys written after the deletion, also
+// later in the same batch, are not deleted. Start and end compare
+// bytewise: a database in another key order refuses the batch
+// (ErrRangeDelOrder).
+func (b *Batch) DeleteRange(start, end []byte) error {
+	for _, k := range [][]byte{start, end} {
+		if len(k) > base.MaxKeySize {
+			return b.reject(fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(k), base.MaxKeySize))
+		}
+	}
+	if len(start) > 0 && len(end) > 0 && bytes.Compare(start, end) >= 0 {
+		return nil
+	}
+	b.init()
+	b.data = append(b.data, byte(base.KindRangeDelete))
+	b.data = binary.AppendUvarint(b.data, uint64(len(start)))
+	b.data = append(b.data, start...)
+	b.data = binary.AppendUvarint(b.data, uint64(len(end)))
+	b.data = append(b.data, end...)
+	b.rangeDels++
+	return b.added(len(start) + len(end))
+}
+
 // Len returns the number of writes in the batch.
 func (b *Batch) Len() int { return int(b.count) }
 
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() {
-	b.data, b.count, b.bytes, b.err = b.data[:0], 0, 0, nil
+	b.data, b.count, b.rangeDels, b.bytes, b.err = b.data[:0], 0, 0, 0, nil
 }
 
 func (b *Batch) init() {
@@ -191,16 +223,23 @@ func decodeLogRecord(format uint64, data []byte, fn func(seq uint64, kind base.K
 		kind := base.Kind(p[0])
 		p = p[1:]
 		key, ok := field()
-		if !ok || len(key) == 0 {
+		if !ok || len(key) == 0 && kind != base.KindRangeDelete {
 			return 0, 0, fmt.Errorf("%w: op %d key", errBadBatch, i)
 		}
 		var value []byte
-		switch kind {
-		case base.KindSet:
+		switch {
+		case kind == base.KindSet:
 			if value, ok = field(); !ok {
 				return 0, 0, fmt.Errorf("%w: op %d value", errBadBatch, i)
 			}
-		case base.KindDelete:
+		case kind == base.KindDelete:
+		case kind == base.KindRangeDelete && format >= logFormatRangeDel:
+			// The range's end; Batch.DeleteRange adds no empty range.
+			value, ok = field()
+			if !ok || len(key) > base.MaxKeySize || len(value) > base.MaxKeySize ||
+				len(key) > 0 && len(value) > 0 && bytes.Compare(key, value) >= 0 {
+				return 0, 0, fmt.Errorf("%w: op %d range", errBadBatch, i)
+			}
 		default:
 			return 0, 0, fmt.Errorf("%w: op %d kind %d", errBadBatch, i, kind)
 		}

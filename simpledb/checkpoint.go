@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
@@ -155,8 +156,9 @@ func (c *checkpoint) write() error {
 }
 
 // writeMemstores writes the versions of rs's memstores that a read at seq
-// sees, the newest of each key, tombstones included, to table num of the
-// checkpoint, and returns its description; nil if there are none.
+// sees, the newest of each key, tombstones and range tombstones included,
+// to table num of the checkpoint, and returns its description; nil if
+// there are none.
 func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo, error) {
 	if seq == 0 { // nothing is visible yet; and a memstore reads 0 as its newest
 		return nil, nil
@@ -166,9 +168,20 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo,
 	for i := len(rs.imm) - 1; i >= 0; i-- {
 		children = append(children, rs.imm[i].m.NewEntryIterator(mopts))
 	}
+	// And the range tombstones the read sees, the newest of each fragment:
+	// the table holds them too.
+	var tombs []rangedel.Tombstone
+	for i := -1; i < len(rs.imm); i++ {
+		mt := rs.mem
+		if i >= 0 {
+			mt = rs.imm[i]
+		}
+		tombs = rangedel.List(mt.m.RangeDeletions()).Newest(c.d.opts.Comparator.Compare, tombs, seq, nil, nil)
+	}
 	it := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: c.d.opts.Comparator, Seq: seq}, children...)
 	defer it.Close()
-	if !it.First() {
+	entries := it.First()
+	if !entries && (it.Err() != nil || len(tombs) == 0) {
 		return nil, it.Err()
 	}
 	path := tableName(c.dir, num)
@@ -176,7 +189,13 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo,
 	if err != nil {
 		return nil, err
 	}
-	for ok := true; ok; ok = it.Next() {
+	for _, t := range tombs {
+		if err := w.AddRangeDel(t.Start, t.End, t.Seq); err != nil {
+			w.Abort()
+			return nil, err
+		}
+	}
+	for ok := entries; ok; ok = it.Next() {
 		if err := w.AddEntry(it.Key(), it.Seq(), it.Kind(), it.Value()); err != nil {
 			w.Abort()
 			return nil, err
@@ -191,8 +210,10 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo,
 	}
 	c.written = append(c.written, path)
 	m := w.Metadata()
-	return &tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
-		smallestSeq: m.MinSeq, largestSeq: m.MaxSeq}, nil
+	info := &tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
+		smallestSeq: m.MinSeq, largestSeq: m.MaxSeq}
+	info.includeRangeDels(m.Records, rangedel.Build(c.d.opts.Comparator.Compare, tombs))
+	return info, nil
 }
 
 // removeWritten removes what a failed checkpoint wrote, and its directory

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/sstables"
 )
 
 // Writes go through a pipelined group commit, in three stages:
@@ -89,7 +90,37 @@ func (d *DB) Delete(key []byte) error {
 	return d.Write(b)
 }
 
-// batchPool recycles the batches of Put and Delete.
+// DeleteRange deletes every key in [start, end) as one write, whose cost
+// does not grow with the number of keys the range holds. A nil start or
+// end leaves that side unbounded. An empty range (start at or after end)
+// is a no-op; see Batch.DeleteRange. A database whose Options.Comparator
+// is not bytewise refuses range deletions with ErrRangeDelOrder.
+func (d *DB) DeleteRange(start, end []byte) error {
+	if err := d.checkOpen(); err != nil {
+		return err
+	}
+	if err := d.checkRangeDelOrder(); err != nil {
+		return err
+	}
+	b := batchPool.Get().(*Batch)
+	defer putBatch(b)
+	b.Reset()
+	if err := b.DeleteRange(start, end); err != nil {
+		return err
+	}
+	return d.Write(b)
+}
+
+// checkRangeDelOrder returns ErrRangeDelOrder unless the database orders
+// keys bytewise.
+func (d *DB) checkRangeDelOrder() error {
+	if d.opts.Comparator.Name != sstables.Bytewise.Name {
+		return fmt.Errorf("%w: the database orders keys by %q", ErrRangeDelOrder, d.opts.Comparator.Name)
+	}
+	return nil
+}
+
+// batchPool recycles the batches of Put, Delete and DeleteRange.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
 // maxPooledBatch bounds the buffer of a batch returned to the pool, so that
@@ -132,6 +163,11 @@ func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
 	}
 	if b.err != nil {
 		return b.err
+	}
+	if b.rangeDels > 0 {
+		if err := d.checkRangeDelOrder(); err != nil {
+			return err
+		}
 	}
 	if b.count == 0 {
 		return d.checkWritable()

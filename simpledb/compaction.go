@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -126,12 +128,14 @@ func (d *DB) pickCompaction() *compaction {
 // overlap.
 func (d *DB) newCompaction(level int, from []*table) *compaction {
 	c := &compaction{level: level, v: d.current}
-	var lo, hi []byte
-	for _, t := range from {
-		if lo == nil || c.v.cmp(t.smallest, lo) < 0 {
+	// A smallest key may be empty: range tombstones from the start of the
+	// key space.
+	lo, hi := from[0].smallest, from[0].largest
+	for _, t := range from[1:] {
+		if c.v.cmp(t.smallest, lo) < 0 {
 			lo = t.smallest
 		}
-		if hi == nil || c.v.cmp(t.largest, hi) > 0 {
+		if c.v.cmp(t.largest, hi) > 0 {
 			hi = t.largest
 		}
 	}
@@ -288,6 +292,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	var iters []sstables.EntryIterator
 	var own []*sstables.Reader
 	var read int64
+	var tombs []rangedel.Tombstone
 	defer func() {
 		for _, r := range own {
 			r.Close()
@@ -308,6 +313,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	}
 	for _, t := range slices.Concat(c.inputs[0], c.inputs[1]) {
 		read += int64(t.size)
+		tombs = rangedel.List(t.rangeDels).Tombstones(tombs, base.MaxSeq)
 		if !d.opts.MmapTables {
 			continue
 		}
@@ -323,7 +329,8 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	}
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, AllVersions: true}, iters...)
 	defer merged.Close()
-	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom}
+	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom, bottomRange: c.isBottomRange,
+		rangeDels: rangedel.Build(c.v.cmp, tombs)}
 	if c.level+2 < NumLevels {
 		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
@@ -336,6 +343,22 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 func (c *compaction) isBottom(key []byte) bool {
 	for level := c.level + 2; level < NumLevels; level++ {
 		if c.v.tableFor(level, key) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// isBottomRange reports whether no level below the output holds a key in
+// [start, end) (empty: unbounded).
+func (c *compaction) isBottomRange(start, end []byte) bool {
+	var hi []byte // overlaps takes an inclusive bound; end is one key too far, which is safe
+	if len(end) > 0 {
+		hi = end
+	}
+	for level := c.level + 2; level < NumLevels; level++ {
+		tables := c.v.levels[level] // sorted and disjoint: below L1
+		if i := searchLevel(c.v.cmp, tables, start); i < len(tables) && (hi == nil || c.v.cmp(tables[i].smallest, hi) <= 0) {
 			return false
 		}
 	}

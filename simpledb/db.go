@@ -283,7 +283,7 @@ func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Mem
 // start makes the recovered writes a table, starts a new log and a new
 // manifest naming it, and removes what the previous session left behind.
 func (d *DB) start(recovered *memstore.Memstore) error {
-	if recovered.Len() > 0 {
+	if recovered.Len() > 0 || len(recovered.RangeDeletions()) > 0 {
 		t, err := d.writeL0(recovered, nil)
 		if err != nil {
 			return err
@@ -561,7 +561,7 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 		d.tables.release()
 		return nil, err
 	}
-	t := &table{tableInfo: info, tc: d.tables}
+	t := &table{tableInfo: info, tc: d.tables, rangeDels: r.RangeDeletions()}
 	t.refs.Store(1)
 	d.tables.add(t, r)
 	return t, nil

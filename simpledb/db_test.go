@@ -34,30 +34,41 @@ func (h *hookFS) Rename(oldname, newname string) error {
 	return h.FS.Rename(oldname, newname)
 }
 
-// openFilesFS counts the files open through it.
+// openFilesFS counts the files open through it, or only those whose name
+// match accepts: how many are open now, the most at once, and how many
+// were ever opened.
 type openFilesFS struct {
 	vfs.FS
-	open atomic.Int64
+	match             func(name string) bool // nil: every file
+	open, peak, opens atomic.Int64
 }
 
+// tableFiles accepts tables, not the temporary files they are written as.
+func tableFiles(name string) bool { return strings.HasSuffix(name, ".sst") }
+
 func (o *openFilesFS) Create(name string) (vfs.File, error) {
-	return o.count(o.FS.Create(name))
+	return o.count(name)(o.FS.Create(name))
 }
 
 func (o *openFilesFS) Open(name string) (vfs.File, error) {
-	return o.count(o.FS.Open(name))
+	return o.count(name)(o.FS.Open(name))
 }
 
 func (o *openFilesFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
-	return o.count(o.FS.ReuseForWrite(oldname, newname))
+	return o.count(newname)(o.FS.ReuseForWrite(oldname, newname))
 }
 
-func (o *openFilesFS) count(f vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return nil, err
+func (o *openFilesFS) count(name string) func(vfs.File, error) (vfs.File, error) {
+	return func(f vfs.File, err error) (vfs.File, error) {
+		if err != nil || o.match != nil && !o.match(name) {
+			return f, err
+		}
+		o.opens.Add(1)
+		n := o.open.Add(1)
+		for peak := o.peak.Load(); n > peak && !o.peak.CompareAndSwap(peak, n); peak = o.peak.Load() {
+		}
+		return &countedFile{File: f, fs: o}, nil
 	}
-	o.open.Add(1)
-	return &countedFile{File: f, fs: o}, nil
 }
 
 type countedFile struct {

@@ -11,6 +11,7 @@
 //	ok, err := db.Has([]byte("k"))                   // reads no value
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b)                                // all or nothing, also across a crash
+//	err = db.DeleteRange(start, end)                 // every key in [start, end) (nil: unbounded), one write
 //	err = db.WriteWithOptions(b, simpledb.NoSync)    // or simpledb.Sync, whatever Options.NoSync says
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
 //	for k, v := range it.All() { ... }               // from the first key, wherever it is
@@ -132,6 +133,79 @@
 // index and filter were cached, each reopen read about 300 KB of them, and
 // random reads ran at 4,040/s with a peak RSS of 1,230 MB against 491-526
 // MB.
+//
+// # Range deletions
+//
+// DeleteRange(start, end), and Batch.DeleteRange, delete every key in
+// [start, end) as one write: one log op, one range tombstone, whatever
+// the number of keys it covers. A nil (or empty) start or end is
+// unbounded on that side: an empty key is no valid key, so it stands for
+// the end of the key space without a sentinel. A start at or after end is
+// an empty range and a no-op: nothing is written. It deletes what was
+// written before it, also earlier in its batch, and nothing written after.
+// Range deletions need the bytewise key order (the default): a database
+// opened with another Options.Comparator refuses them with
+// ErrRangeDelOrder, since the key ranges of tables below rely on keys that
+// only bytewise order has (the empty key before all others, k\x00 right
+// after k; see below).
+//
+// In the log a range deletion is an op of kind 2 whose key and value are
+// the range's start and end (log format 4; see Batch). The memstore keeps
+// range tombstones apart from its entries, fragmented into sorted,
+// disjoint pieces each with the sequence numbers of the tombstones
+// covering it (see internal/rangedel), and a flush writes them to the L0
+// table's range-deletion block (see the sstables package: table format 2).
+//
+// A point read needs no new step: every memstore and table answers for its
+// own range tombstones, reporting a key that one of them covers, newer than
+// the key's newest version there, as deleted; since a read visits the
+// memstores and levels newest first and stops at the first answer, a
+// tombstone hides exactly the older versions below it. The tables a read
+// visits are found by key range, and a table's range (the manifest's
+// smallest and largest keys) includes its range tombstones: a tombstone
+// is found wherever it covers a key. A tombstone's exclusive end e stands
+// in for the greatest key it covers, which is one key too many at worst,
+// and exact where e is k\x00 (see below); one reaching the end of the key
+// space makes the table's largest key 64 KiB of 0xff.
+//
+// An iterator collects, when it is created, the range tombstones visible
+// at its sequence number of every memstore and table that overlaps its
+// bounds (a version lists the few tables that hold any, so an iterator of
+// a database without range deletions looks at none), and its merge hides
+// every entry one of them covers with a higher sequence number, forward
+// and backward alike. Since a tombstone is newer than everything it
+// covers in the memstores, tables and levels older than its own, once it
+// hides an entry the merge moves each of those past it with one seek: a
+// scan over a million deleted keys takes tens of microseconds, not a
+// walk over a million entries (BenchmarkSimpleDBDeleteRangeScan).
+//
+// A compaction reads its inputs' range tombstones too. It drops a version
+// that one covers within the same snapshot stripe, as it drops a version
+// that a newer one shadows; of a fragment's tombstones it keeps the newest
+// of each stripe, and drops one in the lowest stripe when no level below
+// the output overlaps it, as it drops a point tombstone. The tombstones it
+// keeps are split between its output tables: a table that ends at key k
+// takes the pieces up to k\x00, the least key after k, and the next table
+// the pieces from there, so that the tables of a level stay disjoint.
+// A memstore or an output whose keys are all deleted still yields a table,
+// of range tombstones alone.
+//
+// Measured on the 2-vCPU machine of the README, alternating runs: with
+// 1,000 live range tombstones in an L0 table that every read consults,
+// BenchmarkSimpleDBReadRandomRangeDels (1M keys, Get of random keys)
+// reads at 0.906 of the speed without them (0.857-0.923 over 5 runs), a
+// cost of 1.10x; the tombstones' binary search is most of it.
+// BenchmarkSimpleDBDeleteRangeScan deletes 1M keys in 37 µs (33-56) and
+// then scans the empty database in 70 µs (42-82). Without range
+// deletions, ReadRandom and Scan run as before (4 alternating runs each
+// against the code before them: medians 3.9 against 4.2 µs per Get, 106
+// against 119 ms per scan, within the machine's noise).
+//
+// A database this build opens is written in log format 4 and table format
+// 2, and its manifest records the log format: a build from before range
+// deletions refuses it at Open, as a manifest naming an unknown log
+// format (ErrCorruption), instead of reading it without its range
+// deletions. Logs and tables of the earlier formats read as before.
 //
 // # Iterators
 //

@@ -30,6 +30,12 @@ var (
 	// read-only Open, holds no database at all, or is missing (the error
 	// then matches fs.ErrNotExist too).
 	ErrNotDB = errors.New("simpledb: directory is not a database")
+	// ErrRangeDelOrder: range deletions need the bytewise key order; a
+	// database opened with another Options.Comparator refuses them. (A
+	// table's key range must hold its range tombstones, and an unbounded
+	// or split tombstone is bounded there by keys only bytewise order
+	// provides: the empty key first, k\x00 right after k.)
+	ErrRangeDelOrder = errors.New("simpledb: range deletion needs the bytewise key order")
 	// ErrReadOnly: the database was opened with Options.ReadOnly, and
 	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
 	// Compact).

@@ -350,3 +350,45 @@ func ExampleOptions_maxOpenFiles() {
 	// more tables than files open: true
 	// files open within the bound: true
 }
+
+func ExampleDB_DeleteRange() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	for _, k := range []string{"log:001", "log:002", "log:003", "user:1"} {
+		if err := db.Put([]byte(k), []byte("...")); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// One write deletes every key from "log:" up to "log;": a range
+	// tombstone, whatever the number of keys it covers.
+	if err := db.DeleteRange([]byte("log:"), []byte("log;")); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := db.Get([]byte("log:002")); errors.Is(err, simpledb.ErrNotFound) {
+		fmt.Println("log:002 deleted")
+	}
+	it, err := db.NewIterator(nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer it.Close()
+	for k := range it.All() {
+		fmt.Printf("%s\n", k)
+	}
+	if err := it.Err(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// log:002 deleted
+	// user:1
+}

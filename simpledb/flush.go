@@ -1,9 +1,12 @@
 package simpledb
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -95,7 +98,7 @@ func (d *DB) flushOldest() error {
 // the snapshots at snaps (ascending) can see, and opens it. It returns nil
 // if nothing survives.
 func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
-	it := &compactionIter{in: m.NewEntryIterator(nil), snaps: snaps}
+	it := &compactionIter{in: m.NewEntryIterator(nil), snaps: snaps, rangeDels: m.RangeDeletions()}
 	defer it.in.Close()
 	outputs, err := d.writeTables(it, 0)
 	if err != nil || len(outputs) == 0 {
@@ -106,17 +109,50 @@ func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
 
 // writeTables writes an iterator's entries into new tables, starting a new
 // one past splitAt bytes (0: never) or where the iterator's splitBefore
-// says, at a key boundary, so that no key spans two tables. It opens and returns them, each with one reference, the
-// caller's.
+// says, at a key boundary, so that no key spans two tables. It opens and
+// returns them, each with one reference, the caller's.
+//
+// The range tombstones the iterator keeps are split between the tables:
+// a table that ends at key k takes the fragments up to k\x00, the least key
+// after k, and the next table those from there, so each table's key range
+// (which includes its fragments, see rangeBounds) ends at k and the next
+// one's starts after it. The last table takes everything beyond; a table
+// may hold range tombstones alone.
 func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	var (
-		outputs []*table
-		w       *sstables.Writer
-		num     uint64
+		outputs   []*table
+		w         *sstables.Writer
+		num       uint64
+		rangeDels = it.rangeDelsOut()
+		from      []byte // where the next table's range tombstones start: nil, unbounded
 	)
-	finish := func() error {
+	newWriter := func() error {
+		d.mu.Lock()
+		num = d.newFileNum()
+		d.mu.Unlock()
+		var err error
+		w, err = sstables.NewWriter(tableName(d.dir, num), d.opts.tableWriterOptions())
+		return err
+	}
+	// finish closes the table being written, giving it the range
+	// tombstones from from up to until (nil: unbounded).
+	finish := func(until []byte) error {
+		frags := rangeDels.Truncate(bytes.Compare, from, until)
+		from = until
+		if w == nil && len(frags) > 0 {
+			if err := newWriter(); err != nil {
+				return err
+			}
+		}
 		if w == nil {
 			return nil
+		}
+		for _, f := range frags {
+			for _, seq := range f.Seqs {
+				if err := w.AddRangeDel(f.Start, f.End, seq); err != nil {
+					return err
+				}
+			}
 		}
 		err := w.Close()
 		m := w.Metadata()
@@ -124,8 +160,10 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		if err != nil {
 			return err
 		}
-		t, err := d.openTable(tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
-			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq})
+		info := tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
+			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq}
+		info.includeRangeDels(m.Records, frags)
+		t, err := d.openTable(info)
 		if err != nil {
 			return err
 		}
@@ -148,16 +186,12 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		newKey := lastKey == nil || string(key) != string(lastKey)
 		split := newKey && it.splitBefore != nil && it.splitBefore(key)
 		if w != nil && newKey && (split || splitAt > 0 && w.EstimatedSize() >= splitAt) {
-			if err := finish(); err != nil {
+			if err := finish(append(bytes.Clone(lastKey), 0)); err != nil {
 				return abort(err)
 			}
 		}
 		if w == nil {
-			d.mu.Lock()
-			num = d.newFileNum()
-			d.mu.Unlock()
-			var err error
-			if w, err = sstables.NewWriter(tableName(d.dir, num), d.opts.tableWriterOptions()); err != nil {
+			if err := newWriter(); err != nil {
 				return abort(err)
 			}
 		}
@@ -174,8 +208,47 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	if err := it.in.Err(); err != nil {
 		return abort(err)
 	}
-	if err := finish(); err != nil {
+	if err := finish(nil); err != nil {
 		return abort(err)
 	}
 	return outputs, nil
+}
+
+// includeRangeDels widens a table's key range, of its records entries, to
+// the range tombstones frags it holds (sorted, disjoint).
+func (info *tableInfo) includeRangeDels(records uint64, frags rangedel.List) {
+	if len(frags) == 0 {
+		return
+	}
+	lo, hi := rangeBounds(frags)
+	if records == 0 || bytes.Compare(lo, info.smallest) < 0 {
+		info.smallest = lo
+	}
+	if records == 0 || bytes.Compare(hi, info.largest) > 0 {
+		info.largest = hi
+	}
+}
+
+// maxKey is the greatest key there can be: MaxKeySize bytes of 0xff. It is
+// the largest key of a table whose range tombstones reach the end of the
+// key space.
+var maxKey = bytes.Repeat([]byte{0xff}, base.MaxKeySize)
+
+// rangeBounds returns the least and the greatest key that fragments (not
+// empty, sorted) may cover, for a table's key range. An end is exclusive:
+// below an end k\x00 the greatest key is k; below any other end no key is
+// the greatest, and the end itself stands in for it, which only makes the
+// range one key wider than it is.
+func rangeBounds(frags rangedel.List) (lo, hi []byte) {
+	lo = frags[0].Start
+	if len(lo) == 0 {
+		lo = []byte{}
+	}
+	switch hi = frags[len(frags)-1].End; {
+	case len(hi) == 0:
+		hi = maxKey
+	case hi[len(hi)-1] == 0:
+		hi = hi[:len(hi)-1]
+	}
+	return lo, hi
 }

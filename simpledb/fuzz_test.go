@@ -26,6 +26,9 @@ func FuzzBatch(f *testing.F) {
 	b.Put([]byte("key"), []byte("value"))
 	b.Delete([]byte("gone"))
 	b.Put([]byte("empty"), nil)
+	b.DeleteRange([]byte("a"), []byte("c"))
+	b.DeleteRange(nil, []byte("b"))
+	b.DeleteRange([]byte("x"), nil)
 	b.setSeq(42)
 	f.Add(b.data)
 	type op struct {
@@ -48,9 +51,12 @@ func FuzzBatch(f *testing.F) {
 		}
 		var again Batch
 		for _, o := range ops {
-			if o.kind == base.KindSet {
+			switch o.kind {
+			case base.KindSet:
 				again.Put([]byte(o.key), []byte(o.value))
-			} else {
+			case base.KindRangeDelete:
+				again.DeleteRange([]byte(o.key), []byte(o.value))
+			default:
 				again.Delete([]byte(o.key))
 			}
 		}
@@ -136,10 +142,11 @@ func FuzzCurrent(f *testing.F) {
 	})
 }
 
-// FuzzDB decodes a byte string into operations (put, delete, batch, get,
-// scan both ways, random walks that switch direction, snapshot, flush,
-// compact, checkpoint, reopen, now and then read-only first) on an
-// in-memory database and checks every result against a map model.
+// FuzzDB decodes a byte string into operations (put, delete, delete
+// range, batch, get, scan both ways, random walks that switch direction,
+// snapshot, flush, compact, checkpoint, reopen, now and then read-only
+// first) on an in-memory database and checks every result against a map
+// model.
 func FuzzDB(f *testing.F) {
 	f.Add([]byte("p1ap2bd1g1s0fcrg2"))
 	f.Add([]byte("b3p1xp2yd1Sg1p1zfcg1Rg1"))
@@ -147,6 +154,9 @@ func FuzzDB(f *testing.F) {
 	// snapshot, a compaction, a reopen, a bounded walk.
 	f.Add([]byte("\x00\x01a\x03\x00\x02b\x03\x00\x03c\x03\x06\x00\x04d\x03\x01\x02\x08\x00" +
 		"\x05\x01\x00\x00\x07\x07\x01\x03\x01\x01\x00\x05\x08\x01\x09\x05\x03\x02\x00\x01\x05\x09"))
+	// Puts, range deletions, a flush, a compaction, reads and scans.
+	f.Add([]byte("\x00\x01a\x03\x00\x02b\x03\x00\x05c\x03\x0a\x01\x01\x01\x04\x08\x00\x03\x02" +
+		"\x05\x00\x08\x01\x03\x03\x0a\x00\x01\x09\x05\x00\x03\x05"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := vfs.NewMem()
 		opts := smallOptions()
@@ -190,9 +200,17 @@ func FuzzDB(f *testing.F) {
 			defer h.it.Close()
 			h.walk(t, rng, 20, func() []byte { return []byte{'k', '0' + byte(rng.IntN(17))} }, msg+" (walk)")
 		}
+		// bound returns a range deletion's bound: a key, or now and then
+		// nil, unbounded.
+		bound := func() []byte {
+			if next()%8 == 0 {
+				return nil
+			}
+			return key()
+		}
 		for step := 0; len(data) > 0 && step < 300; step++ {
 			msg := fmt.Sprintf("step %d", step)
-			switch op := next(); op % 10 {
+			switch op := next(); op % 11 {
 			case 0:
 				k, v := key(), value()
 				if err := db.Put(k, v); err != nil {
@@ -210,9 +228,13 @@ func FuzzDB(f *testing.F) {
 				staged := maps.Clone(m)
 				for range next() % 5 {
 					k := key()
-					if next()%3 == 0 {
+					if c := next(); c%3 == 0 {
 						b.Delete(k)
 						delete(staged, string(k))
+					} else if c%7 == 1 && order == sstables.Bytewise {
+						lo := bound()
+						b.DeleteRange(lo, k)
+						staged.deleteRange(lo, k)
 					} else {
 						v := value()
 						b.Put(k, v)
@@ -253,6 +275,19 @@ func FuzzDB(f *testing.F) {
 				}
 				if err != nil {
 					t.Fatal(err)
+				}
+			case 10:
+				lo, hi := bound(), bound()
+				if err := db.DeleteRange(lo, hi); order != sstables.Bytewise {
+					if !errors.Is(err, ErrRangeDelOrder) {
+						t.Fatalf("a range deletion in %s order: %v", order.Name, err)
+					}
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if lo == nil || hi == nil || bytes.Compare(lo, hi) < 0 {
+					m.deleteRange(lo, hi)
 				}
 			case 9:
 				if snap != nil {
@@ -313,10 +348,20 @@ func FuzzLogRecord(f *testing.F) {
 	f.Add(b.data)
 	f.Add(b.data[:batchHeaderSizeSynced])
 	f.Add(b.data[:batchHeaderSizeV1])
+	b.DeleteRange([]byte("a"), []byte("b"))
+	b.setSeq(7)
+	f.Add(b.data)
 	ignore := func(uint64, base.Kind, []byte, []byte) error { return nil }
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum} {
-			_, _, err := decodeLogRecord(format, data, ignore)
+		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum, logFormatRangeDel} {
+			rangeDel := false
+			_, _, err := decodeLogRecord(format, data, func(_ uint64, kind base.Kind, _, _ []byte) error {
+				rangeDel = rangeDel || kind == base.KindRangeDelete
+				return nil
+			})
+			if err == nil && rangeDel && format < logFormatRangeDel {
+				t.Fatalf("a format-%d record holds a range deletion", format)
+			}
 			if synced := recordSynced(format, data); format == logFormatV1 && synced != 0 {
 				t.Fatalf("a format-1 record has no synced field, read %d", synced)
 			}

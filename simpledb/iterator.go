@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -50,26 +51,51 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 // caller's reference on rs.
 func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterator {
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
-	var children []sstables.EntryIterator
+	// Sized once: a memstore each, a table per L0 table, a level each.
+	children := make([]sstables.EntryIterator, 0, 1+len(rs.imm)+len(rs.v.levels[0])+NumLevels-1)
+	// The range tombstones each child holds, visible at seq, within the
+	// bounds: they are few, so the iterator collects them all now, and
+	// its merge hides the entries they cover, either way. A version lists
+	// the tables that hold any, so without them this costs nothing.
+	var tombs [][]rangedel.Tombstone
+	addTombs := func(l rangedel.List) {
+		if len(l) == 0 {
+			return
+		}
+		if visible := l.Newest(it.rs.v.cmp, nil, seq, it.lower, it.upper); len(visible) > 0 {
+			for len(tombs) <= len(children) {
+				tombs = append(tombs, nil)
+			}
+			tombs[len(children)] = append(tombs[len(children)], visible...)
+		}
+	}
 	if seq > 0 { // at sequence number 0 nothing is visible yet
 		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}
+		addTombs(it.rs.mem.m.RangeDeletions())
 		children = append(children, it.rs.mem.m.NewEntryIterator(mopts))
 		for i := len(it.rs.imm) - 1; i >= 0; i-- {
+			addTombs(it.rs.imm[i].m.RangeDeletions())
 			children = append(children, it.rs.imm[i].m.NewEntryIterator(mopts))
 		}
 		topts := &sstables.IterOptions{LowerBound: it.lower, UpperBound: it.upper}
 		for _, t := range it.rs.v.levels[0] {
 			if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
+				addTombs(t.rangeDels)
 				children = append(children, t.newIterator(topts))
 			}
 		}
 		for level := 1; level < NumLevels; level++ {
 			if len(it.rs.v.levels[level]) > 0 {
+				for _, t := range it.rs.v.rangeDelTables[level] {
+					if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
+						addTombs(t.rangeDels)
+					}
+				}
 				children = append(children, &levelIter{cmp: it.rs.v.cmp, tables: it.rs.v.levels[level], opts: *topts})
 			}
 		}
 	}
-	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: seq, DropTombstones: true}, children...)
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: seq, DropTombstones: true, RangeDeletions: tombs}, children...)
 	return it
 }
 

@@ -57,11 +57,20 @@ const (
 // currentLogFormat, with a new log that only that manifest names, so the
 // older logs it made obsolete are never read in the new format. They are
 // deleted, not recycled: recycling takes only logs of the running session.
+//
+// logFormatRangeDel changed no header: it is the format in which a batch
+// may hold range deletions. Every manifest this build writes records it,
+// so a build that predates range deletions refuses the database at Open
+// (its manifest decoder rejects "log format 4" as ErrCorruption, naming
+// the manifest) rather than meet a range deletion in a log, which it would
+// refuse only as a damaged record, or at a log's tail drop as a torn
+// write; its tables are format 2, which such a build refuses too.
 const (
-	logFormatV1      = 1 // batch header: seq | count
-	logFormatSynced  = 2 // batch header: seq | count | synced
-	logFormatLogNum  = 3 // batch header: seq | count | synced | log
-	currentLogFormat = logFormatLogNum
+	logFormatV1       = 1 // batch header: seq | count
+	logFormatSynced   = 2 // batch header: seq | count | synced
+	logFormatLogNum   = 3 // batch header: seq | count | synced | log
+	logFormatRangeDel = 4 // as 3; ops may be range deletions (kind 2)
+	currentLogFormat  = logFormatRangeDel
 )
 
 // tableInfo is what the manifest records about a table.

@@ -169,15 +169,27 @@ func testModel(t *testing.T, order modelOrder) {
 			k, v := key(), value()
 			require.NoError(t, db.Put(k, v), msg)
 			m[string(k)] = string(v)
-		case op < 50:
+		case op < 47:
 			k := key()
 			require.NoError(t, db.Delete(k), msg)
 			delete(m, string(k))
+		case op < 50:
+			lo, hi := randomRange(rng)
+			if order.c != sstables.Bytewise {
+				require.ErrorIs(t, db.DeleteRange(lo, hi), ErrRangeDelOrder, msg)
+				break
+			}
+			require.NoError(t, db.DeleteRange(lo, hi), msg)
+			m.deleteRange(lo, hi)
 		case op < 58:
 			b := db.NewBatch()
 			for range 1 + rng.IntN(20) {
 				k := key()
-				if rng.IntN(3) == 0 {
+				if rng.IntN(20) == 0 && order.c == sstables.Bytewise {
+					lo, hi := randomRange(rng)
+					require.NoError(t, b.DeleteRange(lo, hi))
+					m.deleteRange(lo, hi)
+				} else if rng.IntN(3) == 0 {
 					require.NoError(t, b.Delete(k))
 					delete(m, string(k))
 				} else {
@@ -269,6 +281,35 @@ func testModel(t *testing.T, order modelOrder) {
 	require.Positive(t, moves, "compaction moved tables")
 	require.Positive(t, recycled, "rotations reused logs")
 	require.Positive(t, reopens, "reads reopened tables")
+}
+
+// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded), in
+// bytewise order: the only order range deletions take.
+func (m model) deleteRange(lo, hi []byte) {
+	for k := range m {
+		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
+			delete(m, k)
+		}
+	}
+}
+
+// randomRange returns a range to delete among the keys of TestModel: most
+// span a few dozen keys, a few are empty (start after end) or unbounded
+// on one side.
+func randomRange(rng *rand.Rand) (lo, hi []byte) {
+	n := rng.IntN(2000)
+	lo = fmt.Appendf(nil, "key-%04d", n)
+	hi = fmt.Appendf(nil, "key-%04d", n+rng.IntN(40)-2)
+	if rng.IntN(5) == 0 {
+		hi = append(hi, 'x') // not a key: the range ends between keys
+	}
+	switch rng.IntN(40) {
+	case 0:
+		lo = nil
+	case 1:
+		hi = nil
+	}
+	return lo, hi
 }
 
 // pointReader is what DB and Snapshot offer to read one key.

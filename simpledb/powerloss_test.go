@@ -18,10 +18,11 @@ import (
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // workloadOp is one step of a crash workload: a batch of writes (a single
-// Put or Delete is a batch of one), or a flush or compaction.
+// Put, Delete or DeleteRange is a batch of one), or a flush or compaction.
 type workloadOp struct {
 	puts    map[string]string // key -> value
 	deletes []string
+	ranges  [][2][]byte // [start, end) to delete, nil: unbounded
 	sync    bool
 	flush   bool
 	compact bool
@@ -35,10 +36,14 @@ func (op workloadOp) apply(m model) {
 	for _, k := range op.deletes {
 		delete(m, k)
 	}
+	for _, r := range op.ranges {
+		m.deleteRange(r[0], r[1])
+	}
 }
 
-// batch returns the op's writes as a batch: its puts, then its deletes, in
-// the order apply applies them. A rejected write makes Write fail.
+// batch returns the op's writes as a batch: its puts, its deletes, then
+// its range deletions, in the order apply applies them. A rejected write
+// makes Write fail.
 func (op workloadOp) batch() *Batch {
 	b := new(Batch)
 	for k, v := range op.puts {
@@ -46,6 +51,9 @@ func (op workloadOp) batch() *Batch {
 	}
 	for _, k := range op.deletes {
 		b.Delete([]byte(k))
+	}
+	for _, r := range op.ranges {
+		b.DeleteRange(r[0], r[1])
 	}
 	return b
 }
@@ -61,8 +69,19 @@ func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 		return workloadOp{compact: true}
 	case r < 60:
 		op.puts[key()] = fmt.Sprintf("v%d-%s", step, string(make([]byte, rng.IntN(400))))
-	case r < 75:
+	case r < 70:
 		op.deletes = []string{key()}
+	case r < 75:
+		// A range of a few keys; now and then unbounded on one side.
+		n := rng.IntN(keys)
+		lo, hi := fmt.Appendf(nil, "key-%04d", n), fmt.Appendf(nil, "key-%04d", n+1+rng.IntN(10))
+		switch rng.IntN(30) {
+		case 0:
+			lo = nil
+		case 1:
+			hi = nil
+		}
+		op.ranges = [][2][]byte{{lo, hi}}
 	default:
 		for i := range 1 + rng.IntN(8) {
 			k := key()

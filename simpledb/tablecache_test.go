@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,36 +13,6 @@ import (
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
-
-// tableFilesFS counts the tables open for reading through it, and the
-// most that were open at once.
-type tableFilesFS struct {
-	vfs.FS
-	open, peak, opens atomic.Int64
-}
-
-func (f *tableFilesFS) Open(name string) (vfs.File, error) {
-	file, err := f.FS.Open(name)
-	if err != nil || !strings.HasSuffix(name, ".sst") {
-		return file, err
-	}
-	f.opens.Add(1)
-	n := f.open.Add(1)
-	for peak := f.peak.Load(); n > peak && !f.peak.CompareAndSwap(peak, n); peak = f.peak.Load() {
-	}
-	return &tableFile{File: file, fs: f}, nil
-}
-
-type tableFile struct {
-	vfs.File
-	fs   *tableFilesFS
-	once sync.Once
-}
-
-func (t *tableFile) Close() error {
-	t.once.Do(func() { t.fs.open.Add(-1) })
-	return t.File.Close()
-}
 
 // setTableCacheCapacity lowers db's bound on open tables, below
 // MinMaxOpenFiles too, so that a test with few tables reopens them often.
@@ -67,8 +36,8 @@ func manyTablesValue(i int) []byte {
 // minimum and several times as many tables: keys 0 to n-1 compacted into
 // small L1 tables, the last fifth of them written again into a few L0
 // tables.
-func openManyTables(t *testing.T, n int) (*DB, *tableFilesFS, *Options) {
-	fsys := &tableFilesFS{FS: vfs.NewMem()}
+func openManyTables(t *testing.T, n int) (*DB, *openFilesFS, *Options) {
+	fsys := &openFilesFS{FS: vfs.NewMem(), match: tableFiles}
 	opts := smallOptions()
 	opts.FS, opts.Logger = fsys, quietLogger
 	opts.TargetTableSize, opts.DisableAutoCompaction = 4<<10, true
@@ -179,7 +148,7 @@ func TestTableCacheBoundsOpenTables(t *testing.T) {
 // once, a few L0 tables and one per level each, stays well below it), and
 // once they stop Stats counts every table open.
 func TestTableCacheConcurrentReadsAndCompactions(t *testing.T) {
-	fsys := &tableFilesFS{FS: vfs.NewMem()}
+	fsys := &openFilesFS{FS: vfs.NewMem(), match: tableFiles}
 	opts := smallOptions()
 	opts.FS, opts.Logger = fsys, quietLogger
 	opts.TargetTableSize, opts.BaseLevelSize = 4<<10, 64<<10

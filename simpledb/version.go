@@ -29,6 +29,12 @@ type table struct {
 	opening    chan struct{}    // closed when the open under way ends
 	pins       int
 	prev, next *table // in the cache's LRU list while open and unpinned
+
+	// rangeDels are the table's range tombstones, taken from its reader
+	// when the table was opened first and kept while the table lives, so
+	// that iterators and compactions need not open it to learn them: they
+	// are small, and few tables hold any.
+	rangeDels []sstables.RangeFragment
 }
 
 func (t *table) ref() { t.refs.Add(1) }
@@ -78,7 +84,11 @@ func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
 type version struct {
 	levels [NumLevels][]*table
 	cmp    func(a, b []byte) int // the database's key order
-	refs   atomic.Int32
+	// rangeDelTables are, per level, the tables that hold range
+	// tombstones, which an iterator collects when it is created: few
+	// tables hold any, and without them an iterator looks at none.
+	rangeDelTables [NumLevels][]*table
+	refs           atomic.Int32
 }
 
 func (v *version) ref() { v.refs.Add(1) }
@@ -133,6 +143,14 @@ func (v *version) sortLevels() {
 	})
 	for level := 1; level < NumLevels; level++ {
 		slices.SortFunc(v.levels[level], func(a, b *table) int { return v.cmp(a.smallest, b.smallest) })
+	}
+	for level, tables := range v.levels {
+		v.rangeDelTables[level] = v.rangeDelTables[level][:0]
+		for _, t := range tables {
+			if len(t.rangeDels) > 0 {
+				v.rangeDelTables[level] = append(v.rangeDelTables[level], t)
+			}
+		}
 	}
 }
 

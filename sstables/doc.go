@@ -42,6 +42,7 @@
 //	| data block n-1     |
 //	| filter block       |  optional: a blocked bloom filter (internal/bloom)
 //	| index block        |  one entry per data block
+//	| range deletions    |  optional (format 2): fragmented range tombstones
 //	| properties block   |  Metadata, as tagged fields
 //	| footer             |  an uncompressed 64-byte record, always the last 78 bytes
 //	+--------------------+
@@ -60,6 +61,31 @@
 // the next block's first, shortened where the comparator can (for random
 // keys, a few bytes). Its trailer is 0 when the separator sorts before every
 // version of its key, else the sequence number plus one.
+//
+// The range-deletion block (format version 2 and later) holds the table's
+// range tombstones, each the deletion of every key in [start, end) as of a
+// sequence number, fragmented: sorted, disjoint pieces of key space, each
+// with the sequence numbers, newest first, of the tombstones covering it.
+// An empty start or end is unbounded on that side (an empty key is no
+// valid key). All integers are uvarints:
+//
+//	block:     fragment count | fragment ...
+//	fragment:  start length | start | end length | end | seq count | seq ...
+//
+// The properties locate it (fields 20 and 21: offset and length of its
+// record) and count its fragments (field 22); a table without range
+// tombstones has none. Writer.AddRangeDel takes tombstones in any order,
+// overlapping, and within or beyond the table's entries; the reader loads
+// the block at Open and keeps it in memory. Get, Has and Find see a key
+// covered by a newer range tombstone as deleted (KindDelete); a table
+// iterator shows every entry, and a MergingIterator given the tombstones
+// (MergeOptions.RangeDeletions) hides what they cover, moving the
+// iterators older than a tombstone past it with one seek.
+//
+// Format version 1 tables (before range deletions) still read; a build
+// that knows only version 1 refuses version 2 tables at Open (unknown
+// format version in the footer), rather than read them without their range
+// deletions.
 //
 // The footer holds the index, filter and properties handles (offset and
 // length, uint64 LE each), the format version (uint32 LE), four reserved

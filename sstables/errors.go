@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/recordio"
 )
 
@@ -27,6 +28,8 @@ var (
 	ErrBadFilter = errors.New("sstables: malformed filter")
 	// ErrBadProperties: the properties block does not decode.
 	ErrBadProperties = errors.New("sstables: malformed properties")
+	// ErrBadRangeDels: the range-deletion block does not decode.
+	ErrBadRangeDels = errors.New("sstables: malformed range deletions")
 )
 
 // Usage errors; they do not match ErrCorruption.
@@ -40,6 +43,9 @@ var (
 	ErrEmptyKey = base.ErrEmptyKey
 	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
 	ErrKeyTooLarge = base.ErrKeyTooLarge
+	// ErrBadRangeDel: a range tombstone whose start is not before its end,
+	// or whose sequence number is above MaxSeq.
+	ErrBadRangeDel = rangedel.ErrBadTombstone
 	// ErrBadSeq: a sequence number above MaxSeq.
 	ErrBadSeq = errors.New("sstables: sequence number out of range")
 	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.

@@ -44,8 +44,14 @@ func (h BlockHandle) within(limit uint64) bool {
 }
 
 const (
-	// formatVersion is this package's table format.
-	formatVersion = 1
+	// formatVersion is the table format this package writes. Version 2
+	// added the range-deletion block (located by the properties, see
+	// propRangeDelOffset); version 1 tables, which lack it, still read. A
+	// reader of version 1 only refuses version 2 tables (unknown format
+	// version), so that it never misses their range deletions.
+	formatVersion = 2
+	// formatVersionV1 is the format before range deletions.
+	formatVersionV1 = 1
 	// footerSize is the footer's payload; stored uncompressed, its recordio
 	// record is always footerRecordSize bytes (a 14-byte header: magic 3,
 	// flags 1, two one-byte lengths, two checksums), the last of the file.
@@ -100,7 +106,7 @@ func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 		}
 	}
 	f.version = binary.LittleEndian.Uint32(b[48:])
-	if f.version != formatVersion {
+	if f.version != formatVersion && f.version != formatVersionV1 {
 		return footer{}, fmt.Errorf("unknown format version %d", f.version)
 	}
 	// Writers zero them; a later format may give them a meaning that this

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/rangedel"
 )
 
 // EntryIterator is what a MergingIterator merges: anything that walks
@@ -52,6 +53,21 @@ type MergeOptions struct {
 	// AllVersions only the tombstone entries themselves are hidden.
 	// Default: false, tombstones are shown (Kind is KindDelete).
 	DropTombstones bool
+	// RangeDeletions are the merged iterators' range tombstones:
+	// RangeDeletions[i] are those of the i'th (the slice may be shorter
+	// than the iterators). They hide the entries they cover: an entry, of
+	// any iterator, is hidden when a tombstone at or below Seq covers its
+	// key with a higher sequence number. Without AllVersions a key whose
+	// newest visible entry is hidden disappears. They may come in any
+	// order and overlap; the merge fragments them once, when it is
+	// created. Default: none.
+	//
+	// The merge relies on the order of an LSM tree's levels: a tombstone
+	// is newer than every entry it covers of an older iterator (one later
+	// in the list). So once a tombstone hides an entry, without AllVersions
+	// the merge moves every older iterator past the tombstone with one
+	// seek, rather than through the entries it hides one by one.
+	RangeDeletions [][]RangeTombstone
 }
 
 // MergingIterator merges any number of EntryIterators (k-way, on a heap),
@@ -88,6 +104,15 @@ type MergingIterator struct {
 	valueBuf []byte    // backward, newest-only: value's copy
 	edge     base.Edge // where the last move ran off the entries, when not valid
 	err      error
+
+	// rangeDels are opts.RangeDeletions visible at opts.Seq, fragmented:
+	// each fragment's first seq is its newest visible one, and
+	// rangeDelSource[i] the position of the iterator that holds fragment
+	// i's. rangeDel is the fragment a lookup found last, which the next
+	// entries of a walk most likely fall in too.
+	rangeDels      rangedel.List
+	rangeDelSource []int
+	rangeDel       int
 }
 
 // NewMergingIterator returns an unpositioned iterator over iters, ordered
@@ -105,7 +130,79 @@ func NewMergingIterator(opts *MergeOptions, iters ...EntryIterator) *MergingIter
 	}
 	m.cmp = m.opts.Comparator.Compare
 	m.heap.m = m
+	if len(m.opts.RangeDeletions) > 0 {
+		m.initRangeDels()
+	}
 	return m
+}
+
+// initRangeDels fragments the visible range tombstones and notes where
+// each fragment's newest comes from.
+func (m *MergingIterator) initRangeDels() {
+	var visible []RangeTombstone
+	source := map[uint64]int{} // seq -> the last iterator holding a tombstone at it
+	for i, tombs := range m.opts.RangeDeletions {
+		for _, t := range tombs {
+			if t.Seq <= m.opts.Seq {
+				visible = append(visible, t)
+				source[t.Seq] = max(source[t.Seq], i)
+			}
+		}
+	}
+	m.opts.RangeDeletions = nil
+	m.rangeDels = rangedel.Build(m.cmp, visible)
+	m.rangeDelSource = make([]int, len(m.rangeDels))
+	for i, f := range m.rangeDels {
+		m.rangeDelSource[i] = source[f.Seqs[0]]
+	}
+}
+
+// skipHidden moves the iterators older than the tombstone that hid the
+// entry covered found last past the tombstone's fragment, in the walk's
+// direction: everything of theirs it covers is older, and hidden too. An
+// iterator that the fragment's open end leaves nothing leaves the heap.
+// It reports false if a seek failed.
+func (m *MergingIterator) skipHidden() bool {
+	f, src := &m.rangeDels[m.rangeDel], m.rangeDelSource[m.rangeDel]
+	items, moved := m.heap.items[:0], false
+	for _, item := range m.heap.items {
+		if item.rank > src {
+			var ok, within bool
+			switch key := item.it.Key(); {
+			case !m.reverse && (len(f.End) == 0 || m.cmp(key, f.End) < 0):
+				within, ok = true, len(f.End) > 0 && item.it.SeekGE(f.End)
+			case m.reverse && (len(f.Start) == 0 || m.cmp(key, f.Start) >= 0):
+				within, ok = true, len(f.Start) > 0 && item.it.SeekLT(f.Start)
+			}
+			if within {
+				moved = true
+				if !ok {
+					if err := item.it.Err(); err != nil {
+						return m.stop(err)
+					}
+					continue
+				}
+			}
+		}
+		items = append(items, item)
+	}
+	m.heap.items = items
+	if moved {
+		heap.Init(&m.heap)
+	}
+	return true
+}
+
+// covered reports whether a range deletion hides the entry of key at seq.
+func (m *MergingIterator) covered(key []byte, seq uint64) bool {
+	if m.rangeDel >= len(m.rangeDels) || !m.rangeDels[m.rangeDel].Contains(m.cmp, key) {
+		i := m.rangeDels.Find(m.cmp, key)
+		if i < 0 {
+			return false
+		}
+		m.rangeDel = i
+	}
+	return m.rangeDels[m.rangeDel].Seqs[0] > seq
 }
 
 // First moves to the first entry.
@@ -253,25 +350,36 @@ func (m *MergingIterator) advanceTop() bool {
 }
 
 // settle moves the top of the heap to the next entry to show, in the walk's
-// direction: visible at opts.Seq, not a version of skip (the key just
-// shown, in newest-only mode), and not a tombstone when they are dropped.
+// direction: visible at opts.Seq, after skip (the key just shown, in
+// newest-only mode), and not a tombstone when they are dropped. (An
+// iterator that skipHidden moved past a range tombstone can come back, when
+// the walk turns, to hidden entries on the far side of the key shown: the
+// walk passes over them.)
 func (m *MergingIterator) settle(skip []byte) bool {
 	if m.reverse && !m.opts.AllVersions {
 		return m.settleNewestBack(skip)
 	}
 	for len(m.heap.items) > 0 {
 		top := m.heap.items[0].it
-		if seq := top.Seq(); seq <= m.opts.Seq && (skip == nil || m.cmp(top.Key(), skip) != 0) {
+		if seq := top.Seq(); seq <= m.opts.Seq && (skip == nil || m.cmp(top.Key(), skip) > 0) {
 			kind := top.Kind()
-			if kind != KindDelete || !m.opts.DropTombstones {
+			hidden := len(m.rangeDels) > 0 && m.covered(top.Key(), seq)
+			if !hidden && (kind != KindDelete || !m.opts.DropTombstones) {
 				m.key = append(m.key[:0], top.Key()...)
 				m.show(seq, kind, top.Value())
 				return true
 			}
 			if !m.opts.AllVersions {
-				// The key's newest visible entry is a tombstone: hide the key.
+				// The key's newest visible entry is a tombstone or covered
+				// by one: hide the key.
 				m.key = append(m.key[:0], top.Key()...)
 				skip = m.key
+				if hidden {
+					if !m.skipHidden() {
+						return false
+					}
+					continue // the heap changed: look at its top again
+				}
 			}
 		}
 		if !m.advanceTop() {
@@ -287,9 +395,10 @@ func (m *MergingIterator) settle(skip []byte) bool {
 // keeping a copy of the newest visible so far, before it knows which to
 // show or that the key is deleted. Every child is then past the key.
 func (m *MergingIterator) settleNewestBack(skip []byte) bool {
-	// The versions of skip come first, if any. (skip may be m.key, which
-	// the loop below overwrites.)
-	for skip != nil && len(m.heap.items) > 0 && m.cmp(m.heap.items[0].it.Key(), skip) == 0 {
+	// The versions of skip come first, if any, or after a turn hidden
+	// entries past it (see settle). (skip may be m.key, which the loop
+	// below overwrites.)
+	for skip != nil && len(m.heap.items) > 0 && m.cmp(m.heap.items[0].it.Key(), skip) >= 0 {
 		if !m.advanceTop() {
 			return false
 		}
@@ -313,10 +422,14 @@ func (m *MergingIterator) settleNewestBack(skip []byte) bool {
 				break
 			}
 		}
-		if found && (m.kind == KindSet || !m.opts.DropTombstones) {
+		hidden := found && len(m.rangeDels) > 0 && m.covered(m.key, m.seq)
+		if found && (m.kind == KindSet || !m.opts.DropTombstones) && !hidden {
 			return true
 		}
 		m.valid = false
+		if hidden && !m.skipHidden() {
+			return false
+		}
 	}
 	return m.ranOff()
 }

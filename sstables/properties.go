@@ -16,7 +16,8 @@ type Metadata struct {
 	Records, Tombstones uint64
 	// MinKey and MaxKey are the smallest and largest keys.
 	MinKey, MaxKey []byte
-	// MinSeq and MaxSeq bound the entries' sequence numbers.
+	// MinSeq and MaxSeq bound the sequence numbers of the entries and the
+	// range tombstones.
 	MinSeq, MaxSeq uint64
 	// DataBlocks counts data blocks.
 	DataBlocks uint64
@@ -36,6 +37,12 @@ type Metadata struct {
 	BlockSize, RestartInterval, BloomBitsPerKey uint64
 	// CreatedUnixNano is when the writer finished the table.
 	CreatedUnixNano int64
+	// RangeDeletions counts the fragments of the range-deletion block, and
+	// RangeDelSize is its bytes on disk (0: none, as in every version 1
+	// table).
+	RangeDeletions, RangeDelSize uint64
+	// rangeDelOffset is where the range-deletion block starts.
+	rangeDelOffset uint64
 }
 
 // The properties block is a list of fields, each tag uvarint | length
@@ -61,6 +68,10 @@ const (
 	propRestartInterval
 	propBloomBitsPerKey
 	propCreatedUnixNano
+	// Format version 2: the range-deletion block's handle and fragments.
+	propRangeDelOffset
+	propRangeDelSize
+	propRangeDeletions
 )
 
 // numericProps lists the numeric fields; FileSize is not stored.
@@ -73,6 +84,8 @@ func (m *Metadata) numericProps() map[uint64]*uint64 {
 		propRawKeySize: &m.RawKeySize, propRawValueSize: &m.RawValueSize,
 		propBlockSize: &m.BlockSize, propRestartInterval: &m.RestartInterval,
 		propBloomBitsPerKey: &m.BloomBitsPerKey,
+		propRangeDelOffset:  &m.rangeDelOffset, propRangeDelSize: &m.RangeDelSize,
+		propRangeDeletions: &m.RangeDeletions,
 	}
 }
 
@@ -89,6 +102,11 @@ func (m *Metadata) encode() []byte {
 	for tag := uint64(propFormatVersion); tag <= propCreatedUnixNano; tag++ {
 		if p, ok := numbers[tag]; ok {
 			number(tag, *p)
+		}
+	}
+	if m.RangeDelSize > 0 {
+		for tag := uint64(propRangeDelOffset); tag <= propRangeDeletions; tag++ {
+			number(tag, *numbers[tag])
 		}
 	}
 	field(propMinKey, m.MinKey)
@@ -119,7 +137,7 @@ func decodeMetadata(b []byte) (Metadata, error) {
 		if tag != propMinKey && tag != propMaxKey && tag != propComparator {
 			var k int
 			if num, k = binary.Uvarint(v); k <= 0 || k != len(v) {
-				if tag <= propCreatedUnixNano {
+				if tag <= propRangeDeletions {
 					return m, fmt.Errorf("field %d: bad number", tag)
 				}
 				continue // a field from a newer writer
@@ -144,8 +162,11 @@ func decodeMetadata(b []byte) (Metadata, error) {
 			}
 		}
 	}
-	if m.FormatVersion != formatVersion {
+	if m.FormatVersion != formatVersion && m.FormatVersion != formatVersionV1 {
 		return m, fmt.Errorf("format version %d", m.FormatVersion)
+	}
+	if m.FormatVersion == formatVersionV1 && m.RangeDelSize != 0 {
+		return m, fmt.Errorf("range deletions in a version %d table", m.FormatVersion)
 	}
 	return m, nil
 }

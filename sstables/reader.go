@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/recordio"
 )
 
@@ -32,8 +33,10 @@ type Reader struct {
 	dataEnd  uint64    // where the data blocks end: at the filter, or the index
 	filter   *bloom.Filter
 	meta     Metadata
-	pool     sync.Pool // *lookup
-	closed   atomic.Bool
+	// rangeDels are the table's range deletions, loaded at open.
+	rangeDels rangedel.List
+	pool      sync.Pool // *lookup
+	closed    atomic.Bool
 }
 
 // nextReaderID numbers the Readers opened without a CacheID. Their ids
@@ -102,8 +105,14 @@ func (r *Reader) load(cmp *Comparator) error {
 		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "%v", err)
 	}
 	r.meta.FileSize = uint64(size)
+	if r.meta.FormatVersion != f.version {
+		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "format version %d, the footer's is %d", r.meta.FormatVersion, f.version)
+	}
 	if r.meta.Comparator != cmp.Name {
 		return fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
+	}
+	if err := r.loadRangeDels(uint64(footOff)); err != nil {
+		return err
 	}
 
 	index, err := r.tableBlock(f.index)
@@ -156,7 +165,9 @@ func (r *Reader) Has(key []byte) (bool, error) {
 
 // Find looks up the newest entry of key with a sequence number at most seq:
 // found is false when the table holds none. A tombstone is found too, with
-// kind KindDelete, because it hides older versions in other tables. The
+// kind KindDelete, because it hides older versions in other tables; so is
+// a range tombstone of the table's, at most seq, that covers key and is
+// newer than its newest entry (the value is then not passed to use). The
 // value is passed to use, which may be nil, without a copy: it lies in the
 // table's read-only mapping (a write faults), a cached block other readers
 // share, or a buffer the next lookup reuses, so use must neither modify it
@@ -191,14 +202,19 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 	if r.closed.Load() {
 		return 0, false, ErrClosed
 	}
+	// A range tombstone covers key whatever the filter says about it.
+	tomb := r.rangeDelSeq(key, seq)
 	if r.filter != nil && !r.filter.MayContainHash(uint64(hash)) {
-		return 0, false, nil
+		return KindDelete, tomb > 0, nil
 	}
 	lk := r.pool.Get().(*lookup)
 	defer r.pool.Put(lk)
 
 	if !lk.index.seekGE(key, seq) {
-		return 0, false, r.indexError(lk.index.err)
+		if lk.index.err != nil {
+			return 0, false, r.indexError(lk.index.err)
+		}
+		return KindDelete, tomb > 0, nil
 	}
 	h, err := r.loadBlock(&lk.index, &lk.data, &lk.buf, true)
 	if err != nil {
@@ -209,10 +225,10 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 		if it.err != nil {
 			return 0, false, r.blockError(h, it.err)
 		}
-		return 0, false, nil
+		return KindDelete, tomb > 0, nil
 	}
-	if r.cmp(it.key, key) != 0 {
-		return 0, false, nil
+	if r.cmp(it.key, key) != 0 || base.TrailerSeq(it.trailer) < tomb {
+		return KindDelete, tomb > 0, nil
 	}
 	kind, err := r.entryKind(it, h)
 	if err != nil {

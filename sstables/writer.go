@@ -1,12 +1,14 @@
 package sstables
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
+	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/recordio"
 )
 
@@ -43,6 +45,8 @@ type Writer struct {
 
 	lastKey []byte // empty until the first entry: keys are never empty
 	lastSeq uint64
+
+	rangeDels []RangeTombstone // in the order added; fragmented by finish
 
 	// The index entry of the last finished block waits for the next key, so
 	// that its separator can be shortened to fall between the two blocks.
@@ -137,6 +141,24 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 	if w.data.size() >= w.opts.BlockSize {
 		return w.flushBlock()
 	}
+	return nil
+}
+
+// AddRangeDel adds a range tombstone: the deletion, as of seq, of the
+// versions below seq of every key in [start, end), where an empty start or
+// end leaves that side unbounded. Range tombstones may come in any order,
+// overlap each other, and extend beyond the table's entries; the table
+// stores them fragmented in its range-deletion block. The writer copies
+// start and end. A start not before end is ErrBadRangeDel.
+func (w *Writer) AddRangeDel(start, end []byte, seq uint64) error {
+	if w.err != nil {
+		return w.err
+	}
+	t := RangeTombstone{Start: bytes.Clone(start), End: bytes.Clone(end), Seq: seq}
+	if err := rangedel.Check(w.cmp, t); err != nil {
+		return err
+	}
+	w.rangeDels = append(w.rangeDels, t)
 	return nil
 }
 
@@ -247,6 +269,22 @@ func (w *Writer) finish() error {
 		return err
 	}
 	w.meta.IndexSize = f.index.Length
+	if len(w.rangeDels) > 0 {
+		frags := rangedel.Build(w.cmp, w.rangeDels)
+		h, err := w.writeBlock(frags.Encode(nil))
+		if err != nil {
+			return err
+		}
+		w.meta.rangeDelOffset, w.meta.RangeDelSize = h.Offset, h.Length
+		w.meta.RangeDeletions = uint64(len(frags))
+		// MinSeq and MaxSeq bound the range tombstones' too.
+		if w.meta.Records == 0 {
+			w.meta.MinSeq, w.meta.MaxSeq = w.rangeDels[0].Seq, w.rangeDels[0].Seq
+		}
+		for _, t := range w.rangeDels {
+			w.meta.MinSeq, w.meta.MaxSeq = min(w.meta.MinSeq, t.Seq), max(w.meta.MaxSeq, t.Seq)
+		}
+	}
 	w.meta.MaxKey = append(w.meta.MaxKey[:0], w.lastKey...)
 	w.meta.CreatedUnixNano = time.Now().UnixNano()
 	if f.props, err = w.writeBlock(w.meta.encode()); err != nil {

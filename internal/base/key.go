@@ -16,7 +16,8 @@ var (
 	ErrEmptyKey = errors.New("strata: empty key")
 	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
 	ErrKeyTooLarge = errors.New("strata: key too large")
-	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.
+	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete (a
+	// range deletion is not an entry).
 	ErrBadKind = errors.New("strata: unknown entry kind")
 )
 

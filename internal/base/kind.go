@@ -13,15 +13,22 @@ const (
 	KindDelete Kind = 0
 	// KindSet marks a value, possibly empty.
 	KindSet Kind = 1
+	// KindRangeDelete marks a range tombstone: a batch's or a log's record
+	// of the deletion of every key in [start, end) (see internal/rangedel).
+	// It is never a point entry's kind: memstores and tables keep range
+	// tombstones apart from their entries.
+	KindRangeDelete Kind = 2
 )
 
-// String returns "set" or "delete".
+// String returns "set", "delete" or "rangedel".
 func (k Kind) String() string {
 	switch k {
 	case KindDelete:
 		return "delete"
 	case KindSet:
 		return "set"
+	case KindRangeDelete:
+		return "rangedel"
 	default:
 		return "kind(" + strconv.Itoa(int(k)) + ")"
 	}
