@@ -84,6 +84,10 @@ func (e *strataEngine) ScanReverse(visit func(key, value []byte) error) error {
 	return errors.Join(it.Err(), it.Close())
 }
 
+// DeleteRange writes one range deletion; its durability is the database's
+// (Options.NoSync), as Put's.
+func (e *strataEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }
+
 // Checkpoint links the tables and writes the memstores' contents out as one
 // more table; the copy has no log.
 func (e *strataEngine) Checkpoint(dir string) error { return e.db.Checkpoint(dir) }

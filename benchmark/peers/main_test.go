@@ -45,7 +45,7 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 		"scan":        {"gosstables"},
 		"scanreverse": {"gosstables"},
 		"checkpoint":  {"goleveldb", "badger", "gosstables"},
-		"deleterange": {"strata", "goleveldb", "badger", "gosstables"},
+		"deleterange": {"goleveldb", "badger", "gosstables"},
 	}
 	for _, r := range results {
 		if slices.Contains(unsupported[r.Workload], r.Engine) {
