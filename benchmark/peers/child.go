@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -101,8 +103,12 @@ func (t task) probe() (result, error) {
 	return r, err
 }
 
-// run opens the engine, fills it first if the workload needs it, runs the
-// timed workload and closes the engine.
+// run opens the engine, checks that it has what the workload needs, fills
+// it first if the workload needs that (then closes and reopens it: reads
+// then come from what the engine made of its fill, not straight from its
+// write path), runs the timed workload and closes the engine. The database
+// is t.dir/db; a workload's second database (the checkpoint's copy) goes in
+// t.dir/spare.
 func (t task) run() (result, error) {
 	e, err := findEngine(t.engine)
 	if err != nil {
@@ -113,23 +119,40 @@ func (t task) run() (result, error) {
 		return result{}, err
 	}
 	s := settings{sync: w.sync, cacheBytes: t.cacheBytes}
-	var fillTime time.Duration
-	if w.filled {
-		if fillTime, err = t.fill(e, s); err != nil {
-			return result{}, err
-		}
+	dir := filepath.Join(t.dir, "db")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return result{}, err
 	}
-	db, err := e.open(t.dir, s)
+	t.spare = filepath.Join(t.dir, "spare")
+	t.open = func(dir string) (Engine, error) { return e.open(dir, s) }
+	var order []uint64
+	if w.filled {
+		order = fillOrder(t.keys)
+	}
+	start := time.Now()
+	db, err := e.open(dir, s)
 	if err != nil {
 		return result{}, fmt.Errorf("open: %w", err)
 	}
+	for _, c := range w.needs {
+		if !c.of(db) {
+			r := t.result(w.unit, measure{})
+			r.Unsupported = "no " + c.name
+			return r, db.Close()
+		}
+	}
+	var fillTime time.Duration
+	if w.filled {
+		if err := fillAndClose(db, t.keys, order); err != nil {
+			return result{}, err
+		}
+		fillTime = time.Since(start)
+		if db, err = e.open(dir, s); err != nil {
+			return result{}, fmt.Errorf("reopen after fill: %w", err)
+		}
+	}
 	m, err := w.run(db, t.params)
 	closeTime, closeErr := timed(db.Close)
-	if errors.Is(err, errUnsupported) {
-		r := t.result(w.unit, measure{})
-		r.Unsupported = err.Error()
-		return r, closeErr
-	}
 	if err != nil {
 		return result{}, err
 	}
@@ -147,23 +170,15 @@ func (t task) run() (result, error) {
 	return r, nil
 }
 
-// fill writes every key, in fillOrder, unsynced, into a fresh database in
-// t.dir and closes it, so that the workload reopens it: reads then come from
-// what the engine made of its fill, not straight from its write path.
-func (t task) fill(e engine, s settings) (time.Duration, error) {
-	order := fillOrder(t.keys)
-	return timed(func() error {
-		db, err := e.open(t.dir, s)
-		if err != nil {
-			return fmt.Errorf("open for fill: %w", err)
-		}
-		if err := fill(db, t.keys, order); err != nil {
-			db.Close()
-			return fmt.Errorf("fill: %w", err)
-		}
-		if err := db.Close(); err != nil {
-			return fmt.Errorf("close after fill: %w", err)
-		}
-		return nil
-	})
+// fillAndClose writes key order[i] for every i, unsynced, into db, then
+// closes it.
+func fillAndClose(db Engine, keys int, order []uint64) error {
+	if err := fill(db, keys, order); err != nil {
+		db.Close()
+		return fmt.Errorf("fill: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("close after fill: %w", err)
+	}
+	return nil
 }

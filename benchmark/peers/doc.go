@@ -14,11 +14,14 @@
 // result line. A fresh process per run keeps one engine's caches, goroutines
 // and garbage out of the next one's figures.
 //
-// The read, scan and mixed workloads first fill the database in the child:
-// every key, unsynced, in a seeded random order, then a close and a reopen.
-// That fill is timed apart (fill_seconds in the JSON) and never counts in
-// the workload's figure. Every value read is compared, byte for byte, with
-// the one written; a wrong or missing value fails the whole run.
+// The read, scan, checkpoint, deleterange and mixed workloads first fill
+// the database in the child: every key, unsynced, in a seeded random
+// order, then a close and a reopen. That fill is timed apart (fill_seconds
+// in the JSON) and never counts in the workload's figure. Every value read
+// is compared, byte for byte, with the one written; a wrong or missing
+// value fails the whole run. An engine without an operation a workload
+// needs (an optional interface of its adapter) is reported as unsupported
+// before any fill.
 //
 // Before the engines of each repeat, disk probes measure what the
 // directory's disk allows a synced log: appends and in-place overwrites of

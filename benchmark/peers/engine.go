@@ -16,12 +16,63 @@ type Engine interface {
 	// Get calls visit with key's value, valid only during the call, and
 	// returns visit's error; errNotFound if the key is absent.
 	Get(key []byte, visit func(value []byte) error) error
-	// Scan calls visit with every entry in key order, each valid only
-	// during its call, and stops at visit's first error. errUnsupported if
-	// the engine cannot iterate.
-	Scan(visit func(key, value []byte) error) error
 	// Close flushes what the engine flushes on close and releases it.
 	Close() error
+}
+
+// The operations not every engine has are optional interfaces: an adapter
+// implements one when its engine has the operation. A workload lists the
+// capabilities it needs, and the child reports an engine without one as
+// unsupported (n/a in the tables) before it fills anything.
+
+// scanner is an Engine that iterates forward.
+type scanner interface {
+	// Scan calls visit with every entry in key order, each valid only
+	// during its call, and stops at visit's first error.
+	Scan(visit func(key, value []byte) error) error
+}
+
+// reverseScanner is an Engine that iterates backward.
+type reverseScanner interface {
+	// ScanReverse calls visit with every entry in descending key order,
+	// each valid only during its call, and stops at visit's first error.
+	ScanReverse(visit func(key, value []byte) error) error
+}
+
+// checkpointer is an Engine that writes a consistent copy of itself.
+type checkpointer interface {
+	// Checkpoint writes the database, as of one moment during the call,
+	// into dir, which does not exist yet and is on the database's
+	// filesystem, so that tables can be hard-linked. The copy opens as a
+	// database of its own.
+	Checkpoint(dir string) error
+}
+
+// rangeDeleter is an Engine that deletes a range of keys in one operation.
+type rangeDeleter interface {
+	// DeleteRange deletes every key in [start, end), with the durability
+	// the engine was opened with (settings.sync).
+	DeleteRange(start, end []byte) error
+}
+
+// capability is one optional interface, as a workload needs it.
+type capability struct {
+	name string            // what an engine without it lacks, for the results
+	of   func(Engine) bool // whether an engine implements it
+}
+
+// The capabilities of the workloads that need one.
+var (
+	canScan        = capability{"iteration", implements[scanner]}
+	canScanReverse = capability{"backward iteration", implements[reverseScanner]}
+	canCheckpoint  = capability{"checkpoint", implements[checkpointer]}
+	canDeleteRange = capability{"range deletion", implements[rangeDeleter]}
+)
+
+// implements reports whether e implements T.
+func implements[T any](e Engine) bool {
+	_, ok := e.(T)
+	return ok
 }
 
 // settings are what a workload asks of an engine when opening it.
@@ -50,11 +101,9 @@ var engines = []engine{
 	{"gosstables", "go-sstables", openGoSSTables},
 }
 
-// Errors shared by the adapters, which translate their engine's own.
-var (
-	errNotFound    = errors.New("peers: key not found")
-	errUnsupported = errors.New("peers: not supported by this engine")
-)
+// errNotFound is Get's error for an absent key; the adapters translate
+// their engine's own.
+var errNotFound = errors.New("peers: key not found")
 
 // findEngine returns the engine with the given name.
 func findEngine(name string) (engine, error) {

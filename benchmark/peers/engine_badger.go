@@ -48,8 +48,21 @@ func (e *badgerEngine) Get(key []byte, visit func([]byte) error) error {
 }
 
 func (e *badgerEngine) Scan(visit func(key, value []byte) error) error {
+	return e.scan(badger.DefaultIteratorOptions, visit)
+}
+
+// ScanReverse iterates with IteratorOptions.Reverse, under which Rewind goes
+// to the largest key and Next moves to smaller ones.
+func (e *badgerEngine) ScanReverse(visit func(key, value []byte) error) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Reverse = true
+	return e.scan(opts, visit)
+}
+
+// scan calls visit with every entry, in the order opts ask for.
+func (e *badgerEngine) scan(opts badger.IteratorOptions, visit func(key, value []byte) error) error {
 	return e.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.DefaultIteratorOptions)
+		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()

@@ -49,4 +49,15 @@ func (e *goleveldbEngine) Scan(visit func(key, value []byte) error) error {
 	return it.Error()
 }
 
+func (e *goleveldbEngine) ScanReverse(visit func(key, value []byte) error) error {
+	it := e.db.NewIterator(nil, nil)
+	defer it.Release()
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if err := visit(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
 func (e *goleveldbEngine) Close() error { return e.db.Close() }

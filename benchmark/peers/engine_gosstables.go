@@ -11,7 +11,7 @@ import (
 // goSSTablesEngine is go-sstables' simpledb, the library Strata succeeds.
 // Durability is a database-wide option: its default syncs the WAL on every
 // write, EnableAsyncWAL turns that off for unsynced runs. It has no block
-// cache and no iterator, so the scan workload is not supported, and its
+// cache and no iterator, so neither scan workload is supported, and its
 // memstore keeps the caller's slices, so Put copies them.
 type goSSTablesEngine struct {
 	db *simpledb.DB
@@ -54,7 +54,5 @@ func (e *goSSTablesEngine) Get(key []byte, visit func([]byte) error) error {
 	}
 	return visit(v)
 }
-
-func (e *goSSTablesEngine) Scan(func(key, value []byte) error) error { return errUnsupported }
 
 func (e *goSSTablesEngine) Close() error { return e.db.Close() }

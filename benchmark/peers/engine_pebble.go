@@ -61,6 +61,35 @@ func (e *pebbleEngine) Scan(visit func(key, value []byte) error) error {
 	return errors.Join(it.Error(), it.Close())
 }
 
+func (e *pebbleEngine) ScanReverse(visit func(key, value []byte) error) error {
+	it, err := e.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = visit(it.Key(), v)
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
+}
+
+// DeleteRange writes one range tombstone.
+func (e *pebbleEngine) DeleteRange(start, end []byte) error {
+	return e.db.DeleteRange(start, end, e.write)
+}
+
+// Checkpoint links the tables and copies the WAL, MANIFEST and OPTIONS
+// files, with Pebble's default options: no WithFlushedWAL (every write
+// here comes before the reopen, so nothing is waiting in the WAL's buffer)
+// and no WithRestrictToSpans.
+func (e *pebbleEngine) Checkpoint(dir string) error { return e.db.Checkpoint(dir) }
+
 func (e *pebbleEngine) Close() error { return e.db.Close() }
 
 // pebbleLogger drops Pebble's informational messages (WAL replay, one line

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/stratadb/strata/simpledb"
 )
@@ -34,8 +35,18 @@ func openStrata(dir string, s settings) (Engine, error) {
 
 func (e *strataEngine) Put(key, value []byte) error { return e.db.Put(key, value) }
 
+// getBuffers hold the values Get reads. Get reads with AppendValue into a
+// pooled buffer, not with DB.Get, which allocates a copy per read: Pebble's
+// and Badger's adapters read in place, so a fresh copy would charge Strata
+// an allocation the others do not pay. A pool, because the mixed workload
+// calls Get from several goroutines at once.
+var getBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func (e *strataEngine) Get(key []byte, visit func([]byte) error) error {
-	v, err := e.db.Get(key)
+	buf := getBuffers.Get().(*[]byte)
+	defer getBuffers.Put(buf)
+	v, err := e.db.AppendValue((*buf)[:0], key)
+	*buf = v
 	if errors.Is(err, simpledb.ErrNotFound) {
 		return errNotFound
 	}
@@ -58,5 +69,27 @@ func (e *strataEngine) Scan(visit func(key, value []byte) error) error {
 	}
 	return errors.Join(it.Err(), it.Close())
 }
+
+func (e *strataEngine) ScanReverse(visit func(key, value []byte) error) error {
+	it, err := e.db.NewIterator(nil, nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if err := visit(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Err(), it.Close())
+}
+
+// DeleteRange writes one range deletion; its durability is the database's
+// (Options.NoSync), as Put's.
+func (e *strataEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }
+
+// Checkpoint links the tables and writes the memstores' contents out as one
+// more table; the copy has no log.
+func (e *strataEngine) Checkpoint(dir string) error { return e.db.Checkpoint(dir) }
 
 func (e *strataEngine) Close() error { return e.db.Close() }

@@ -13,11 +13,19 @@ import (
 	"github.com/stratadb/strata/benchmark/internal/benchdata"
 )
 
-// params size a workload; the parent passes the same to every child.
+// params size a workload; the parent passes the same to every child. The
+// child adds where a workload may put a second database.
 type params struct {
 	keys     int           // keys in the database: written by fills, read by reads
 	reads    int           // Gets of readrandom and readzipf
 	duration time.Duration // length of the synced and mixed workloads
+
+	// spare is a directory that does not exist yet, beside the database's
+	// on the same filesystem and removed with it, for the checkpoint's
+	// copy; open opens the workload's engine, with its settings, on a
+	// directory. The child sets both.
+	spare string
+	open  func(dir string) (Engine, error)
 }
 
 // measure is what one timed workload did.
@@ -38,19 +46,25 @@ type workload struct {
 	filled bool
 	// sync opens the engine for synced writes.
 	sync bool
-	run  func(e Engine, p params) (measure, error)
+	// needs lists the optional interfaces run asserts e to, which the
+	// child checks first.
+	needs []capability
+	run   func(e Engine, p params) (measure, error)
 }
 
 // workloads lists every workload in table order.
 var workloads = []workload{
-	{"fillseq", "fillseq", "ops/s", false, false, runFillSeq},
-	{"fillrandom", "fillrandom", "ops/s", false, false, runFillRandom},
-	{"readrandom", "readrandom", "ops/s", true, false, runReadRandom},
-	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, runReadZipf},
-	{"scan", "scan", "entries/s", true, false, runScan},
-	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, syncedWriters(1)},
-	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, syncedWriters(32)},
-	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, runMixed},
+	{"fillseq", "fillseq", "ops/s", false, false, nil, runFillSeq},
+	{"fillrandom", "fillrandom", "ops/s", false, false, nil, runFillRandom},
+	{"readrandom", "readrandom", "ops/s", true, false, nil, runReadRandom},
+	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, nil, runReadZipf},
+	{"scan", "scan", "entries/s", true, false, []capability{canScan}, runScan},
+	{"scanreverse", "scan backward", "entries/s", true, false, []capability{canScanReverse}, runScanReverse},
+	{"checkpoint", "checkpoint", "checkpoints/s", true, false, []capability{canCheckpoint}, runCheckpoint},
+	{"deleterange", "deleterange all, then scan", "ops/s", true, false, []capability{canDeleteRange, canScan}, runDeleteRange},
+	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, nil, syncedWriters(1)},
+	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, nil, syncedWriters(32)},
+	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, nil, runMixed},
 }
 
 // findWorkload returns the workload with the given name.
@@ -126,27 +140,102 @@ func runReadZipf(e Engine, p params) (measure, error) {
 }
 
 // runScan iterates over the whole database once, checking that entry i is
-// key i with its value and that there are p.keys entries.
+// key i with its value and that there are p.keys entries. e is a scanner.
 func runScan(e Engine, p params) (measure, error) {
+	return checkScan("scan", e.(scanner).Scan, p, false)
+}
+
+// runScanReverse iterates over the whole database once from the last key
+// down, checking that entry i is key p.keys-1-i with its value and that
+// there are p.keys entries. e is a reverseScanner.
+func runScanReverse(e Engine, p params) (measure, error) {
+	return checkScan("scan backward", e.(reverseScanner).ScanReverse, p, true)
+}
+
+// checkScan times scan over the filled database, checking that it visits
+// every key with its value, once, in ascending order or, if descending, in
+// descending order.
+func checkScan(name string, scan func(visit func(key, value []byte) error) error, p params, descending bool) (measure, error) {
 	var c checker
 	var n uint64
 	want := make([]byte, 0, keySize)
 	d, err := timed(func() error {
-		return e.Scan(func(key, value []byte) error {
-			if want = appendKey(want[:0], n); !bytes.Equal(key, want) {
-				return fmt.Errorf("scan: entry %d has key %q", n, key)
+		return scan(func(key, value []byte) error {
+			if n == uint64(p.keys) {
+				return fmt.Errorf("%s: more than %d entries", name, p.keys)
 			}
-			if err := c.check(value, n, valueSize); err != nil {
-				return fmt.Errorf("scan: %w", err)
+			k := n
+			if descending {
+				k = uint64(p.keys) - 1 - n
+			}
+			if want = appendKey(want[:0], k); !bytes.Equal(key, want) {
+				return fmt.Errorf("%s: entry %d has key %q, want %q", name, n, key, want)
+			}
+			if err := c.check(value, k, valueSize); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 			n++
 			return nil
 		})
 	})
 	if err == nil && n != uint64(p.keys) {
-		err = fmt.Errorf("scan: %d entries, want %d", n, p.keys)
+		err = fmt.Errorf("%s: %d entries, want %d", name, n, p.keys)
 	}
 	return measure{ops: int64(n), elapsed: d}, err
+}
+
+// checkpointSamples is how many random keys the checkpoint workload reads
+// back from the copy, besides the first and the last.
+const checkpointSamples = 1000
+
+// runCheckpoint times one checkpoint of the filled database into p.spare.
+// Then, untimed, it opens the copy and checks the first key, the last and
+// checkpointSamples random ones, with their values. e is a checkpointer.
+func runCheckpoint(e Engine, p params) (measure, error) {
+	d, err := timed(func() error { return e.(checkpointer).Checkpoint(p.spare) })
+	if err != nil {
+		return measure{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	copied, err := p.open(p.spare)
+	if err != nil {
+		return measure{}, fmt.Errorf("open checkpoint: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(seedReads, seedReads))
+	sample := []uint64{0, uint64(p.keys) - 1}
+	for range checkpointSamples {
+		sample = append(sample, rng.Uint64N(uint64(p.keys)))
+	}
+	var c checker
+	key := make([]byte, 0, keySize)
+	for _, k := range sample {
+		err = copied.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, valueSize) })
+		if err != nil {
+			err = fmt.Errorf("checkpoint: get key %d: %w", k, err)
+			break
+		}
+	}
+	if closeErr := copied.Close(); err == nil && closeErr != nil {
+		err = fmt.Errorf("close checkpoint: %w", closeErr)
+	}
+	return measure{ops: 1, elapsed: d}, err
+}
+
+// runDeleteRange deletes every key of the filled database, [key 0, key
+// p.keys), with one range deletion, then scans the whole database, which
+// must be empty. One op is both, timed together: a range deletion is cheap
+// to write and costs its readers, who must skip what it covers. e is a
+// rangeDeleter and a scanner.
+func runDeleteRange(e Engine, p params) (measure, error) {
+	start, end := appendKey(nil, 0), appendKey(nil, uint64(p.keys))
+	d, err := timed(func() error {
+		if err := e.(rangeDeleter).DeleteRange(start, end); err != nil {
+			return fmt.Errorf("delete range: %w", err)
+		}
+		return e.(scanner).Scan(func(key, _ []byte) error {
+			return fmt.Errorf("deleterange: key %q left after deleting every key", key)
+		})
+	})
+	return measure{ops: 1, elapsed: d}, err
 }
 
 // parallel runs op on each of workers goroutines, over and over until

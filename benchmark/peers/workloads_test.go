@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,15 +15,19 @@ import (
 
 // mapEngine is an in-memory Engine for testing the workloads. damage, when
 // set, changes the values a Get or Scan returns; the keys hidden reports
-// are absent from them, whatever was written.
+// are absent from them, whatever was written. A checkpoint is a copy kept
+// in checkpoints under its directory, damage and hidden keys included.
 type mapEngine struct {
-	mu     sync.Mutex
-	m      map[string][]byte
-	damage func(key string, v []byte) []byte
-	hidden func(key string) bool
+	mu          sync.Mutex
+	m           map[string][]byte
+	damage      func(key string, v []byte) []byte
+	hidden      func(key string) bool
+	checkpoints map[string]*mapEngine
 }
 
-func newMapEngine() *mapEngine { return &mapEngine{m: map[string][]byte{}} }
+func newMapEngine() *mapEngine {
+	return &mapEngine{m: map[string][]byte{}, checkpoints: map[string]*mapEngine{}}
+}
 
 func (e *mapEngine) Put(key, value []byte) error {
 	e.mu.Lock()
@@ -44,11 +50,22 @@ func (e *mapEngine) Get(key []byte, visit func([]byte) error) error {
 }
 
 func (e *mapEngine) Scan(visit func(key, value []byte) error) error {
+	return e.scan(false, visit)
+}
+
+func (e *mapEngine) ScanReverse(visit func(key, value []byte) error) error {
+	return e.scan(true, visit)
+}
+
+func (e *mapEngine) scan(descending bool, visit func(key, value []byte) error) error {
 	keys := make([]string, 0, len(e.m))
 	for k := range e.m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	if descending {
+		slices.Reverse(keys)
+	}
 	for _, k := range keys {
 		if e.hidden != nil && e.hidden(k) {
 			continue
@@ -62,6 +79,34 @@ func (e *mapEngine) Scan(visit func(key, value []byte) error) error {
 		}
 	}
 	return nil
+}
+
+func (e *mapEngine) Checkpoint(dir string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := newMapEngine()
+	maps.Copy(c.m, e.m)
+	c.damage, c.hidden = e.damage, e.hidden
+	e.checkpoints[dir] = c
+	return nil
+}
+
+func (e *mapEngine) DeleteRange(start, end []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	maps.DeleteFunc(e.m, func(k string, _ []byte) bool { return k >= string(start) && k < string(end) })
+	return nil
+}
+
+// openCheckpoint opens e's checkpoints, for params.open.
+func (e *mapEngine) openCheckpoint(dir string) (Engine, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.checkpoints[dir]
+	if !ok {
+		return nil, fmt.Errorf("no checkpoint in %s", dir)
+	}
+	return c, nil
 }
 
 func (e *mapEngine) Close() error { return nil }
@@ -85,7 +130,8 @@ func TestFillOrderIsASeededPermutation(t *testing.T) {
 }
 
 // Every read workload checks every value, so a wrong byte, a wrong
-// length, a missing key or a missing entry fails it.
+// length, a missing key or a missing entry fails it. The checkpoint
+// workload checks its copy's.
 func TestReadsFailOnWrongValues(t *testing.T) {
 	p := params{keys: 500, reads: 2000, duration: 50 * time.Millisecond}
 	damages := map[string]func(key string, v []byte) []byte{
@@ -97,10 +143,12 @@ func TestReadsFailOnWrongValues(t *testing.T) {
 		"truncated": func(_ string, v []byte) []byte { return v[:len(v)-1] },
 	}
 	reads := map[string]func(Engine, params) (measure, error){
-		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "mixed": runMixed,
+		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "scanreverse": runScanReverse,
+		"mixed": runMixed, "checkpoint": runCheckpoint,
 	}
 	for name, run := range reads {
 		e := newMapEngine()
+		p.spare, p.open = "spare", e.openCheckpoint
 		require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
 		_, err := run(e, p)
 		require.NoError(t, err, "%s on good data", name)
@@ -127,4 +175,20 @@ func TestSyncedWritersWriteDistinctKeys(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, appendValue(nil, i, syncValueSize), v)
 	}
+}
+
+// The range deletion covers every key, and the scan after it must find
+// none: a key past the range fails the workload.
+func TestDeleteRangeLeavesNothing(t *testing.T) {
+	p := params{keys: 500}
+	e := newMapEngine()
+	require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
+	m, err := runDeleteRange(e, p)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, m.ops)
+	require.Empty(t, e.m)
+
+	require.NoError(t, fill(e, p.keys+1, nil))
+	_, err = runDeleteRange(e, p)
+	require.ErrorContains(t, err, string(appendKey(nil, uint64(p.keys))))
 }
