@@ -163,14 +163,15 @@ func TestPowerLoss(t *testing.T) {
 		cycles = 1000
 	}
 	seed := testseed.Seed(t)
-	var moves, recycled int64
+	var total cycleCounts
 	for cycle := range cycles {
 		c := powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
-		moves, recycled = moves+c.moves, recycled+c.recycled
+		total.moves, total.recycled, total.reopens = total.moves+c.moves, total.recycled+c.recycled, total.reopens+c.reopens
 	}
-	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled", cycles, moves, recycled)
-	require.Positive(t, moves, "compaction moved tables")
-	require.Positive(t, recycled, "rotations reused logs")
+	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled, %d tables reopened", cycles, total.moves, total.recycled, total.reopens)
+	require.Positive(t, total.moves, "compaction moved tables")
+	require.Positive(t, total.recycled, "rotations reused logs")
+	require.Positive(t, total.reopens, "reads reopened tables")
 }
 
 // crashMode is what a power loss does to the unsynced end of each file.
@@ -204,8 +205,13 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	opts := smallOptions()
 	opts.FS, opts.Logger = fsys, quietLogger
 	opts.MemstoreSize = MinMemstoreSize
+	// Few open tables, as in TestModel: reads reopen tables before the
+	// power loss and after it.
+	opts.MaxOpenFiles = MinMaxOpenFiles
+	const openTables = 4
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
+	setTableCacheCapacity(db, openTables)
 
 	var ops []workloadOp
 	durable := 0 // ops[:durable] were acknowledged as durable
@@ -224,6 +230,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 			require.NoError(t, db.Close())
 			db, err = Open("/db", opts)
 			require.NoError(t, err)
+			setTableCacheCapacity(db, openTables)
 			durable = len(ops)
 		}
 	}
@@ -235,6 +242,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	recovered, err := Open("/db", opts)
 	require.NoError(t, err, "seed %d: open after the power loss", seed)
 	defer recovered.Close()
+	setTableCacheCapacity(recovered, openTables)
 	got := readAll(t, recovered)
 	base := model{}
 	for _, op := range ops[:durable] {
@@ -252,12 +260,13 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 }
 
 // cycleCounts sums what a power-loss cycle's sessions did that the test
-// requires to happen: trivial moves and recycled logs.
-type cycleCounts struct{ moves, recycled int64 }
+// requires to happen: trivial moves, recycled logs and reopened tables.
+type cycleCounts struct{ moves, recycled, reopens int64 }
 
 func (c *cycleCounts) add(s Stats) {
 	c.moves += s.TrivialMoves
 	c.recycled += s.LogsRecycled
+	c.reopens += s.TableReopens
 }
 
 // A power loss that keeps the unsynced end of the log with pages lost in
