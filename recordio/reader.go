@@ -34,7 +34,26 @@ type Reader struct {
 	srcEOF bool // src returned io.EOF
 	out    []byte
 	recOff int64
-	closed bool
+	// decoded is the header decodeAt decoded last; info describes the
+	// record Next returned last.
+	decoded recordHeader
+	info    RecordInfo
+	closed  bool
+}
+
+// RecordInfo describes a record as the file stores it.
+type RecordInfo struct {
+	// Offset is where the record's header starts.
+	Offset int64
+	// Size is the record's length on disk, header included.
+	Size int64
+	// Length is the record's own length, after any decompression.
+	Length int
+	// Compressed reports whether the payload is stored compressed with the
+	// file's codec.
+	Compressed bool
+	// Nil reports a nil record (a format with a nil flag set it).
+	Nil bool
 }
 
 // Open opens the named file on opts.FS for sequential reading. The Reader
@@ -107,6 +126,10 @@ func (r *Reader) Header() FileHeader { return r.hdr }
 // Offset returns the offset of the record Next returned last.
 func (r *Reader) Offset() int64 { return r.recOff }
 
+// Info describes the record Next returned last: for tools that show a
+// file's layout.
+func (r *Reader) Info() RecordInfo { return r.info }
+
 // Next returns the next record, or io.EOF at a clean end of the file. A
 // clean end is the end of the last record, possibly followed by zero bytes
 // (padding left by preallocation or direct I/O). A nil record comes back as
@@ -130,6 +153,8 @@ func (r *Reader) Next() ([]byte, error) {
 		return nil, err
 	}
 	r.recOff = r.pos
+	h := r.decoded
+	r.info = RecordInfo{Offset: r.pos, Size: int64(n), Length: len(rec), Compressed: h.compressed, Nil: h.isNil}
 	r.consume(n)
 	return rec, nil
 }
@@ -157,6 +182,7 @@ func (r *Reader) decodeAt() ([]byte, int, error) {
 	if err := r.checkLengths(h, start, n); err != nil {
 		return nil, 0, err
 	}
+	r.decoded = h
 	total := n + int(h.plen)
 	if err := r.fill(total); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

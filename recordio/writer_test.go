@@ -646,3 +646,47 @@ func TestWriterStartsWritebackEveryBytesPerSync(t *testing.T) {
 		})
 	}
 }
+
+// Info describes each record as stored: where it starts, its length on
+// disk, whether it was compressed; the offsets are the writer's.
+func TestReaderInfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rio")
+	records := [][]byte{bytes.Repeat([]byte("abcd"), 1000), seededBytes(4000, 3), nil, {}}
+	w, err := Create(path, &WriterOptions{Compression: SnappyCompression})
+	require.NoError(t, err)
+	var offsets []int64
+	for _, rec := range records {
+		off, err := w.Write(rec)
+		require.NoError(t, err)
+		offsets = append(offsets, off)
+	}
+	require.NoError(t, w.Close())
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+
+	r, err := Open(path, nil)
+	require.NoError(t, err)
+	defer r.Close()
+	var got []RecordInfo
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, r.Info())
+	}
+	require.Len(t, got, len(records))
+	for i, g := range got {
+		require.Equal(t, offsets[i], g.Offset, "record %d", i)
+		end := info.Size()
+		if i+1 < len(offsets) {
+			end = offsets[i+1]
+		}
+		require.Equal(t, end-offsets[i], g.Size, "record %d", i)
+		require.Equal(t, len(records[i]), g.Length, "record %d", i)
+		require.Equal(t, records[i] == nil, g.Nil, "record %d", i)
+	}
+	require.True(t, got[0].Compressed)
+	require.False(t, got[1].Compressed)
+}

@@ -497,6 +497,21 @@ func openDamaged(t *testing.T, img *damageImage, files map[string][]byte, file s
 	opts.FS = fsys
 	var db *DB
 	res := damageResult{}
+	// Verify runs first, on the same files: it must change nothing, and
+	// agree with what Open and the reads find (checked on return).
+	var report *VerifyReport
+	if err := catchPanic(func() error {
+		var err error
+		report, err = Verify("/db", opts, nil)
+		return err
+	}); err != nil {
+		res.fail(t, "Verify failed", "%v", err)
+		return res
+	}
+	if after := readDirFiles(t, fsys, "/db"); !maps.EqualFunc(files, after, bytes.Equal) {
+		res.fail(t, "Verify changed the directory", "%v", slices.Sorted(maps.Keys(after)))
+	}
+	defer func() { res.checkVerify(t, report, file) }()
 	err := catchPanic(func() error {
 		var err error
 		db, err = Open("/db", opts)
@@ -569,6 +584,30 @@ func openDamaged(t *testing.T, img *damageImage, files map[string][]byte, file s
 		}
 	}
 	return res
+}
+
+// checkVerify checks Verify's report against the outcome of Open and the
+// reads: damage that refused the Open, or that a read reported, is damage
+// Verify reports too, naming the file; a whole database, or one whose
+// damage is a torn tail, has none.
+func (r *damageResult) checkVerify(t *testing.T, report *VerifyReport, file string) {
+	if report == nil {
+		return
+	}
+	var named bool
+	for _, err := range report.Damage {
+		named = named || strings.Contains(err.Error(), file)
+	}
+	switch {
+	case r.outcome == outcomeRefused || r.outcome == outcomeOnRead:
+		if !named {
+			r.fail(t, "Verify missed damage that Open or a read found", "reported %v", report.Damage)
+		}
+	case file == "" || r.outcome == outcomeTorn:
+		if len(report.Damage) > 0 {
+			r.fail(t, "Verify reported damage in a database that opens whole", "%v", report.Damage)
+		}
+	}
 }
 
 // scanAll returns what a full scan of db returns.

@@ -120,7 +120,7 @@ type DB struct {
 // readonly.go.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
-	if o.ReadOnly {
+	if o.ReadOnly || o.ErrorIfNotExists {
 		if err := checkReadOnlyDir(o.FS, dir); err != nil {
 			return nil, err
 		}
@@ -217,7 +217,7 @@ func (d *DB) recover() error {
 		}
 	} else if err := d.checkNewDir(names); err != nil {
 		return err
-	} else if d.opts.ReadOnly {
+	} else if d.opts.ReadOnly || d.opts.ErrorIfNotExists {
 		return errNoDatabase(d.dir)
 	}
 	recovered := d.newMemstore()

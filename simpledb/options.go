@@ -134,6 +134,11 @@ type Options struct {
 	// writes, Flush and Compact return ErrReadOnly. The directory's lock is
 	// taken as by any Open. See readonly.go. Default: false.
 	ReadOnly bool
+	// ErrorIfNotExists makes Open fail with ErrNotDB, creating nothing,
+	// where the directory holds no database, as a read-only Open does: for
+	// tools that must never create one by mistake. Default: false, Open
+	// creates the database (and its directory).
+	ErrorIfNotExists bool
 }
 
 func (o *Options) withDefaults() Options {

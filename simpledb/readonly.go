@@ -59,8 +59,9 @@ func (d *DB) checkWritable() error {
 
 // checkReadOnlyDir returns ErrNotDB unless dir holds a database's CURRENT,
 // and ErrCorruption where it lacks one but holds a database's files, as
-// recovery would, so that a read-only Open of anything else fails before
-// it creates a LOCK file. (Recovery checks again, under the lock.)
+// recovery would, so that a read-only Open of anything else, or one with
+// ErrorIfNotExists, fails before it creates a LOCK file. (Recovery checks
+// again, under the lock.)
 func checkReadOnlyDir(fsys vfs.FS, dir string) error {
 	names, err := fsys.List(dir)
 	if err != nil {
@@ -79,7 +80,7 @@ func checkReadOnlyDir(fsys vfs.FS, dir string) error {
 // errNoDatabase is a read-only Open's error for a directory that holds no
 // database, nor the files of one.
 func errNoDatabase(dir string) error {
-	return fmt.Errorf("%w: %s holds none, and a read-only Open creates none", ErrNotDB, dir)
+	return fmt.Errorf("%w: %s holds none, and this Open creates none (read-only or ErrorIfNotExists)", ErrNotDB, dir)
 }
 
 // lockDir takes the directory's lock at path. A read-only Open on a

@@ -262,3 +262,28 @@ func TestReadOnlyLock(t *testing.T) {
 	_, err = Open("/db", &rofs)
 	require.ErrorIs(t, err, syscall.EROFS, "a writer needs the lock")
 }
+
+// With ErrorIfNotExists, Open refuses a directory that holds no database
+// as a read-only Open does, creating nothing, and opens one that does for
+// writing.
+func TestErrorIfNotExists(t *testing.T) {
+	for _, files := range []map[string][]byte{nil, {}, {"notes.txt": []byte("hello")}} {
+		mem := vfs.NewMem()
+		if files != nil {
+			mem = writeDirFiles(t, "/db", files)
+		}
+		_, err := Open("/db", &Options{FS: mem, ErrorIfNotExists: true})
+		require.ErrorIs(t, err, ErrNotDB)
+		if files == nil {
+			_, err := mem.Stat("/db")
+			require.ErrorIs(t, err, fs.ErrNotExist, "not created")
+		} else {
+			require.Equal(t, files, readDirFiles(t, mem, "/db"), "nothing created")
+		}
+	}
+	mem, _ := builtDB(t)
+	db, err := Open("/db", &Options{FS: mem, ErrorIfNotExists: true, Logger: quietLogger})
+	require.NoError(t, err)
+	require.NoError(t, db.Put([]byte("k"), []byte("v")))
+	require.NoError(t, db.Close())
+}

@@ -77,6 +77,7 @@ func main() {
 	dirFlag := flag.String("dir", "", "directory for the databases (default: a temporary directory)")
 	maxOpenFiles := flag.Int("max-open-files", 0, "Options.MaxOpenFiles (0: the default, 1000)")
 	reopen := flag.Bool("reopen", false, "close and reopen the database between the load and the reads")
+	keep := flag.Bool("keep", false, "keep each database after its run, and print its directory (to inspect it, with cmd/strata say)")
 	flag.Parse()
 
 	var selected []config
@@ -101,7 +102,7 @@ func main() {
 	for _, c := range selected {
 		debug.FreeOSMemory()
 		peakReset := resetPeakRSS()
-		run := run{config: c, opts: &simpledb.Options{MaxOpenFiles: *maxOpenFiles}, reopen: *reopen}
+		run := run{config: c, opts: &simpledb.Options{MaxOpenFiles: *maxOpenFiles}, reopen: *reopen, keep: *keep}
 		if err := run.bench(*dirFlag, peakReset); err != nil {
 			log.Fatalf("%s: %v", c.name, err)
 		}
@@ -120,6 +121,7 @@ type run struct {
 	config
 	opts   *simpledb.Options
 	reopen bool
+	keep   bool
 }
 
 func (r run) bench(parent string, peakReset bool) error {
@@ -128,7 +130,11 @@ func (r run) bench(parent string, peakReset bool) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if r.keep {
+		defer fmt.Printf("kept %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	db, err := simpledb.Open(dir, r.opts)
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 module github.com/stratadb/strata/benchmark/ycsb
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/magiconair/properties v1.8.0

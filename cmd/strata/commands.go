@@ -1,0 +1,146 @@
+package main
+
+// commands lists strata's commands, in the order help shows them.
+var commands = []command{
+	{
+		name: "db ls", args: "DIR", nargs: 1, run: dbLs,
+		summary: "levels, tables, logs, the manifest and stats of a database",
+		help: `Opens the database read-only and prints its manifest, the tables of each
+level (number, size, entries, tombstones, range deletions, key range,
+sequence numbers), its logs, and what the logs replay into memory.
+
+example:
+  strata db ls /var/lib/app/db`,
+	},
+	{
+		name: "db scan", args: "DIR", nargs: 1, run: dbScan, flags: scanFlags,
+		summary: "print the key-value pairs, in key order",
+		help: `Opens the database read-only and prints every live key and its value,
+in key order (--reverse: from the last key down), within the bounds given.
+
+example:
+  strata db scan /var/lib/app/db --prefix user: --limit 10`,
+	},
+	{
+		name: "db get", args: "DIR KEY", nargs: 2, run: dbGet,
+		summary: "print the value of a key (exit status 1 if it has none)",
+		help: `Opens the database read-only and prints KEY's value. A key with no value
+is an error, with exit status 1.
+
+example:
+  strata db get /var/lib/app/db user:42`,
+	},
+	{
+		name: "db put", args: "DIR KEY VALUE", nargs: 3, run: dbPut,
+		summary: "write a value, synced",
+		help: `Opens the database for writing (it must exist: strata creates none) and
+writes VALUE under KEY, synced, then closes it.
+
+example:
+  strata db put /var/lib/app/db user:42 '{"name":"Ada"}'`,
+	},
+	{
+		name: "db delete", args: "DIR KEY", nargs: 2, run: dbDelete,
+		summary: "delete a key, synced",
+		help: `Opens the database for writing and deletes KEY, synced.
+
+example:
+  strata db delete /var/lib/app/db user:42`,
+	},
+	{
+		name: "db verify", args: "DIR", nargs: 1, run: dbVerify,
+		summary: "check every checksum and the manifest; exit status 1 on damage",
+		help: `Reads CURRENT, the manifest, every block of every live table and every
+log, checks every checksum and that the manifest agrees with the files
+(each table there, of its size, with its key range; levels disjoint). It
+prints each damaged file and offset, and goes on past damage to report
+all it can reach. Exit status 1 when anything is damaged, 0 when all is
+whole. It never writes; what a crash leaves and Open repairs (a torn log
+tail) is printed as a note, not as damage.
+
+example:
+  strata db verify /var/lib/app/db`,
+	},
+	{
+		name: "db compact", args: "DIR", nargs: 1, run: dbCompact,
+		summary: "compact the whole database",
+		help: `Opens the database for writing, compacts everything down into the
+deepest level that holds data (at least L1), dropping every deleted or
+overwritten version, and prints the levels before and after.
+
+example:
+  strata db compact /var/lib/app/db`,
+	},
+	{
+		name: "db checkpoint", args: "DIR DEST", nargs: 2, run: dbCheckpoint,
+		summary: "write a consistent copy of the database into DEST",
+		help: `Opens the database read-only and writes a checkpoint into DEST, which
+must not exist or be empty: tables are hard-linked where the filesystem
+allows, copied otherwise. DEST opens as a database of its own.
+
+example:
+  strata db checkpoint /var/lib/app/db /backup/db-2026-11-25`,
+	},
+	{
+		name: "manifest dump", args: "DIR|FILE", nargs: 1, run: manifestDump,
+		summary: "print every edit of the manifest",
+		help: `Prints each edit of a manifest: tables added and deleted, logs started and
+closed, the counters. Given a database directory, the manifest CURRENT
+names. Damage ends the dump with an error naming the offset, after
+everything before it.
+
+example:
+  strata manifest dump /var/lib/app/db`,
+	},
+	{
+		name: "log dump", args: "FILE", nargs: 1, run: logDump, flags: logFlags,
+		summary: "print the batches of a write-ahead log, with sequence numbers",
+		help: `Prints each batch of a log: its offset, first sequence number and ops.
+The format is the one the manifest beside FILE records (--format to say).
+Damage ends the dump with an error naming the offset, after everything
+before it.
+
+example:
+  strata log dump /var/lib/app/db/000012.log`,
+	},
+	{
+		name: "sst dump", args: "FILE", nargs: 1, run: sstDump, flags: sstFlags,
+		summary: "print a table's properties, index, bloom filter and range deletions",
+		help: `Prints a table's properties, its index (one entry per data block), its
+bloom filter and range deletions, and with --entries every entry.
+
+example:
+  strata sst dump /var/lib/app/db/000010.sst --entries`,
+	},
+	{
+		name: "sst verify", args: "FILE", nargs: 1, run: sstVerify,
+		summary: "read every block of a table and check it; exit status 1 on damage",
+		help: `Reads every block of a table, checks its checksum, layout and key order,
+and prints each damage with its offset; a table that does not open is
+scanned record by record for the rest of its damage.
+
+example:
+  strata sst verify /var/lib/app/db/000010.sst`,
+	},
+	{
+		name: "rio dump", args: "FILE", nargs: 1, run: rioDump, flags: rioFlags,
+		summary: "print each record of a recordio file (Strata's or go-sstables' v1 to v4)",
+		help: `Prints a recordio file's version and codec, then each record's offset,
+size on disk, length and how it is stored. Damage ends the dump, after
+everything before it; with --resync it skips to the next valid record.
+
+example:
+  strata rio dump data.rio --resync`,
+	},
+	{
+		name: "rio verify", args: "FILE", nargs: 1, run: rioVerify,
+		summary: "check every record of a recordio file; exit status 1 on damage",
+		help: `Reads every record of a recordio file and prints each damaged place,
+skipping past it to the next valid record. go-sstables' formats carry no
+payload checksum (v1 to v3 none at all): only Strata's format detects
+every damaged byte.
+
+example:
+  strata rio verify data.rio`,
+	},
+}

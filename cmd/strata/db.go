@@ -1,0 +1,386 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/stratadb/strata/simpledb"
+	"github.com/stratadb/strata/sstables"
+)
+
+// openDB opens the database in dir: read-only for inspection, else for
+// writing, never creating one. A database another process holds is
+// refused at once with the lock's error.
+func openDB(dir string, readOnly bool) (*simpledb.DB, error) {
+	if info, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", simpledb.ErrNotDB, dir, err)
+	} else if !info.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a file, not a database directory", simpledb.ErrNotDB, dir)
+	}
+	db, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: readOnly, ErrorIfNotExists: true, DisableAutoCompaction: true})
+	if errors.Is(err, simpledb.ErrLocked) {
+		return nil, fmt.Errorf("%s is in use by another process: %w", dir, err)
+	}
+	return db, err
+}
+
+func dbLs(c *cli, args []string) error {
+	dir := args[0]
+	db, err := openDB(dir, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	layout, err := simpledb.ReadLayout(dir, nil)
+	if err != nil {
+		return err
+	}
+	stats := db.Stats()
+	p := c.out
+	if p.json {
+		p.object(map[string]any{"type": "manifest", "path": layout.Manifest, "comparator": layout.Comparator,
+			"log_format": layout.LogFormat, "next_file": layout.NextFileNumber, "last_seq": layout.LastSeq})
+	} else {
+		p.line("manifest   %s (comparator %s, log format %d, next file %d, last seq %d)",
+			filepath.Base(layout.Manifest), layout.Comparator, layout.LogFormat, layout.NextFileNumber, layout.LastSeq)
+		p.line("")
+		p.row("level", "tables", "size")
+		for level, ls := range stats.Levels {
+			if ls.Tables > 0 {
+				p.row(fmt.Sprintf("L%d", level), fmt.Sprint(ls.Tables), size(ls.Bytes))
+			}
+		}
+		p.line("")
+		p.row("table", "level", "size", "entries", "tombstones", "range dels", "smallest", "largest", "seqs")
+	}
+	for _, tables := range layout.Levels {
+		for _, t := range tables {
+			m, err := tableMetadata(filepath.Join(dir, fmt.Sprintf("%06d.sst", t.Number)))
+			if err != nil {
+				return err
+			}
+			if p.json {
+				obj := map[string]any{"type": "table", "number": t.Number, "level": t.Level, "size": t.Size,
+					"entries": m.Records, "tombstones": m.Tombstones, "range_dels": m.RangeDeletions,
+					"smallest_seq": t.SmallestSeq, "largest_seq": t.LargestSeq}
+				p.keyField(obj, "smallest", t.Smallest)
+				p.keyField(obj, "largest", t.Largest)
+				p.object(obj)
+				continue
+			}
+			p.row(fmt.Sprintf("%06d", t.Number), fmt.Sprintf("L%d", t.Level), size(int64(t.Size)),
+				fmt.Sprint(m.Records), fmt.Sprint(m.Tombstones), fmt.Sprint(m.RangeDeletions),
+				p.key(t.Smallest), p.key(t.Largest), fmt.Sprintf("%d-%d", t.SmallestSeq, t.LargestSeq))
+		}
+	}
+	if !p.json {
+		p.line("")
+		p.row("log", "size", "recorded size")
+	}
+	for _, l := range layout.Logs {
+		var onDisk int64
+		if info, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%06d.log", l.Number))); err == nil {
+			onDisk = info.Size()
+		}
+		if p.json {
+			p.object(map[string]any{"type": "log", "number": l.Number, "size": onDisk, "recorded_size": l.Size})
+			continue
+		}
+		recorded := "(being written)"
+		if l.Size > 0 {
+			recorded = size(int64(l.Size))
+		}
+		p.row(fmt.Sprintf("%06d.log", l.Number), size(onDisk), recorded)
+	}
+	if p.json {
+		p.object(map[string]any{"type": "stats", "memstore_bytes": stats.MemstoreBytes, "open_tables": stats.OpenTables,
+			"obsolete_files": layout.Obsolete})
+		return nil
+	}
+	p.line("")
+	p.line("memstore   %s replayed from the logs", size(stats.MemstoreBytes))
+	if len(layout.Obsolete) > 0 {
+		p.line("obsolete   %v (the next Open deletes them)", layout.Obsolete)
+	}
+	if layout.TornEdit != nil {
+		p.line("torn edit  %v (Open drops it)", layout.TornEdit)
+	}
+	return nil
+}
+
+func tableMetadata(path string) (sstables.Metadata, error) {
+	r, err := sstables.Open(path, &sstables.ReaderOptions{NoMmap: true})
+	if err != nil {
+		return sstables.Metadata{}, err
+	}
+	defer r.Close()
+	return r.Metadata(), nil
+}
+
+func scanFlags(fs *flag.FlagSet, c *cli) {
+	fs.StringVar(&c.lower, "lower", "", "start at this key (inclusive)")
+	fs.StringVar(&c.upper, "upper", "", "stop before this key (exclusive)")
+	fs.StringVar(&c.prefix, "prefix", "", "only keys with this prefix")
+	fs.BoolVar(&c.reverse, "reverse", false, "from the last key down")
+	fs.IntVar(&c.limit, "limit", 0, "print at most this many entries (0: all)")
+}
+
+func dbScan(c *cli, args []string) error {
+	lower, err := c.arg(c.lower, "--lower")
+	if err != nil {
+		return err
+	}
+	upper, err := c.arg(c.upper, "--upper")
+	if err != nil {
+		return err
+	}
+	prefix, err := c.arg(c.prefix, "--prefix")
+	if err != nil {
+		return err
+	}
+	if c.limit < 0 {
+		return usagef("--limit %d: must be 0 (all) or more", c.limit)
+	}
+	if len(prefix) > 0 {
+		if len(lower) > 0 || len(upper) > 0 {
+			return usagef("--prefix and --lower/--upper exclude each other")
+		}
+		lower, upper = prefix, prefixEnd(prefix)
+	}
+	db, err := openDB(args[0], true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	it, err := db.NewIterator(nilIfEmpty(lower), nilIfEmpty(upper))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	bar := newProgress(c.stderr, -1, "scan", false)
+	defer bar.finish()
+	walk := it.All()
+	if c.reverse {
+		walk = it.Backward()
+	}
+	n := 0
+	for k, v := range walk {
+		if c.limit > 0 && n == c.limit {
+			break
+		}
+		n++
+		bar.add(1)
+		if c.out.json {
+			obj := map[string]any{}
+			c.out.keyField(obj, "key", k)
+			c.out.keyField(obj, "value", v)
+			c.out.object(obj)
+		} else {
+			c.out.row(c.out.key(k), c.out.key(v))
+		}
+	}
+	return it.Err()
+}
+
+// prefixEnd returns the least key after every key with prefix p, or nil
+// when there is none (p is all 0xff).
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func dbGet(c *cli, args []string) error {
+	key, err := c.arg(args[1], "KEY")
+	if err != nil {
+		return err
+	}
+	db, err := openDB(args[0], true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	v, err := db.Get(key)
+	if errors.Is(err, simpledb.ErrNotFound) {
+		return fmt.Errorf("key %s: %w", c.out.key(key), err)
+	}
+	if err != nil {
+		return err
+	}
+	if c.out.json {
+		obj := map[string]any{}
+		c.out.keyField(obj, "key", key)
+		c.out.keyField(obj, "value", v)
+		c.out.object(obj)
+	} else {
+		c.out.line("%s", c.out.key(v))
+	}
+	return nil
+}
+
+func dbPut(c *cli, args []string) error {
+	key, err := c.arg(args[1], "KEY")
+	if err != nil {
+		return err
+	}
+	value, err := c.arg(args[2], "VALUE")
+	if err != nil {
+		return err
+	}
+	return writeDB(args[0], func(db *simpledb.DB) error { return db.Put(key, value) })
+}
+
+func dbDelete(c *cli, args []string) error {
+	key, err := c.arg(args[1], "KEY")
+	if err != nil {
+		return err
+	}
+	return writeDB(args[0], func(db *simpledb.DB) error { return db.Delete(key) })
+}
+
+// writeDB opens the database for writing, applies write, synced, and
+// closes it.
+func writeDB(dir string, write func(*simpledb.DB) error) error {
+	db, err := openDB(dir, false)
+	if err != nil {
+		return err
+	}
+	if err := write(db); err != nil {
+		db.Close()
+		return err
+	}
+	return db.Close()
+}
+
+func dbVerify(c *cli, args []string) error {
+	dir := args[0]
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("%w: %s is not a database directory", simpledb.ErrNotDB, dir)
+	}
+	bar := newProgress(c.stderr, dirSize(dir), "verify", true)
+	report, err := simpledb.Verify(dir, nil, bar.add)
+	bar.finish()
+	if errors.Is(err, simpledb.ErrLocked) {
+		return fmt.Errorf("%s is in use by another process: %w", dir, err)
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range report.Notes {
+		if c.out.json {
+			c.out.object(map[string]any{"type": "note", "note": n})
+		} else {
+			c.out.line("note: %s", n)
+		}
+	}
+	printDamage(c.out, report.Damage)
+	if c.out.json {
+		c.out.object(map[string]any{"type": "summary", "tables": report.Tables, "logs": report.Logs, "bytes": report.Bytes,
+			"entries": report.Entries, "batches": report.Batches, "damaged": len(report.Damage)})
+	} else {
+		state := "whole"
+		if len(report.Damage) > 0 {
+			state = fmt.Sprintf("%d damage(s) found", len(report.Damage))
+		}
+		c.out.line("verified %d tables (%d entries), %d logs (%d batches), the manifest: %s read; %s",
+			report.Tables, report.Entries, report.Logs, report.Batches, size(report.Bytes), state)
+	}
+	if len(report.Damage) > 0 {
+		return errDamaged
+	}
+	return nil
+}
+
+// dirSize sums the sizes of the files in dir, for a progress bar.
+func dirSize(dir string) int64 {
+	var total int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			total += info.Size()
+		}
+	}
+	return total
+}
+
+func dbCompact(c *cli, args []string) error {
+	bar := newProgress(c.stderr, -1, "compact", false)
+	defer bar.finish()
+	var before, after simpledb.Stats
+	err := writeDB(args[0], func(db *simpledb.DB) error {
+		before = db.Stats()
+		if err := db.Compact(); err != nil {
+			return err
+		}
+		after = db.Stats()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for level := range after.Levels {
+		b, a := before.Levels[level], after.Levels[level]
+		if b.Tables == 0 && a.Tables == 0 {
+			continue
+		}
+		if c.out.json {
+			c.out.object(map[string]any{"level": level, "tables_before": b.Tables, "bytes_before": b.Bytes, "tables": a.Tables, "bytes": a.Bytes})
+		} else {
+			c.out.row(fmt.Sprintf("L%d", level), fmt.Sprintf("%d tables, %s", b.Tables, size(b.Bytes)), "->", fmt.Sprintf("%d tables, %s", a.Tables, size(a.Bytes)))
+		}
+	}
+	return nil
+}
+
+func dbCheckpoint(c *cli, args []string) error {
+	db, err := openDB(args[0], true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	bar := newProgress(c.stderr, -1, "checkpoint", false)
+	err = db.Checkpoint(args[1])
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	total := dirSize(args[1])
+	if c.out.json {
+		c.out.object(map[string]any{"checkpoint": args[1], "bytes": total})
+	} else {
+		c.out.line("checkpoint of %s in %s: %s", args[0], args[1], size(total))
+	}
+	return nil
+}
+
+// printDamage prints each damage: its file and offset where it names
+// them.
+func printDamage(p *printer, damage []error) {
+	for _, err := range damage {
+		if !p.json {
+			p.line("damage: %v", err)
+			continue
+		}
+		obj := map[string]any{"type": "damage", "error": err.Error()}
+		var ce *sstables.CorruptionError
+		if errors.As(err, &ce) {
+			obj["file"], obj["offset"] = ce.Path, ce.Offset
+		}
+		p.object(obj)
+	}
+}

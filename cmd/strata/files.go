@@ -1,0 +1,423 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/simpledb"
+	"github.com/stratadb/strata/sstables"
+)
+
+// checkFile returns an error naming what was expected unless path is a
+// regular file.
+func checkFile(path, expected string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return usagef("%s: expected %s: %v", path, expected, err)
+	}
+	if !info.Mode().IsRegular() {
+		return usagef("%s: expected %s, found a directory", path, expected)
+	}
+	return nil
+}
+
+// checkRecordio returns an error naming what was expected unless path is
+// a regular file that starts with a recordio file header, as every file of
+// a database does.
+func checkRecordio(path, expected string) error {
+	if err := checkFile(path, expected); err != nil {
+		return err
+	}
+	r, err := recordio.Open(path, &recordio.ReaderOptions{NoMmap: true})
+	if err != nil {
+		return notA(path, expected, err)
+	}
+	return r.Close()
+}
+
+// notA wraps the error of reading a file that is not of the kind a command
+// reads, saying what was expected.
+func notA(path, expected string, err error) error {
+	if errors.Is(err, recordio.ErrUnknownVersion) || errors.Is(err, recordio.ErrTruncatedHeader) {
+		return usageError{fmt.Sprintf("%s is not %s: %v", path, expected, err)}
+	}
+	return err
+}
+
+func manifestDump(c *cli, args []string) error {
+	path := args[0]
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		if path, err = simpledb.CurrentManifest(path, nil); err != nil {
+			return err
+		}
+	} else if err := checkRecordio(path, "a database directory or a manifest"); err != nil {
+		return err
+	}
+	p := c.out
+	err := simpledb.ReadManifest(path, nil, func(e simpledb.ManifestEdit) error {
+		if p.json {
+			obj := map[string]any{"offset": e.Offset}
+			for name, v := range map[string]uint64{"log_number": e.LogNumber, "next_file": e.NextFileNumber, "last_seq": e.LastSeq, "log_format": e.LogFormat} {
+				if v != 0 {
+					obj[name] = v
+				}
+			}
+			if e.Comparator != "" {
+				obj["comparator"] = e.Comparator
+			}
+			var added, deleted, logs []map[string]any
+			for _, t := range e.Added {
+				a := map[string]any{"level": t.Level, "number": t.Number, "size": t.Size, "smallest_seq": t.SmallestSeq, "largest_seq": t.LargestSeq}
+				p.keyField(a, "smallest", t.Smallest)
+				p.keyField(a, "largest", t.Largest)
+				added = append(added, a)
+			}
+			for _, t := range e.Deleted {
+				deleted = append(deleted, map[string]any{"level": t.Level, "number": t.Number})
+			}
+			for _, l := range e.Logs {
+				logs = append(logs, map[string]any{"number": l.Number, "size": l.Size})
+			}
+			obj["added"], obj["deleted"], obj["logs"] = added, deleted, logs
+			p.object(obj)
+			return nil
+		}
+		head := fmt.Sprintf("edit at %d:", e.Offset)
+		if e.Comparator != "" {
+			head += " comparator " + e.Comparator
+		}
+		for _, f := range []struct {
+			name string
+			v    uint64
+		}{{"log", e.LogNumber}, {"next file", e.NextFileNumber}, {"last seq", e.LastSeq}, {"log format", e.LogFormat}} {
+			if f.v != 0 {
+				head += fmt.Sprintf(" %s %d", f.name, f.v)
+			}
+		}
+		p.line("%s", head)
+		for _, t := range e.Deleted {
+			p.row("  delete", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number))
+		}
+		for _, t := range e.Added {
+			p.row("  add", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number), size(int64(t.Size)),
+				p.key(t.Smallest)+" .. "+p.key(t.Largest), fmt.Sprintf("seqs %d-%d", t.SmallestSeq, t.LargestSeq))
+		}
+		for _, l := range e.Logs {
+			if l.Size == 0 {
+				p.row("  log", fmt.Sprintf("%06d.log", l.Number), "started")
+			} else {
+				p.row("  log", fmt.Sprintf("%06d.log", l.Number), fmt.Sprintf("closed at %d bytes", l.Size))
+			}
+		}
+		return nil
+	})
+	return notA(path, "a manifest", err)
+}
+
+func logFlags(fs *flag.FlagSet, c *cli) {
+	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 4); default: the format the manifest beside FILE records, else the current one")
+}
+
+func logDump(c *cli, args []string) error {
+	path := args[0]
+	if err := checkRecordio(path, "a log"); err != nil {
+		return err
+	}
+	format := c.logFormat
+	if format == 0 {
+		if layout, err := simpledb.ReadLayout(filepath.Dir(path), nil); err == nil {
+			format = layout.LogFormat
+		}
+	}
+	p := c.out
+	records := 0
+	err := simpledb.ReadLog(path, format, nil, func(r simpledb.LogRecord) error {
+		records++
+		if p.json {
+			obj := map[string]any{"offset": r.Offset, "size": r.Size, "seq": r.Seq, "count": r.Count, "synced": r.Synced, "log": r.Log}
+			var ops []map[string]any
+			for _, op := range r.Ops {
+				o := map[string]any{"seq": op.Seq, "kind": op.Kind.String()}
+				p.keyField(o, "key", op.Key)
+				if op.Kind != simpledb.OpDelete {
+					p.keyField(o, "value", op.Value)
+				}
+				ops = append(ops, o)
+			}
+			obj["ops"] = ops
+			p.object(obj)
+			return nil
+		}
+		p.line("batch at %d (%d bytes): seq %d, %d op(s), synced %d, log %d", r.Offset, r.Size, r.Seq, r.Count, r.Synced, r.Log)
+		for _, op := range r.Ops {
+			switch op.Kind {
+			case simpledb.OpPut:
+				p.row("  ", fmt.Sprint(op.Seq), "put", p.key(op.Key), p.key(op.Value))
+			case simpledb.OpDelete:
+				p.row("  ", fmt.Sprint(op.Seq), "delete", p.key(op.Key))
+			default:
+				p.row("  ", fmt.Sprint(op.Seq), op.Kind.String(), "["+p.key(op.Key)+", "+p.key(op.Value)+")")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return notA(path, "a log", err)
+	}
+	if !p.json {
+		p.line("%d batch(es)", records)
+	}
+	return nil
+}
+
+func sstFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.entries, "entries", false, "print every entry too")
+}
+
+func sstDump(c *cli, args []string) error {
+	path := args[0]
+	if err := checkRecordio(path, "a table"); err != nil {
+		return err
+	}
+	r, err := sstables.Open(path, &sstables.ReaderOptions{NoMmap: true})
+	if errors.Is(err, sstables.ErrCorruption) && !errors.Is(err, recordio.ErrUnknownVersion) {
+		return fmt.Errorf("%s is not a table, or a damaged one: %w", path, err)
+	}
+	if err != nil {
+		return notA(path, "a table", err)
+	}
+	defer r.Close()
+	m := r.Metadata()
+	p := c.out
+	index, err := r.Index()
+	if err != nil {
+		return err
+	}
+	if p.json {
+		obj := map[string]any{"type": "properties", "format_version": m.FormatVersion, "file_size": m.FileSize, "comparator": m.Comparator,
+			"codec": m.Codec.String(), "records": m.Records, "tombstones": m.Tombstones, "range_dels": m.RangeDeletions,
+			"min_seq": m.MinSeq, "max_seq": m.MaxSeq, "data_blocks": m.DataBlocks, "data_size": m.DataSize, "index_size": m.IndexSize,
+			"filter_size": m.FilterSize, "block_size": m.BlockSize, "restart_interval": m.RestartInterval,
+			"bloom_bits_per_key": m.BloomBitsPerKey, "raw_key_size": m.RawKeySize, "raw_value_size": m.RawValueSize,
+			"created": time.Unix(0, m.CreatedUnixNano).UTC().Format(time.RFC3339)}
+		p.keyField(obj, "min_key", m.MinKey)
+		p.keyField(obj, "max_key", m.MaxKey)
+		p.object(obj)
+	} else {
+		p.line("%s: table format %d, %s", path, m.FormatVersion, size(int64(m.FileSize)))
+		for _, kv := range [][2]string{
+			{"comparator", m.Comparator},
+			{"codec", m.Codec.String()},
+			{"created", time.Unix(0, m.CreatedUnixNano).UTC().Format(time.RFC3339)},
+			{"entries", fmt.Sprintf("%d (%d tombstones)", m.Records, m.Tombstones)},
+			{"keys", p.key(m.MinKey) + " .. " + p.key(m.MaxKey)},
+			{"seqs", fmt.Sprintf("%d-%d", m.MinSeq, m.MaxSeq)},
+			{"raw keys, values", size(int64(m.RawKeySize)) + ", " + size(int64(m.RawValueSize))},
+			{"data blocks", fmt.Sprintf("%d, %s (block size %s, restart interval %d)", m.DataBlocks, size(int64(m.DataSize)), size(int64(m.BlockSize)), m.RestartInterval)},
+			{"index", fmt.Sprintf("%d entries, %s", len(index), size(int64(m.IndexSize)))},
+			{"bloom filter", bloomLine(m)},
+			{"range deletions", fmt.Sprintf("%d fragment(s), %s", m.RangeDeletions, size(int64(m.RangeDelSize)))},
+		} {
+			p.row(kv[0], kv[1])
+		}
+		p.line("")
+		p.line("index:")
+		p.row("  block", "offset", "length", "separator")
+	}
+	for i, e := range index {
+		if p.json {
+			obj := map[string]any{"type": "index", "block": i, "offset": e.Block.Offset, "length": e.Block.Length}
+			p.keyField(obj, "separator", e.Separator)
+			p.object(obj)
+		} else {
+			p.row(fmt.Sprintf("  %d", i), fmt.Sprint(e.Block.Offset), fmt.Sprint(e.Block.Length), p.key(e.Separator))
+		}
+	}
+	for _, f := range r.RangeDeletions() {
+		if p.json {
+			obj := map[string]any{"type": "range_del", "seqs": f.Seqs}
+			p.keyField(obj, "start", f.Start)
+			p.keyField(obj, "end", f.End)
+			p.object(obj)
+		} else {
+			p.row("range del", "["+p.key(f.Start)+", "+p.key(f.End)+")", fmt.Sprintf("seqs %v", f.Seqs))
+		}
+	}
+	if !c.entries {
+		return nil
+	}
+	if !p.json {
+		p.line("")
+		p.line("entries:")
+	}
+	it := r.NewIterator(nil)
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if p.json {
+			obj := map[string]any{"type": "entry", "seq": it.Seq(), "kind": it.Kind().String()}
+			p.keyField(obj, "key", it.Key())
+			if it.Kind() == sstables.KindSet {
+				p.keyField(obj, "value", it.Value())
+			}
+			p.object(obj)
+			continue
+		}
+		if it.Kind() == sstables.KindSet {
+			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), "set", p.key(it.Value()))
+		} else {
+			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String())
+		}
+	}
+	return it.Err()
+}
+
+func bloomLine(m sstables.Metadata) string {
+	if m.FilterSize == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%s, %d bits per key", size(int64(m.FilterSize)), m.BloomBitsPerKey)
+}
+
+func sstVerify(c *cli, args []string) error {
+	path := args[0]
+	if err := checkRecordio(path, "a table"); err != nil {
+		return err
+	}
+	var damage []error
+	st, err := sstables.VerifyFile(path, &sstables.ReaderOptions{NoMmap: true}, func(err error) { damage = append(damage, err) })
+	if err != nil {
+		return err
+	}
+	if len(damage) > 0 && errors.Is(damage[0], recordio.ErrUnknownVersion) {
+		return notA(path, "a table", damage[0])
+	}
+	printDamage(c.out, damage)
+	if c.out.json {
+		c.out.object(map[string]any{"type": "summary", "blocks": st.Blocks, "bytes": st.Bytes, "entries": st.Entries, "damaged": len(damage)})
+	} else {
+		state := "whole"
+		if len(damage) > 0 {
+			state = fmt.Sprintf("%d damage(s) found", len(damage))
+		}
+		c.out.line("verified %d data blocks (%s), %d entries: %s", st.Blocks, size(int64(st.Bytes)), st.Entries, state)
+	}
+	if len(damage) > 0 {
+		return errDamaged
+	}
+	return nil
+}
+
+func rioFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.resync, "resync", false, "skip past damage to the next valid record and go on")
+}
+
+// rioScan reads every record of a recordio file, calling record for each
+// and damage for each damaged place; with resync it goes on past damage,
+// else it stops at the first.
+func rioScan(path string, resync bool, record func(recordio.FileHeader, recordio.RecordInfo), damage func(error)) error {
+	if err := checkFile(path, "a recordio file"); err != nil {
+		return err
+	}
+	r, err := recordio.Open(path, &recordio.ReaderOptions{NoMmap: true, ZeroCopy: true})
+	if err != nil {
+		return notA(path, "a recordio file", err)
+	}
+	defer r.Close()
+	for {
+		_, err := r.Next()
+		switch {
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, recordio.ErrCorruption):
+			damage(err)
+			if !resync {
+				return nil
+			}
+			if _, err := r.Resync(); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			record(r.Header(), r.Info())
+		}
+	}
+}
+
+func rioDump(c *cli, args []string) error {
+	p := c.out
+	var damaged, records int
+	headerShown := false
+	err := rioScan(args[0], c.resync, func(h recordio.FileHeader, info recordio.RecordInfo) {
+		if !headerShown {
+			headerShown = true
+			if p.json {
+				p.object(map[string]any{"type": "header", "version": h.Version.String(), "codec": h.Codec.String()})
+			} else {
+				p.line("%s: %s, codec %s", args[0], h.Version, h.Codec)
+				p.row("offset", "size", "length", "stored")
+			}
+		}
+		records++
+		stored := "plain"
+		switch {
+		case info.Nil:
+			stored = "nil"
+		case info.Compressed:
+			stored = h.Codec.String()
+		}
+		if p.json {
+			p.object(map[string]any{"type": "record", "offset": info.Offset, "size": info.Size, "length": info.Length, "stored": stored})
+		} else {
+			p.row(fmt.Sprint(info.Offset), fmt.Sprint(info.Size), fmt.Sprint(info.Length), stored)
+		}
+	}, func(err error) {
+		damaged++
+		printDamage(p, []error{err})
+	})
+	if err != nil {
+		return err
+	}
+	if !p.json {
+		p.line("%d record(s)", records)
+	}
+	if damaged > 0 {
+		return errDamaged
+	}
+	return nil
+}
+
+func rioVerify(c *cli, args []string) error {
+	var damage []error
+	var records int
+	var bytes int64
+	err := rioScan(args[0], true, func(_ recordio.FileHeader, info recordio.RecordInfo) {
+		records++
+		bytes += info.Size
+	}, func(err error) { damage = append(damage, err) })
+	if err != nil {
+		return err
+	}
+	printDamage(c.out, damage)
+	if c.out.json {
+		c.out.object(map[string]any{"type": "summary", "records": records, "bytes": bytes, "damaged": len(damage)})
+	} else {
+		state := "whole"
+		if len(damage) > 0 {
+			state = fmt.Sprintf("%d damage(s) found", len(damage))
+		}
+		c.out.line("verified %d records (%s): %s", records, size(bytes), state)
+	}
+	if len(damage) > 0 {
+		return errDamaged
+	}
+	return nil
+}

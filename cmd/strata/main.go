@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/simpledb"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // damage found, a key not found, an operation failed
+	exitUsage   = 2 // bad arguments, or a path that is not what the command reads
+)
+
+// command is one of strata's commands.
+type command struct {
+	name    string // "db scan"
+	args    string // "DIR", for the usage line
+	nargs   int    // positional arguments it takes
+	summary string
+	help    string // what it does, with an example
+	flags   func(fs *flag.FlagSet, c *cli)
+	run     func(c *cli, args []string) error
+}
+
+// cli is one invocation: its flags, its output, its error stream.
+type cli struct {
+	out     *printer
+	stderr  io.Writer
+	cmdName string
+
+	// Flags; each command registers those it reads.
+	lower, upper, prefix string
+	reverse              bool
+	limit                int
+	entries              bool
+	resync               bool
+	logFormat            uint64
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run runs strata with args and returns its exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		return help(args[1:], stdout, stderr)
+	}
+	cmd, rest := findCommand(args)
+	if cmd == nil {
+		fmt.Fprintf(stderr, "strata: unknown command %q; run 'strata help' for the list\n", strings.Join(args[:min(2, len(args))], " "))
+		return exitUsage
+	}
+	c := &cli{stderr: stderr, cmdName: cmd.name}
+	fs := flag.NewFlagSet("strata "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	jsonOut := fs.Bool("json", false, "print one JSON object per line")
+	hexKeys := fs.Bool("hex", false, "show keys and values in hex, and read KEY and VALUE arguments as hex")
+	if cmd.flags != nil {
+		cmd.flags(fs, c)
+	}
+	positional, err := parseInterleaved(fs, rest)
+	if err == nil && len(positional) != cmd.nargs {
+		err = fmt.Errorf("takes %d argument(s) (%s), got %d", cmd.nargs, cmd.args, len(positional))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "strata %s: %v\nusage: strata %s %s\nrun 'strata help %s' for more\n", cmd.name, err, cmd.name, cmd.args, cmd.name)
+		return exitUsage
+	}
+	c.out = newPrinter(stdout, *jsonOut, *hexKeys)
+	err = cmd.run(c, positional)
+	if ferr := c.out.flush(); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "strata %s: %v\n", cmd.name, err)
+	return exitStatus(err)
+}
+
+// exitStatus maps an error to the exit status: 2 for arguments that name
+// the wrong kind of thing, 1 for everything else.
+func exitStatus(err error) int {
+	var u usageError
+	switch {
+	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, recordio.ErrUnknownVersion):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// usageError is a bad argument.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// errDamaged ends a verify that found damage, after the damage is printed.
+var errDamaged = errors.New("damage found")
+
+// parseInterleaved parses flags that may come before, between or after
+// the positional arguments, and returns the positional ones. "--" ends
+// the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func findCommand(args []string) (*command, []string) {
+	for i := range commands {
+		words := strings.Fields(commands[i].name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return &commands[i], args[len(words):]
+		}
+	}
+	return nil, nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `strata inspects, verifies, scans and edits Strata databases, tables and recordio files.
+
+usage: strata COMMAND [ARGUMENTS] [--json] [--hex]
+
+commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-40s %s\n", c.name+" "+c.args, c.summary)
+	}
+	fmt.Fprint(w, `
+Every command takes --json (one object per line, for scripts) and --hex
+(keys and values in hex). Exit status: 0 success, 1 damage found, key not
+found or failure, 2 usage error. 'strata help COMMAND' describes one.
+`)
+}
+
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	cmd, rest := findCommand(args)
+	if cmd == nil || len(rest) > 0 {
+		fmt.Fprintf(stderr, "strata help: unknown command %q\n", strings.Join(args, " "))
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "usage: strata %s %s\n\n%s\n", cmd.name, cmd.args, strings.TrimSpace(cmd.help))
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.Bool("json", false, "print one JSON object per line")
+	fs.Bool("hex", false, "show keys and values in hex, and read KEY and VALUE arguments as hex")
+	if cmd.flags != nil {
+		cmd.flags(fs, &cli{})
+	}
+	fmt.Fprintln(stdout, "\nflags:")
+	fs.SetOutput(stdout)
+	fs.PrintDefaults()
+	return exitOK
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+)
+
+// printer writes a command's output: aligned columns for people, or one
+// JSON object per line for scripts.
+type printer struct {
+	w       *bufio.Writer
+	tw      *tabwriter.Writer // the current table, if any
+	json    bool
+	hexKeys bool
+}
+
+func newPrinter(w io.Writer, jsonOut, hexKeys bool) *printer {
+	return &printer{w: bufio.NewWriter(w), json: jsonOut, hexKeys: hexKeys}
+}
+
+// object prints one JSON object (for --json).
+func (p *printer) object(v map[string]any) {
+	p.endTable()
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of plain values are printed
+	}
+	p.w.Write(b)
+	p.w.WriteByte('\n')
+}
+
+// line prints a line of text.
+func (p *printer) line(format string, args ...any) {
+	p.endTable()
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// row prints a row of an aligned table; a table ends at the next line,
+// object or flush.
+func (p *printer) row(cells ...string) {
+	if p.tw == nil {
+		p.tw = tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	}
+	fmt.Fprintln(p.tw, strings.Join(cells, "\t"))
+}
+
+func (p *printer) endTable() {
+	if p.tw != nil {
+		p.tw.Flush()
+		p.tw = nil
+	}
+}
+
+func (p *printer) flush() error {
+	p.endTable()
+	return p.w.Flush()
+}
+
+// key formats a key or value for people: as text when it is printable
+// UTF-8, else as hex with a 0x prefix; always hex with --hex.
+func (p *printer) key(b []byte) string {
+	if !p.hexKeys && printable(b) {
+		return string(b)
+	}
+	return "0x" + hex.EncodeToString(b)
+}
+
+// keyField adds a key or value to a JSON object: under name when it is
+// printable text, else under name_hex, in hex.
+func (p *printer) keyField(obj map[string]any, name string, b []byte) {
+	if !p.hexKeys && printable(b) {
+		obj[name] = string(b)
+	} else {
+		obj[name+"_hex"] = hex.EncodeToString(b)
+	}
+}
+
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// size formats a byte count: B, KiB, MiB, GiB.
+func size(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB"} {
+		if f < unit {
+			break
+		}
+		f, suffix = f/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", f, suffix)
+}
+
+// arg reads a KEY or VALUE argument: as text, or as hex with --hex.
+func (c *cli) arg(s, what string) ([]byte, error) {
+	if !c.out.hexKeys {
+		return []byte(s), nil
+	}
+	b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
+	if err != nil {
+		return nil, usagef("%s %q is not hex: %v", what, s, err)
+	}
+	return b, nil
+}

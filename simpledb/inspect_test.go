@@ -1,0 +1,137 @@
+package simpledb
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stratadb/strata/sstables"
+	"github.com/stretchr/testify/require"
+)
+
+// ReadLayout describes what the manifest says, and the files are there:
+// each table of its recorded size, the logs after the last flush.
+func TestReadLayout(t *testing.T) {
+	mem, _ := builtDB(t)
+	l, err := ReadLayout("/db", &Options{FS: mem})
+	require.NoError(t, err)
+	require.Equal(t, "/db/MANIFEST", l.Manifest[:len("/db/MANIFEST")])
+	require.Equal(t, sstables.Bytewise.Name, l.Comparator)
+	require.Equal(t, uint64(currentLogFormat), l.LogFormat)
+	require.NotEmpty(t, l.Levels[0])
+	require.NotEmpty(t, l.Levels[1])
+	require.NotEmpty(t, l.Logs)
+	require.Nil(t, l.TornEdit)
+	for level, tables := range l.Levels {
+		for i, tb := range tables {
+			require.Equal(t, level, tb.Level)
+			info, err := mem.Stat(tableName("/db", tb.Number))
+			require.NoError(t, err)
+			require.Equal(t, tb.Size, uint64(info.Size()))
+			if level > 0 && i > 0 {
+				require.Negative(t, slices.Compare(tables[i-1].Largest, tb.Smallest), "L%d in key order, disjoint", level)
+			}
+		}
+	}
+
+	// The edits, applied in order, give the same tables.
+	tables := map[uint64]int{}
+	require.NoError(t, ReadManifest(l.Manifest, &Options{FS: mem}, func(e ManifestEdit) error {
+		for _, d := range e.Deleted {
+			delete(tables, d.Number)
+		}
+		for _, a := range e.Added {
+			tables[a.Number] = a.Level
+		}
+		return nil
+	}))
+	want := map[uint64]int{}
+	for level, ts := range l.Levels {
+		for _, tb := range ts {
+			want[tb.Number] = level
+		}
+	}
+	require.Equal(t, want, tables)
+
+	_, err = ReadLayout("/nothing", &Options{FS: mem})
+	require.ErrorIs(t, err, ErrNotDB)
+	require.NoError(t, mem.MkdirAll("/empty", 0o755))
+	_, err = ReadLayout("/empty", &Options{FS: mem})
+	require.ErrorIs(t, err, ErrNotDB)
+}
+
+// ReadLog shows every batch of a log with its sequence numbers: the
+// writes after the last flush, in order.
+func TestReadLog(t *testing.T) {
+	mem, _ := builtDB(t)
+	l, err := ReadLayout("/db", &Options{FS: mem})
+	require.NoError(t, err)
+	var ops []LogOp
+	var last uint64
+	for _, lg := range l.Logs {
+		require.NoError(t, ReadLog(logName("/db", lg.Number), l.LogFormat, &Options{FS: mem}, func(r LogRecord) error {
+			require.Greater(t, r.Seq, last)
+			require.Len(t, r.Ops, r.Count)
+			require.Equal(t, uint32(lg.Number), r.Log)
+			for _, op := range r.Ops {
+				op.Key, op.Value = slices.Clone(op.Key), slices.Clone(op.Value)
+				ops = append(ops, op)
+				last = op.Seq
+			}
+			return nil
+		}))
+	}
+	// builtDB's last writes: puts of 350 to 449, then a delete.
+	require.Len(t, ops, 101)
+	for i, op := range ops[:100] {
+		require.Equal(t, OpPut, op.Kind)
+		require.Equal(t, fmt.Sprintf("key%04d", 350+i), string(op.Key))
+	}
+	require.Equal(t, LogOp{Seq: ops[99].Seq + 1, Kind: OpDelete, Key: []byte("key0001")}, ops[100])
+	require.Equal(t, "delete-range", OpDeleteRange.String())
+
+	err = ReadLog(logName("/db", l.Logs[0].Number), 9, &Options{FS: mem}, func(LogRecord) error { return nil })
+	require.ErrorIs(t, err, ErrUnknownLogFormat)
+}
+
+// Verify reads everything of a whole database and finds nothing; it
+// takes the lock, and leaves no LOCK file where there was none.
+func TestVerifyWholeDatabase(t *testing.T) {
+	mem, _ := builtDB(t)
+	require.NoError(t, mem.Remove("/db/LOCK"))
+	var progress int64
+	report, err := Verify("/db", &Options{FS: mem}, func(n int64) { progress += n })
+	require.NoError(t, err)
+	require.Empty(t, report.Damage)
+	require.Empty(t, report.Notes)
+	l, err := ReadLayout("/db", &Options{FS: mem})
+	require.NoError(t, err)
+	tables := 0
+	for _, ts := range l.Levels {
+		tables += len(ts)
+	}
+	require.Equal(t, tables, report.Tables)
+	require.Equal(t, len(l.Logs), report.Logs)
+	require.Positive(t, report.Entries)
+	require.Positive(t, report.Batches)
+	require.Equal(t, report.Bytes, progress)
+	names, err := mem.List("/db")
+	require.NoError(t, err)
+	require.NotContains(t, names, "LOCK")
+
+	db, err := Open("/db", &Options{FS: mem, Logger: quietLogger})
+	require.NoError(t, err)
+	_, err = Verify("/db", &Options{FS: mem}, nil)
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, db.Close())
+
+	_, err = Verify("/nothing", &Options{FS: mem}, nil)
+	require.ErrorIs(t, err, ErrNotDB)
+	require.NoError(t, mem.MkdirAll("/other", 0o755))
+	f, err := mem.Create(filepath.Join("/other", "notes.txt"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = Verify("/other", &Options{FS: mem}, nil)
+	require.ErrorIs(t, err, ErrNotDB)
+}

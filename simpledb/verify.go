@@ -1,0 +1,375 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
+)
+
+// VerifyReport is what Verify found.
+type VerifyReport struct {
+	// Manifest is the path of the live manifest, if CURRENT could be read.
+	Manifest string
+	// Tables and Logs count the files read, Bytes their bytes.
+	Tables, Logs int
+	Bytes        int64
+	// Entries counts the table entries read, Batches the log records.
+	Entries, Batches uint64
+	// Damage lists every damage found, each an error naming the file and,
+	// for damaged bytes, a *CorruptionError with the offset. Empty when the
+	// database is whole.
+	Damage []error
+	// Notes lists what a crash leaves and Open repairs: a torn last
+	// manifest edit, a log's torn tail. They are not damage.
+	Notes []string
+}
+
+// Verify checks the database in dir without opening it for use and
+// without writing anything: CURRENT and every edit of the manifest; that
+// every table the manifest names is there, of its recorded size, with the
+// keys and sequence numbers the manifest says and the levels below L0
+// disjoint; every block of every table (sstables.Reader.Verify); every
+// record and batch of every log the database still needs, by the rules
+// recovery applies (damage in a torn tail, which an interrupted write
+// leaves, is a note, not damage). It reports every damage it can reach:
+// with the manifest unreadable it verifies every table and log in the
+// directory on its own. progress, if not nil, is called with the bytes of
+// each file as it is done.
+//
+// It takes the directory's lock as a read-only Open does (ErrLocked while
+// the database is open elsewhere; a LOCK file it had to create is removed
+// again). opts gives the FS and the Comparator; nil for the defaults. The
+// error is for what stopped it: a directory that is no database
+// (ErrNotDB), the lock, a comparator mismatch, an I/O error.
+func Verify(dir string, opts *Options, progress func(bytes int64)) (*VerifyReport, error) {
+	o := opts.withDefaults()
+	o.ReadOnly = true
+	v := &verifier{opts: o, dir: dir, report: &VerifyReport{}, progress: progress}
+	if err := checkReadOnlyDir(o.FS, dir); err != nil {
+		if !errors.Is(err, ErrCorruption) {
+			return nil, err
+		}
+		v.damage(err) // the files of a database, without CURRENT
+	}
+	lockPath := filepath.Join(dir, lockName)
+	_, statErr := o.FS.Stat(lockPath)
+	lock, err := lockDir(&o, lockPath)
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: verify %s: %w", dir, err)
+	}
+	_, unlocked := lock.(readOnlyFSLock)
+	defer func() {
+		lock.Close()
+		if errors.Is(statErr, fs.ErrNotExist) && !unlocked {
+			o.FS.Remove(lockPath)
+		}
+	}()
+	if err := v.run(); err != nil {
+		return nil, err
+	}
+	return v.report, nil
+}
+
+type verifier struct {
+	opts     Options
+	dir      string
+	report   *VerifyReport
+	progress func(int64)
+	lastSeq  uint64
+	torn     error // a log's torn tail, while no later log holds records
+}
+
+func (v *verifier) damage(err error) { v.report.Damage = append(v.report.Damage, err) }
+
+func (v *verifier) note(format string, args ...any) {
+	v.report.Notes = append(v.report.Notes, fmt.Sprintf(format, args...))
+}
+
+func (v *verifier) done(bytes int64) {
+	v.report.Bytes += bytes
+	if v.progress != nil {
+		v.progress(bytes)
+	}
+}
+
+func (v *verifier) run() error {
+	names, err := v.opts.FS.List(v.dir)
+	if err != nil {
+		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	state, err := v.manifest(names)
+	if err != nil {
+		return err
+	}
+	if state == nil {
+		// Without the manifest, every table and log on its own.
+		for _, name := range names {
+			switch kind, num := parseFileName(name); kind {
+			case fileTable:
+				if err := v.table(tableInfo{num: num}, -1); err != nil {
+					return err
+				}
+			case fileLog:
+				if err := v.log(num, 0, currentLogFormat); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	v.lastSeq = state.lastSeq
+	v.levels(state)
+	for level, tables := range state.levels {
+		for _, num := range slices.Sorted(maps.Keys(tables)) {
+			if err := v.table(tables[num], level); err != nil {
+				return err
+			}
+		}
+	}
+	present := map[uint64]bool{}
+	var logs []uint64
+	for _, name := range names {
+		if kind, num := parseFileName(name); kind == fileLog && num >= state.logNum {
+			present[num] = true
+			logs = append(logs, num)
+		}
+	}
+	need := slices.Sorted(maps.Keys(state.logs))
+	if state.logNum > 0 {
+		need = append(need, state.logNum)
+	}
+	for _, num := range need {
+		if !present[num] {
+			v.damage(base.Corruptf(logName(v.dir, num), 0, ErrCorruption, "a log the manifest names is missing"))
+			present[num] = true
+		}
+	}
+	slices.Sort(logs)
+	for _, num := range logs {
+		if err := v.log(num, int64(state.logs[num]), state.logFormat); err != nil {
+			return err
+		}
+	}
+	if state.torn != nil && len(v.report.Damage) > 0 {
+		// What the dropped edit recorded may be what is missing, as
+		// Open says too.
+		v.damage(fmt.Errorf("the manifest's last edit was dropped as torn: %w", state.torn))
+	}
+	return nil
+}
+
+// manifest reads CURRENT and replays the manifest. It returns nil, having
+// reported the damage, when either is damaged.
+func (v *verifier) manifest(names []string) (*manifestState, error) {
+	if !slices.Contains(names, currentName) {
+		return nil, nil // reported by checkReadOnlyDir
+	}
+	name, err := readCurrent(v.opts.FS, v.dir)
+	if err != nil {
+		if !errors.Is(err, ErrCorruption) {
+			return nil, fmt.Errorf("simpledb: verify: %w", err)
+		}
+		v.damage(err)
+		return nil, nil
+	}
+	path := filepath.Join(v.dir, name)
+	v.report.Manifest = path
+	state, err := replayManifest(v.opts.FS, path, v.opts.Comparator.Name)
+	switch {
+	case errors.Is(err, ErrComparatorMismatch):
+		return nil, err
+	case err != nil:
+		v.damage(err)
+		return nil, nil
+	}
+	if info, err := v.opts.FS.Stat(path); err == nil {
+		v.done(info.Size())
+	}
+	if state.torn != nil {
+		v.note("the manifest's last edit is torn, as a crash leaves it; Open drops it: %v", state.torn)
+	}
+	return state, nil
+}
+
+// levels checks that the tables of each level below L0 are disjoint.
+func (v *verifier) levels(state *manifestState) {
+	cmp := v.opts.Comparator.Compare
+	for level := 1; level < NumLevels; level++ {
+		tables := slices.Collect(maps.Values(state.levels[level]))
+		slices.SortFunc(tables, func(a, b tableInfo) int { return cmp(a.smallest, b.smallest) })
+		for i := 1; i < len(tables); i++ {
+			if a, b := tables[i-1], tables[i]; cmp(a.largest, b.smallest) >= 0 {
+				v.damage(fmt.Errorf("%w: %s: L%d's tables %06d and %06d overlap", ErrCorruption, v.report.Manifest, level, a.num, b.num))
+			}
+		}
+	}
+}
+
+// table verifies a table against what the manifest records of it (level
+// -1: nothing, the manifest being unreadable).
+func (v *verifier) table(info tableInfo, level int) error {
+	path := tableName(v.dir, info.num)
+	stat, err := v.opts.FS.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		v.damage(base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing"))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	v.report.Tables++
+	defer v.done(stat.Size())
+	if level >= 0 && uint64(stat.Size()) != info.size {
+		v.damage(base.Corruptf(path, stat.Size(), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size))
+	}
+	ropts := &sstables.ReaderOptions{FS: v.opts.FS, Comparator: v.opts.Comparator, NoMmap: true}
+	if level >= 0 {
+		if err := v.tableMetadata(path, info, ropts); err != nil {
+			return err
+		}
+	}
+	st, err := sstables.VerifyFile(path, ropts, v.damage)
+	v.report.Entries += st.Entries
+	if err != nil {
+		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	return nil
+}
+
+// tableMetadata checks that a table's keys and sequence numbers lie
+// within what the manifest records. A table that does not open is left to
+// VerifyFile to report.
+func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.ReaderOptions) error {
+	r, err := sstables.Open(path, ropts)
+	if errors.Is(err, ErrCorruption) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	defer r.Close()
+	m := r.Metadata()
+	if m.Records+m.RangeDeletions == 0 {
+		return nil
+	}
+	cmp := v.opts.Comparator.Compare
+	if m.MinSeq < info.smallestSeq || m.MaxSeq > info.largestSeq {
+		v.damage(base.Corruptf(path, 0, ErrCorruption, "sequence numbers %d to %d; the manifest records %d to %d", m.MinSeq, m.MaxSeq, info.smallestSeq, info.largestSeq))
+	}
+	if m.Records > 0 && (cmp(m.MinKey, info.smallest) < 0 || cmp(m.MaxKey, info.largest) > 0) {
+		v.damage(base.Corruptf(path, 0, ErrCorruption, "keys %q to %q; the manifest records %q to %q", m.MinKey, m.MaxKey, info.smallest, info.largest))
+	}
+	return nil
+}
+
+// log verifies log num, of the recorded length size (0: none), by
+// recovery's rules (see replayLog): before the recorded length every
+// record must be whole and the log's own; past the last record that
+// vouches for a durable length, damage and records of another log are a
+// torn tail.
+func (v *verifier) log(num uint64, size int64, format uint64) error {
+	path := logName(v.dir, num)
+	stat, err := v.opts.FS.Stat(path)
+	if err != nil {
+		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	v.report.Logs++
+	defer v.done(stat.Size())
+	if size > 0 && stat.Size() < size {
+		v.damage(base.Corruptf(path, stat.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size))
+	}
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: v.opts.FS, NoMmap: true, ZeroCopy: true})
+	if err != nil {
+		d := &DB{fs: v.opts.FS}
+		if size == 0 && (stat.Size() == 0 || errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
+			return nil // created, but a crash came before its header was durable
+		}
+		if !errors.Is(err, ErrCorruption) {
+			return fmt.Errorf("simpledb: verify: %w", err)
+		}
+		v.damage(err)
+		return nil
+	}
+	defer r.Close()
+	// pending holds the ends of the log's records found so far that no
+	// later record has shown to lie within durable data: a torn tail, so
+	// far. Records after one are not what Open applies, and are not
+	// decoded.
+	var pending []*base.CorruptionError
+	records := 0
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil && !errors.Is(err, ErrCorruption) {
+			return fmt.Errorf("simpledb: verify: %w", err)
+		}
+		at := damageOffset(err, r.Offset())
+		if size > 0 && at >= size {
+			break // past the closed log's end
+		}
+		var end *base.CorruptionError
+		if err != nil {
+			errors.As(err, &end)
+		} else if log, stale := staleRecord(format, rec, num); stale {
+			end = base.Corruptf(path, at, errStaleRecord, "it belongs to log %d", log)
+		}
+		if end != nil {
+			if size > 0 {
+				v.damage(fmt.Errorf("%w (within the log's recorded %d bytes)", end, size))
+			} else {
+				pending = append(pending, end)
+			}
+			if err != nil {
+				if _, err := r.Resync(); err == io.EOF {
+					break
+				} else if err != nil {
+					return fmt.Errorf("simpledb: verify: %w", err)
+				}
+			}
+			continue
+		}
+		if synced := recordSynced(format, rec); len(pending) > 0 && pending[0].Offset < synced {
+			for len(pending) > 0 && pending[0].Offset < synced {
+				v.damage(fmt.Errorf("%w: the record at offset %d says the log was durable up to %d", pending[0], r.Offset(), synced))
+				pending = pending[1:]
+			}
+		}
+		if len(pending) > 0 {
+			continue
+		}
+		_, _, err = decodeLogRecord(format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
+			if seq <= v.lastSeq {
+				return fmt.Errorf("%w: sequence number %d after %d", errBadBatch, seq, v.lastSeq)
+			}
+			v.lastSeq = seq
+			return nil
+		})
+		if err != nil {
+			v.damage(base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err))
+			continue
+		}
+		records++
+		v.report.Batches++
+	}
+	if records > 0 && v.torn != nil {
+		v.damage(fmt.Errorf("%w, and log %06d after it holds records", v.torn, num))
+		v.torn = nil
+	}
+	if len(pending) > 0 {
+		v.note("%s ends in a torn tail at offset %d, as a crash leaves it; Open drops it: %v", path, pending[0].Offset, pending[0])
+		if v.torn == nil {
+			v.torn = pending[0]
+		}
+	}
+	return nil
+}
