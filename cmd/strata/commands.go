@@ -31,10 +31,10 @@ example:
   strata db get /var/lib/app/db user:42`,
 	},
 	{
-		name: "db put", args: "DIR KEY VALUE", nargs: 3, run: dbPut,
+		name: "db put", args: "DIR KEY VALUE", nargs: 3, run: dbPut, flags: putFlags,
 		summary: "write a value, synced",
-		help: `Opens the database for writing (it must exist: strata creates none) and
-writes VALUE under KEY, synced, then closes it.
+		help: `Opens the database for writing and writes VALUE under KEY, synced, then
+closes it. DIR must hold a database, unless --create is given.
 
 example:
   strata db put /var/lib/app/db user:42 '{"name":"Ada"}'`,

@@ -12,15 +12,15 @@ import (
 )
 
 // openDB opens the database in dir: read-only for inspection, else for
-// writing, never creating one. A database another process holds is
-// refused at once with the lock's error.
-func openDB(dir string, readOnly bool) (*simpledb.DB, error) {
-	if info, err := os.Stat(dir); err != nil {
+// writing, creating one only when asked. A database another process holds
+// is refused at once with the lock's error.
+func openDB(dir string, readOnly bool, create bool) (*simpledb.DB, error) {
+	if info, err := os.Stat(dir); err != nil && !create {
 		return nil, fmt.Errorf("%w: %s: %w", simpledb.ErrNotDB, dir, err)
-	} else if !info.IsDir() {
+	} else if err == nil && !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a file, not a database directory", simpledb.ErrNotDB, dir)
 	}
-	db, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: readOnly, ErrorIfNotExists: true, DisableAutoCompaction: true})
+	db, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true})
 	if errors.Is(err, simpledb.ErrLocked) {
 		return nil, fmt.Errorf("%s is in use by another process: %w", dir, err)
 	}
@@ -29,7 +29,7 @@ func openDB(dir string, readOnly bool) (*simpledb.DB, error) {
 
 func dbLs(c *cli, args []string) error {
 	dir := args[0]
-	db, err := openDB(dir, true)
+	db, err := openDB(dir, true, false)
 	if err != nil {
 		return err
 	}
@@ -126,6 +126,7 @@ func scanFlags(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&c.prefix, "prefix", "", "only keys with this prefix")
 	fs.BoolVar(&c.reverse, "reverse", false, "from the last key down")
 	fs.IntVar(&c.limit, "limit", 0, "print at most this many entries (0: all)")
+	fs.BoolVar(&c.count, "count", false, "print only the number of entries")
 }
 
 func dbScan(c *cli, args []string) error {
@@ -150,7 +151,7 @@ func dbScan(c *cli, args []string) error {
 		}
 		lower, upper = prefix, prefixEnd(prefix)
 	}
-	db, err := openDB(args[0], true)
+	db, err := openDB(args[0], true, false)
 	if err != nil {
 		return err
 	}
@@ -173,6 +174,9 @@ func dbScan(c *cli, args []string) error {
 		}
 		n++
 		bar.add(1)
+		if c.count {
+			continue
+		}
 		if c.out.json {
 			obj := map[string]any{}
 			c.out.keyField(obj, "key", k)
@@ -182,7 +186,17 @@ func dbScan(c *cli, args []string) error {
 			c.out.row(c.out.key(k), c.out.key(v))
 		}
 	}
-	return it.Err()
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if c.count {
+		if c.out.json {
+			c.out.object(map[string]any{"count": n})
+		} else {
+			c.out.line("%d", n)
+		}
+	}
+	return nil
 }
 
 // prefixEnd returns the least key after every key with prefix p, or nil
@@ -210,7 +224,7 @@ func dbGet(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(args[0], true)
+	db, err := openDB(args[0], true, false)
 	if err != nil {
 		return err
 	}
@@ -233,6 +247,10 @@ func dbGet(c *cli, args []string) error {
 	return nil
 }
 
+func putFlags(fs *flag.FlagSet, c *cli) {
+	fs.BoolVar(&c.create, "create", false, "create the database if DIR holds none")
+}
+
 func dbPut(c *cli, args []string) error {
 	key, err := c.arg(args[1], "KEY")
 	if err != nil {
@@ -242,7 +260,7 @@ func dbPut(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeDB(args[0], func(db *simpledb.DB) error { return db.Put(key, value) })
+	return writeDB(args[0], c.create, func(db *simpledb.DB) error { return db.Put(key, value) })
 }
 
 func dbDelete(c *cli, args []string) error {
@@ -250,13 +268,13 @@ func dbDelete(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeDB(args[0], func(db *simpledb.DB) error { return db.Delete(key) })
+	return writeDB(args[0], false, func(db *simpledb.DB) error { return db.Delete(key) })
 }
 
-// writeDB opens the database for writing, applies write, synced, and
-// closes it.
-func writeDB(dir string, write func(*simpledb.DB) error) error {
-	db, err := openDB(dir, false)
+// writeDB opens the database for writing (creating it with create),
+// applies write, synced, and closes it.
+func writeDB(dir string, create bool, write func(*simpledb.DB) error) error {
+	db, err := openDB(dir, false, create)
 	if err != nil {
 		return err
 	}
@@ -322,7 +340,7 @@ func dbCompact(c *cli, args []string) error {
 	bar := newProgress(c.stderr, -1, "compact", false)
 	defer bar.finish()
 	var before, after simpledb.Stats
-	err := writeDB(args[0], func(db *simpledb.DB) error {
+	err := writeDB(args[0], false, func(db *simpledb.DB) error {
 		before = db.Stats()
 		if err := db.Compact(); err != nil {
 			return err
@@ -348,7 +366,7 @@ func dbCompact(c *cli, args []string) error {
 }
 
 func dbCheckpoint(c *cli, args []string) error {
-	db, err := openDB(args[0], true)
+	db, err := openDB(args[0], true, false)
 	if err != nil {
 		return err
 	}

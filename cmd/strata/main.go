@@ -41,8 +41,10 @@ type cli struct {
 	lower, upper, prefix string
 	reverse              bool
 	limit                int
+	count                bool
 	entries              bool
 	resync               bool
+	create               bool
 	logFormat            uint64
 }
 

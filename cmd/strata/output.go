@@ -17,9 +17,14 @@ import (
 type printer struct {
 	w       *bufio.Writer
 	tw      *tabwriter.Writer // the current table, if any
+	rows    int               // rows in tw since its last flush
 	json    bool
 	hexKeys bool
 }
+
+// tableBlock is the rows a table aligns at most: a tabwriter holds every
+// row until it is flushed, and a scan may print millions.
+const tableBlock = 256
 
 func newPrinter(w io.Writer, jsonOut, hexKeys bool) *printer {
 	return &printer{w: bufio.NewWriter(w), json: jsonOut, hexKeys: hexKeys}
@@ -49,12 +54,16 @@ func (p *printer) row(cells ...string) {
 		p.tw = tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	}
 	fmt.Fprintln(p.tw, strings.Join(cells, "\t"))
+	if p.rows++; p.rows == tableBlock {
+		p.tw.Flush()
+		p.rows = 0
+	}
 }
 
 func (p *printer) endTable() {
 	if p.tw != nil {
 		p.tw.Flush()
-		p.tw = nil
+		p.tw, p.rows = nil, 0
 	}
 }
 
