@@ -127,14 +127,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
-	lockPath := filepath.Join(dir, lockName)
-	_, statErr := o.FS.Stat(lockPath)
-	lock, err := lockDir(&o, lockPath)
+	lock, createdLock, err := lockDir(&o, dir)
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
 	}
-	_, unlocked := lock.(readOnlyFSLock)
-	createdLock := errors.Is(statErr, fs.ErrNotExist) && !unlocked
 	d := &DB{
 		dir:       dir,
 		opts:      o,
@@ -154,7 +150,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
 		if createdLock {
-			d.deleteFile(lockPath)
+			d.deleteFile(filepath.Join(dir, lockName))
 		}
 		d.releaseAll()
 		return nil, err

@@ -277,6 +277,23 @@
 // A checkpoint cut short has no CURRENT and does not open. See
 // checkpoint.go.
 //
+// # Inspection and verification
+//
+// Tools (the strata command among them) read a database's files without
+// opening it for use: ReadLayout returns what the manifest records (the
+// tables of each level, the logs still needed), ReadManifest each edit,
+// ReadLog each batch with its sequence numbers. Verify checks everything:
+// CURRENT, every manifest edit, that each table is there with the size,
+// keys and sequence numbers the manifest records and the levels disjoint,
+// every block of every table, every record of every log by recovery's
+// rules. Unlike Open, which refuses at the first damage, it goes on and
+// reports all it can reach; it writes nothing, and takes the lock as a
+// read-only Open does. On the 1 GB large scale database it read 971 MiB
+// in 0.65 to 0.68 s, against 0.84 to 0.95 s for a full scan (README).
+// Options.ErrorIfNotExists makes Open refuse a directory without a
+// database, as tools that must never create one need. See inspect.go and
+// verify.go.
+//
 // # Recycled logs
 //
 // A log whose memstore's flush is durable in the manifest is not deleted

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"syscall"
 
@@ -83,14 +85,21 @@ func errNoDatabase(dir string) error {
 	return fmt.Errorf("%w: %s holds none, and this Open creates none (read-only or ErrorIfNotExists)", ErrNotDB, dir)
 }
 
-// lockDir takes the directory's lock at path. A read-only Open on a
-// read-only filesystem gets a readOnlyFSLock instead.
-func lockDir(o *Options, path string) (io.Closer, error) {
-	lock, err := o.FS.Lock(path)
+// lockDir takes the lock of the database in dir, and reports whether it
+// created the LOCK file, which a read-only Open (or Verify) removes again
+// when it is done. A read-only Open on a read-only filesystem gets a
+// readOnlyFSLock instead.
+func lockDir(o *Options, dir string) (lock io.Closer, created bool, err error) {
+	path := filepath.Join(dir, lockName)
+	_, statErr := o.FS.Stat(path)
+	lock, err = o.FS.Lock(path)
 	if err != nil && o.ReadOnly && errors.Is(err, syscall.EROFS) {
-		return readOnlyFSLock{}, nil
+		return readOnlyFSLock{}, false, nil
 	}
-	return lock, err
+	if err != nil {
+		return nil, false, err
+	}
+	return lock, errors.Is(statErr, fs.ErrNotExist), nil
 }
 
 // readOnlyFSLock stands for the lock of a directory on a read-only

@@ -59,17 +59,14 @@ func Verify(dir string, opts *Options, progress func(bytes int64)) (*VerifyRepor
 		}
 		v.damage(err) // the files of a database, without CURRENT
 	}
-	lockPath := filepath.Join(dir, lockName)
-	_, statErr := o.FS.Stat(lockPath)
-	lock, err := lockDir(&o, lockPath)
+	lock, createdLock, err := lockDir(&o, dir)
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: verify %s: %w", dir, err)
 	}
-	_, unlocked := lock.(readOnlyFSLock)
 	defer func() {
 		lock.Close()
-		if errors.Is(statErr, fs.ErrNotExist) && !unlocked {
-			o.FS.Remove(lockPath)
+		if createdLock {
+			o.FS.Remove(filepath.Join(dir, lockName))
 		}
 	}()
 	if err := v.run(); err != nil {

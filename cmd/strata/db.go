@@ -178,10 +178,7 @@ func dbScan(c *cli, args []string) error {
 			continue
 		}
 		if c.out.json {
-			obj := map[string]any{}
-			c.out.keyField(obj, "key", k)
-			c.out.keyField(obj, "value", v)
-			c.out.object(obj)
+			c.out.pair(k, v)
 		} else {
 			c.out.row(c.out.key(k), c.out.key(v))
 		}
@@ -237,10 +234,7 @@ func dbGet(c *cli, args []string) error {
 		return err
 	}
 	if c.out.json {
-		obj := map[string]any{}
-		c.out.keyField(obj, "key", key)
-		c.out.keyField(obj, "value", v)
-		c.out.object(obj)
+		c.out.pair(key, v)
 	} else {
 		c.out.line("%s", c.out.key(v))
 	}

@@ -91,6 +91,14 @@ func (p *printer) keyField(obj map[string]any, name string, b []byte) {
 	}
 }
 
+// pair prints a key and its value as one JSON object.
+func (p *printer) pair(k, v []byte) {
+	obj := map[string]any{}
+	p.keyField(obj, "key", k)
+	p.keyField(obj, "value", v)
+	p.object(obj)
+}
+
 func printable(b []byte) bool {
 	if !utf8.Valid(b) {
 		return false
