@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -150,6 +151,9 @@ func dbScan(c *cli, args []string) error {
 			return usagef("--prefix and --lower/--upper exclude each other")
 		}
 		lower, upper = prefix, prefixEnd(prefix)
+	}
+	if len(lower) > 0 && len(upper) > 0 && bytes.Compare(lower, upper) > 0 {
+		return usagef("--lower %s is after --upper %s", c.out.key(lower), c.out.key(upper))
 	}
 	db, err := openDB(args[0], true, false)
 	if err != nil {

@@ -22,8 +22,9 @@
 // a 0x prefix (--hex: always hex, and KEY and VALUE arguments are read as
 // hex). --json prints one JSON object per line; a key or value that is not
 // printable text goes under its name with _hex, in hex. Exit status: 0
-// success, 1 damage found, a key not found or a failure, 2 a usage error
-// or a path that is not what the command reads.
+// success, 1 damage found, a key not found or a failure, 2 a usage error,
+// a path that is not what the command reads, or a key or value the
+// database refuses (empty, or too large).
 //
 // verify, compact, checkpoint and scan show a progress bar on standard
 // error when it is a terminal, and nothing otherwise. The bar is

@@ -97,7 +97,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitStatus(err error) int {
 	var u usageError
 	switch {
-	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, recordio.ErrUnknownVersion):
+	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, recordio.ErrUnknownVersion),
+		errors.Is(err, simpledb.ErrEmptyKey), errors.Is(err, simpledb.ErrKeyTooLarge), errors.Is(err, simpledb.ErrValueTooLarge):
 		return exitUsage
 	}
 	return exitFailure
