@@ -307,6 +307,9 @@ func FuzzDB(f *testing.F) {
 					if err := db.Close(); err != nil {
 						t.Fatal(err)
 					}
+					if report, err := Verify("/db", opts, nil); err != nil || len(report.Damage) > 0 {
+						t.Fatalf("%s: verify: %v %v", msg, err, report)
+					}
 				}
 				if db, err = Open("/db", opts); err != nil {
 					t.Fatal(err)

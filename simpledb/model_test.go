@@ -253,6 +253,9 @@ func testModel(t *testing.T, order modelOrder) {
 				checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (read-only)")
 				require.ErrorIs(t, db.Put(key(), value()), ErrReadOnly, msg)
 				require.NoError(t, db.Close(), msg)
+				report, err := Verify(dir, opts, nil)
+				require.NoError(t, err, msg)
+				require.Empty(t, report.Damage, msg)
 			}
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)

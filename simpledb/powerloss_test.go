@@ -239,6 +239,10 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	db.Close()
 
 	opts.FS = clone
+	// What a power loss leaves is no damage: Verify agrees with Open.
+	report, err := Verify("/db", opts, nil)
+	require.NoError(t, err, "seed %d: verify after the power loss", seed)
+	require.Empty(t, report.Damage, "seed %d: verify after the power loss", seed)
 	recovered, err := Open("/db", opts)
 	require.NoError(t, err, "seed %d: open after the power loss", seed)
 	defer recovered.Close()
