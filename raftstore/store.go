@@ -4,14 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
+	"github.com/stratadb/strata/raftstore/internal/marked"
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
-	"github.com/stratadb/strata/vfs"
 )
 
 // Store is a raft.LogStore, raft.StableStore and raft.MonotonicLogStore on
@@ -54,103 +53,26 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.DB.Comparator != nil && o.DB.Comparator.Name != sstables.Bytewise.Name {
 		return nil, fmt.Errorf("raftstore: open %s: comparator %q: %w", dir, o.DB.Comparator.Name, ErrKeyOrder)
 	}
-	if !o.DB.ReadOnly {
-		exists, err := holdsFiles(o.DB.FS, dir)
-		if err != nil {
-			return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
-		}
-		if exists {
-			ro := o.DB
-			ro.ReadOnly = true
-			db, err := simpledb.Open(dir, &ro)
-			if err != nil {
-				return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
-			}
-			_, err = checkFormat(db, false)
-			if cerr := db.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-			if err != nil {
-				return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
-			}
-		}
-	}
-	db, err := simpledb.Open(dir, &o.DB)
-	if err != nil {
+	db, err := marked.Open(dir, o.DB, marked.Marker{Key: formatKey, Magic: formatMagic, Version: storeFormat})
+	switch {
+	case errors.Is(err, marked.ErrForeign):
+		return nil, fmt.Errorf("raftstore: open %s: %w", dir, ErrNotRaftStore)
+	case errors.Is(err, marked.ErrVersion):
+		return nil, fmt.Errorf("raftstore: open %s: %v: %w", dir, err, ErrFormatVersion)
+	case err != nil:
 		return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
 	}
 	s := &Store{db: db}
-	if err := s.load(!o.DB.ReadOnly); err != nil {
+	if err := s.load(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
 	}
 	return s, nil
 }
 
-// holdsFiles reports whether dir exists and holds any entry.
-func holdsFiles(fsys vfs.FS, dir string) (bool, error) {
-	names, err := vfs.OrDefault(fsys).List(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return len(names) > 0, nil
-}
-
-// checkFormat checks the store's marker in db. A database without keys is
-// a new store: with write set it gets the marker, and checkFormat reports
-// true.
-func checkFormat(db *simpledb.DB, write bool) (fresh bool, err error) {
-	v, err := db.Get(formatKey)
-	if err == nil {
-		if len(v) != len(formatMagic)+1 || string(v[:len(formatMagic)]) != formatMagic {
-			return false, ErrNotRaftStore
-		}
-		if v[len(formatMagic)] != storeFormat {
-			return false, fmt.Errorf("format %d: %w", v[len(formatMagic)], ErrFormatVersion)
-		}
-		return false, nil
-	}
-	if !errors.Is(err, simpledb.ErrNotFound) {
-		return false, err
-	}
-	it, err := db.NewIterator(nil, nil)
-	if err != nil {
-		return false, err
-	}
-	hasKeys := it.First()
-	err = it.Err()
-	it.Close()
-	if err != nil {
-		return false, err
-	}
-	if hasKeys {
-		return false, ErrNotRaftStore
-	}
-	if write {
-		marker := append([]byte(formatMagic), storeFormat)
-		if err := db.WriteWithOptions(batchOf(db, formatKey, marker), simpledb.Sync); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
-func batchOf(db *simpledb.DB, key, value []byte) *simpledb.Batch {
-	b := db.NewBatch()
-	b.Put(key, value)
-	return b
-}
-
-// load checks the marker (writing it into a new database when write is
-// set) and finds the first and last index: one seek to each end of the
-// log's keys.
-func (s *Store) load(write bool) error {
-	if _, err := checkFormat(s.db, write); err != nil {
-		return err
-	}
+// load finds the first and last index: one seek to each end of the log's
+// keys.
+func (s *Store) load() error {
 	it, err := s.db.NewIterator(logLower, logUpper)
 	if err != nil {
 		return err
@@ -268,7 +190,7 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	return nil
 }
 
-// DeleteRange deletes the entries from min to max, inclusive, as one range
+// DeleteRange deletes the entries from minIdx to maxIdx, inclusive, as one range
 // deletion, whatever their number: the prefix that log compaction drops, the
 // suffix that a conflicting leader replaces, or all of them. A range that
 // would leave entries on both sides of it is ErrLogGap, and deletes nothing;
@@ -309,11 +231,14 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 	return nil
 }
 
-
 // Set stores val under key in the stable store, durably (unless
 // Options.DB.NoSync). An empty val is stored and read back as empty.
 func (s *Store) Set(key, val []byte) error {
-	if err := s.db.Write(batchOf(s.db, stableKey(key), val)); err != nil {
+	b := s.db.NewBatch()
+	if err := b.Put(stableKey(key), val); err != nil {
+		return fmt.Errorf("raftstore: set %q: %w", key, err)
+	}
+	if err := s.db.Write(b); err != nil {
 		return fmt.Errorf("raftstore: set %q: %w", key, err)
 	}
 	return nil
@@ -354,5 +279,3 @@ func (s *Store) GetUint64(key []byte) (uint64, error) {
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
-
-
