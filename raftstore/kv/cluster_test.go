@@ -88,15 +88,24 @@ func (c *cluster) start(i int) {
 	_, tn.trans = raft.NewInmemTransport(tn.addr)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(tn.snaps, 2, hclog.NewNullLogger())
 	require.NoError(c.t, err)
-	tn.node, err = kv.NewNode(kv.Config{
+	node, err := kv.NewNode(kv.Config{
 		ID: tn.id, Dir: "node", Transport: tn.trans, Raft: c.conf(), FS: tn.fs,
 		Log:       simpledbOpts(),
 		FSM:       kv.FSMOptions{DB: dbOpts()},
 		Snapshots: snaps, Timeout: 2 * time.Second,
 	})
 	require.NoError(c.t, err)
-	tn.stopped = false
+	c.mu.Lock()
+	tn.node, tn.stopped = node, false
+	c.mu.Unlock()
 	c.connect()
+}
+
+// node returns node i, and whether it runs.
+func (c *cluster) node(i int) (*kv.Node, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[i].node, !c.nodes[i].stopped
 }
 
 // connect (re)connects every running pair of nodes that is not cut.
@@ -148,20 +157,24 @@ func (c *cluster) heal() {
 // tail of the rest). restart brings it back.
 func (c *cluster) crash(i int) {
 	tn := c.nodes[i]
+	c.mu.Lock()
+	tn.stopped = true
+	c.mu.Unlock()
+	c.connect()
 	require.NoError(c.t, tn.node.Shutdown())
 	clone := tn.fs.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(c.rng.Uint64(), 0))})
 	require.NoError(c.t, tn.node.CloseStores())
 	tn.fs = clone
-	tn.stopped = true
-	c.connect()
 }
 
 // stop shuts node i down cleanly.
 func (c *cluster) stop(i int) {
 	tn := c.nodes[i]
-	require.NoError(c.t, tn.node.Close())
+	c.mu.Lock()
 	tn.stopped = true
+	c.mu.Unlock()
 	c.connect()
+	require.NoError(c.t, tn.node.Close())
 }
 
 func (c *cluster) close() {
@@ -191,15 +204,17 @@ func (c *cluster) findLeader() (int, error) {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		for i, tn := range c.nodes {
-			if tn.stopped || !tn.node.IsLeader() {
+			n, ok := c.node(i)
+			if !ok || !n.IsLeader() {
 				continue
 			}
 			votes := 0
-			for _, other := range c.nodes {
-				if other.stopped {
+			for j := range c.nodes {
+				other, ok := c.node(j)
+				if !ok {
 					continue
 				}
-				if _, id := other.node.Leader(); id == tn.id {
+				if _, id := other.Leader(); id == tn.id {
 					votes++
 				}
 			}
@@ -228,7 +243,11 @@ func (c *cluster) tryPut(key, value string) error {
 		if err != nil {
 			return err
 		}
-		err = c.nodes[lead].node.Put([]byte(key), []byte(value))
+		n, ok := c.node(lead)
+		if !ok {
+			continue
+		}
+		err = n.Put([]byte(key), []byte(value))
 		if err == nil {
 			return nil
 		}
@@ -240,7 +259,8 @@ func (c *cluster) tryPut(key, value string) error {
 
 func retryable(err error) bool {
 	return errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
-		errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, raft.ErrLeadershipTransferInProgress)
+		errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, raft.ErrLeadershipTransferInProgress) ||
+		errors.Is(err, raft.ErrRaftShutdown)
 }
 
 // contents returns node i's map.

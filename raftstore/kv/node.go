@@ -161,8 +161,10 @@ func (n *Node) apply(c Command) error {
 	if (c.Op == OpPut || c.Op == OpDelete) && len(c.Key) == 0 {
 		return fmt.Errorf("kv: empty key: %w", ErrBadCommand)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.timeout)
+	defer cancel()
 	f := n.raft.Apply(c.Encode(), n.timeout)
-	if err := f.Error(); err != nil {
+	if err := wait(ctx, f); err != nil {
 		return err
 	}
 	if err, ok := f.Response().(error); ok {
@@ -196,7 +198,7 @@ func (n *Node) Get(key []byte, level ReadLevel) ([]byte, error) {
 		return nil, err
 	}
 	readIndex := n.raft.CommitIndex()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
+	if err := wait(ctx, n.raft.VerifyLeader()); err != nil {
 		return nil, err
 	}
 	if n.raft.CurrentTerm() != term {
@@ -206,6 +208,21 @@ func (n *Node) Get(key []byte, level ReadLevel) ([]byte, error) {
 		return nil, err
 	}
 	return n.fsm.Get(key)
+}
+
+// wait waits for f, or until ctx is done. Raft's futures may never
+// complete: a VerifyLeader queued just before raft shuts down stays in a
+// buffered channel that no one reads again (raft v1.8.0), and its Error
+// blocks forever. wait then leaves one goroutine behind, blocked on it.
+func wait(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("kv: %w", ctx.Err())
+	}
 }
 
 // readyForReads makes sure this node, as leader, has applied a command of

@@ -188,9 +188,9 @@ func TestProcessKill(t *testing.T) {
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
+		r := rand.New(rand.NewPCG(uint64(w), rng.Uint64()))
 		go func() {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), rng.Uint64()))
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
