@@ -12,68 +12,13 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/hashicorp/raft"
+	"github.com/stratadb/strata/internal/kvmodel"
 	"github.com/stratadb/strata/raftstore/kv"
 	"github.com/stretchr/testify/require"
 )
 
 // long runs the randomised tests for longer: `make stress`.
 var long = flag.Bool("long", false, "run randomised tests at stress length")
-
-// The model: every key is a register, absent or holding a value.
-type lzInput struct {
-	op    byte // 'g'et, 'p'ut, 'd'elete
-	key   string
-	value string
-}
-
-type lzOutput struct {
-	value   string
-	found   bool
-	unknown bool // a write whose outcome the client never learned
-}
-
-type lzState struct {
-	value string
-	found bool
-}
-
-var registerModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		for _, op := range history {
-			k := op.Input.(lzInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return lzState{} },
-	Step: func(state, input, output any) (bool, any) {
-		s, in, out := state.(lzState), input.(lzInput), output.(lzOutput)
-		switch in.op {
-		case 'g':
-			return out.found == s.found && out.value == s.value, s
-		case 'p':
-			return true, lzState{value: in.value, found: true}
-		default:
-			return true, lzState{}
-		}
-	},
-	DescribeOperation: func(input, output any) string {
-		in, out := input.(lzInput), output.(lzOutput)
-		switch in.op {
-		case 'g':
-			return fmt.Sprintf("get(%s) -> %q, %v", in.key, out.value, out.found)
-		case 'p':
-			return fmt.Sprintf("put(%s, %s) unknown=%v", in.key, in.value, out.unknown)
-		default:
-			return fmt.Sprintf("delete(%s) unknown=%v", in.key, out.unknown)
-		}
-	},
-}
 
 // TestLinearizability runs clients against a 3-node cluster while a
 // nemesis partitions nodes (the leader among them) with the in-memory
@@ -119,31 +64,31 @@ func TestLinearizability(t *testing.T) {
 					target = r.IntN(len(c.nodes))
 					continue
 				}
-				in := lzInput{key: keys[r.IntN(len(keys))]}
+				in := kvmodel.Input{Key: keys[r.IntN(len(keys))]}
 				switch x := r.IntN(10); {
 				case x < 5:
-					in.op = 'g'
+					in.Op = kvmodel.Get
 				case x < 9:
-					in.op, in.value = 'p', fmt.Sprintf("c%d-%d", client, seq)
+					in.Op, in.Value = kvmodel.Put, fmt.Sprintf("c%d-%d", client, seq)
 				default:
-					in.op = 'd'
+					in.Op = kvmodel.Delete
 				}
 				call := now()
-				var out lzOutput
+				var out kvmodel.Output
 				var err error
-				switch in.op {
+				switch in.Op {
 				case 'g':
 					var v []byte
-					v, err = n.Get([]byte(in.key), kv.Linearizable)
+					v, err = n.Get([]byte(in.Key), kv.Linearizable)
 					if errors.Is(err, kv.ErrNotFound) {
 						err = nil
 					} else if err == nil {
-						out = lzOutput{value: string(v), found: true}
+						out = kvmodel.Output{Value: string(v), Found: true}
 					}
 				case 'p':
-					err = n.Put([]byte(in.key), []byte(in.value))
+					err = n.Put([]byte(in.Key), []byte(in.Value))
 				case 'd':
-					err = n.Delete([]byte(in.key))
+					err = n.Delete([]byte(in.Key))
 				}
 				ret := now()
 				mu.Lock()
@@ -151,11 +96,11 @@ func TestLinearizability(t *testing.T) {
 				case err == nil:
 					counts["ok"]++
 					history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
-				case errors.Is(err, raft.ErrNotLeader) || in.op == 'g':
+				case errors.Is(err, raft.ErrNotLeader) || in.Op == kvmodel.Get:
 					counts["refused"]++ // not applied, or a read: no effect
 				default:
 					counts["unknown"]++
-					history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: lzOutput{unknown: true}, Return: math.MaxInt64})
+					history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: kvmodel.Output{Unknown: true}, Return: math.MaxInt64})
 				}
 				mu.Unlock()
 				if err != nil {
@@ -208,10 +153,10 @@ func TestLinearizability(t *testing.T) {
 	defer mu.Unlock()
 	t.Logf("%d operations in the history (%v), faults %v", len(history), counts, faults)
 	require.Greater(t, counts["ok"], 100, "too few operations succeeded to check anything")
-	res, info := porcupine.CheckOperationsVerbose(registerModel, history, time.Minute)
+	res, info := porcupine.CheckOperationsVerbose(kvmodel.Model, history, time.Minute)
 	if res == porcupine.Illegal {
 		path := t.TempDir() + "/history.html"
-		porcupine.VisualizePath(registerModel, info, path)
+		porcupine.VisualizePath(kvmodel.Model, info, path)
 		t.Fatalf("history not linearizable; visualisation in %s", path)
 	}
 	require.Equal(t, porcupine.Ok, res, "the check did not finish")
