@@ -97,8 +97,12 @@ func dbLs(c *cli, args []string) error {
 		p.row(fmt.Sprintf("%06d.log", l.Number), size(onDisk), recorded)
 	}
 	if p.json {
-		p.object(map[string]any{"type": "stats", "memstore_bytes": stats.MemstoreBytes, "open_tables": stats.OpenTables,
-			"obsolete_files": layout.Obsolete})
+		var levels []map[string]any
+		for _, ls := range stats.Levels {
+			levels = append(levels, map[string]any{"tables": ls.Tables, "bytes": ls.Bytes})
+		}
+		p.object(map[string]any{"type": "stats", "levels": levels, "memstore_bytes": stats.MemstoreBytes,
+			"open_tables": stats.OpenTables, "obsolete_files": layout.Obsolete})
 		return nil
 	}
 	p.line("")
