@@ -14,6 +14,7 @@
 //	for k, v := range it.All() { ... }
 //	for k, v := range it.Backward() { ... }          // from the last entry down
 //	err = it.Err()
+//	st, err := r.Verify(func(damage error) { ... }) // every block read and checked; tools, not reads
 //
 // Entries of one key may appear in several versions, newest (highest
 // sequence number) first; a tombstone (KindDelete) marks a deletion. A
