@@ -504,7 +504,10 @@ func (d *DB) headerUnwritten(path string) bool {
 	}
 	defer f.Close()
 	hdr := make([]byte, recordio.FileHeaderSize)
-	n, _ := io.ReadFull(f, hdr)
+	n, err := io.ReadFull(f, hdr)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return false // unreadable (a directory, say): not a header a crash left unwritten
+	}
 	return !slices.ContainsFunc(hdr[:n], func(b byte) bool { return b != 0 })
 }
 

@@ -171,6 +171,9 @@ type ManifestEdit struct {
 // ErrCorruption naming the file and offset, after fn has seen every edit
 // before it; so does an error fn returns.
 func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error {
+	if fn == nil {
+		fn = func(ManifestEdit) error { return nil } // a check alone
+	}
 	o := opts.withDefaults()
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: o.FS, NoMmap: true})
 	if err != nil {
@@ -269,6 +272,9 @@ var ErrUnknownLogFormat = errors.New("simpledb: unknown log format")
 // length, and a recycled file's records of another log after the log's
 // own.
 func ReadLog(path string, format uint64, opts *Options, fn func(LogRecord) error) error {
+	if fn == nil {
+		fn = func(LogRecord) error { return nil } // a check alone
+	}
 	if format == 0 {
 		format = currentLogFormat
 	}

@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -134,4 +135,40 @@ func TestVerifyWholeDatabase(t *testing.T) {
 	require.NoError(t, f.Close())
 	_, err = Verify("/other", &Options{FS: mem}, nil)
 	require.ErrorIs(t, err, ErrNotDB)
+}
+
+// A file Verify cannot read (here a directory where a table and the log
+// should be) is damage, reported, and the files after it are verified
+// still; Open refuses such a log rather than read it as empty.
+func TestVerifyUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, &Options{Logger: quietLogger, DisableAutoCompaction: true})
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), []byte("v")))
+		require.NoError(t, db.Flush())
+	}
+	require.NoError(t, db.Put([]byte("in the log"), []byte("v")))
+	require.NoError(t, db.Close())
+	l, err := ReadLayout(dir, nil)
+	require.NoError(t, err)
+	require.Len(t, l.Levels[0], 3)
+	require.Len(t, l.Logs, 1)
+
+	table := tableName(dir, l.Levels[0][0].Number)
+	require.NoError(t, os.Remove(table))
+	require.NoError(t, os.Mkdir(table, 0o755))
+	log := logName(dir, l.Logs[0].Number)
+	require.NoError(t, os.Remove(log))
+	require.NoError(t, os.Mkdir(log, 0o755))
+
+	report, err := Verify(dir, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, report.Damage, 2, "%v", report.Damage)
+	require.Contains(t, report.Damage[0].Error(), table)
+	require.Contains(t, report.Damage[1].Error(), log)
+	require.Equal(t, 2, report.Tables, "the other tables verified")
+
+	_, err = Open(dir, &Options{Logger: quietLogger, ReadOnly: true})
+	require.Error(t, err, "a log that cannot be read is not an empty one")
 }

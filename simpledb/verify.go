@@ -86,6 +86,21 @@ type verifier struct {
 
 func (v *verifier) damage(err error) { v.report.Damage = append(v.report.Damage, err) }
 
+// fileError reports what kept a file from being read (a directory where a
+// file should be, a permission, an I/O error) as damage, so that the files
+// after it are verified too; only a comparator mismatch, which no file
+// can be read past, stops Verify.
+func (v *verifier) fileError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrComparatorMismatch) || errors.Is(err, sstables.ErrComparatorMismatch) {
+		return err
+	}
+	v.damage(err)
+	return nil
+}
+
 func (v *verifier) note(format string, args ...any) {
 	v.report.Notes = append(v.report.Notes, fmt.Sprintf(format, args...))
 }
@@ -111,11 +126,11 @@ func (v *verifier) run() error {
 		for _, name := range names {
 			switch kind, num := parseFileName(name); kind {
 			case fileTable:
-				if err := v.table(tableInfo{num: num}, -1); err != nil {
+				if err := v.fileError(v.table(tableInfo{num: num}, -1)); err != nil {
 					return err
 				}
 			case fileLog:
-				if err := v.log(num, 0, currentLogFormat); err != nil {
+				if err := v.fileError(v.log(num, 0, currentLogFormat)); err != nil {
 					return err
 				}
 			}
@@ -126,7 +141,7 @@ func (v *verifier) run() error {
 	v.levels(state)
 	for level, tables := range state.levels {
 		for _, num := range slices.Sorted(maps.Keys(tables)) {
-			if err := v.table(tables[num], level); err != nil {
+			if err := v.fileError(v.table(tables[num], level)); err != nil {
 				return err
 			}
 		}
@@ -151,7 +166,7 @@ func (v *verifier) run() error {
 	}
 	slices.Sort(logs)
 	for _, num := range logs {
-		if err := v.log(num, int64(state.logs[num]), state.logFormat); err != nil {
+		if err := v.fileError(v.log(num, int64(state.logs[num]), state.logFormat)); err != nil {
 			return err
 		}
 	}
@@ -171,10 +186,7 @@ func (v *verifier) manifest(names []string) (*manifestState, error) {
 	}
 	name, err := readCurrent(v.opts.FS, v.dir)
 	if err != nil {
-		if !errors.Is(err, ErrCorruption) {
-			return nil, fmt.Errorf("simpledb: verify: %w", err)
-		}
-		v.damage(err)
+		v.damage(fmt.Errorf("simpledb: verify: %w", err))
 		return nil, nil
 	}
 	path := filepath.Join(v.dir, name)
@@ -185,6 +197,7 @@ func (v *verifier) manifest(names []string) (*manifestState, error) {
 		return nil, err
 	case err != nil:
 		v.damage(err)
+		v.report.Manifest = ""
 		return nil, nil
 	}
 	if info, err := v.opts.FS.Stat(path); err == nil {
@@ -221,6 +234,9 @@ func (v *verifier) table(info tableInfo, level int) error {
 	}
 	if err != nil {
 		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	if !stat.Mode().IsRegular() {
+		return base.Corruptf(path, 0, ErrCorruption, "not a regular file (%v)", stat.Mode().Type())
 	}
 	v.report.Tables++
 	defer v.done(stat.Size())
@@ -278,6 +294,9 @@ func (v *verifier) log(num uint64, size int64, format uint64) error {
 	if err != nil {
 		return fmt.Errorf("simpledb: verify: %w", err)
 	}
+	if !stat.Mode().IsRegular() {
+		return base.Corruptf(path, 0, ErrCorruption, "not a regular file (%v)", stat.Mode().Type())
+	}
 	v.report.Logs++
 	defer v.done(stat.Size())
 	if size > 0 && stat.Size() < size {
@@ -287,7 +306,11 @@ func (v *verifier) log(num uint64, size int64, format uint64) error {
 	if err != nil {
 		d := &DB{fs: v.opts.FS}
 		if size == 0 && (stat.Size() == 0 || errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
-			return nil // created, but a crash came before its header was durable
+			// Created, but a crash came before its header was durable:
+			// Open reads it as empty. (So would it a log whose contents
+			// were lost whole: nothing in the file tells the two apart.)
+			v.note("%s has no file header (%d bytes), as a crash while creating it leaves it; Open reads it as empty", path, stat.Size())
+			return nil
 		}
 		if !errors.Is(err, ErrCorruption) {
 			return fmt.Errorf("simpledb: verify: %w", err)

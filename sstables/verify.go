@@ -56,8 +56,9 @@ type VerifyStats struct {
 // ends past its separator, and that the counts agree with the properties.
 // (Open already checked the footer, properties, index, filter and range
 // deletions.) It calls report with each damage, a *CorruptionError
-// naming the file and offset, and goes on with the next block, so that
-// one damaged block hides nothing else; it returns what it read.
+// naming the file and offset (report may be nil: VerifyStats.Damaged
+// counts them), and goes on with the next block, so that one damaged block
+// hides nothing else; it returns what it read.
 func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 	var st VerifyStats
 	if r.closed.Load() {
@@ -65,7 +66,9 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 	}
 	damage := func(err error) {
 		st.Damaged++
-		report(err)
+		if report != nil {
+			report(err)
+		}
 	}
 	var (
 		index   = r.index
@@ -142,6 +145,9 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 // finds past that one. The error is for what is not damage: a missing
 // file, a comparator mismatch, an I/O error.
 func VerifyFile(path string, opts *ReaderOptions, report func(error)) (VerifyStats, error) {
+	if report == nil {
+		report = func(error) {}
+	}
 	o := opts.withDefaults()
 	o.Cache, o.CacheID = nil, 0
 	r, err := Open(path, &o)

@@ -54,6 +54,9 @@ func TestVerify(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, damage, 2)
 	require.Equal(t, 2, st.Damaged)
+	st, err = r.Verify(nil) // counted only
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Damaged)
 	require.Equal(t, meta.DataBlocks, st.Blocks, "every block was read")
 	for i, err := range damage {
 		require.ErrorIs(t, err, ErrCorruption)

@@ -108,7 +108,7 @@ func dbLs(c *cli, args []string) error {
 	p.line("")
 	p.line("memstore   %s replayed from the logs", size(stats.MemstoreBytes))
 	if len(layout.Obsolete) > 0 {
-		p.line("obsolete   %v (the next Open deletes them)", layout.Obsolete)
+		p.line("not live   %v (the next Open deletes those that are obsolete database files)", layout.Obsolete)
 	}
 	if layout.TornEdit != nil {
 		p.line("torn edit  %v (Open drops it)", layout.TornEdit)
@@ -317,8 +317,12 @@ func dbVerify(c *cli, args []string) error {
 		if len(report.Damage) > 0 {
 			state = fmt.Sprintf("%d damage(s) found", len(report.Damage))
 		}
-		c.out.line("verified %d tables (%d entries), %d logs (%d batches), the manifest: %s read; %s",
-			report.Tables, report.Entries, report.Logs, report.Batches, size(report.Bytes), state)
+		manifest := "the manifest"
+		if report.Manifest == "" {
+			manifest = "no manifest (it could not be read)"
+		}
+		c.out.line("verified %d tables (%d entries), %d logs (%d batches), %s: %s read; %s",
+			report.Tables, report.Entries, report.Logs, report.Batches, manifest, size(report.Bytes), state)
 	}
 	if len(report.Damage) > 0 {
 		return errDamaged

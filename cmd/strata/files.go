@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/stratadb/strata/recordio"
@@ -29,16 +30,35 @@ func checkFile(path, expected string) error {
 
 // checkRecordio returns an error naming what was expected unless path is
 // a regular file that starts with a recordio file header, as every file of
-// a database does.
+// a database does, and whose name is not that of another kind of database
+// file.
 func checkRecordio(path, expected string) error {
 	if err := checkFile(path, expected); err != nil {
 		return err
+	}
+	if kind := kindByName(path); kind != "" && kind != expected {
+		return usagef("%s is not %s: by its name it is %s", path, expected, kind)
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{NoMmap: true})
 	if err != nil {
 		return notA(path, expected, err)
 	}
 	return r.Close()
+}
+
+// kindByName names the kind of database file path's name says it is, or
+// "" for a name a database does not give its files.
+func kindByName(path string) string {
+	name := filepath.Base(path)
+	switch {
+	case strings.HasSuffix(name, ".sst"):
+		return "a table"
+	case strings.HasSuffix(name, ".log"):
+		return "a log"
+	case strings.HasPrefix(name, "MANIFEST-"):
+		return "a manifest"
+	}
+	return ""
 }
 
 // notA wraps the error of reading a file that is not of the kind a command
@@ -56,7 +76,7 @@ func manifestDump(c *cli, args []string) error {
 		if path, err = simpledb.CurrentManifest(path, nil); err != nil {
 			return err
 		}
-	} else if err := checkRecordio(path, "a database directory or a manifest"); err != nil {
+	} else if err := checkRecordio(path, "a manifest"); err != nil {
 		return err
 	}
 	p := c.out

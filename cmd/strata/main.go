@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/simpledb"
 )
 
@@ -97,7 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitStatus(err error) int {
 	var u usageError
 	switch {
-	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, recordio.ErrUnknownVersion),
+	case errors.Is(err, simpledb.ErrCorruption):
+		return exitFailure // damage inside a database, whatever else it wraps
+	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, simpledb.ErrUnknownLogFormat),
 		errors.Is(err, simpledb.ErrEmptyKey), errors.Is(err, simpledb.ErrKeyTooLarge), errors.Is(err, simpledb.ErrValueTooLarge):
 		return exitUsage
 	}
@@ -123,15 +124,15 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		rest := fs.Args()
+		if parsed := len(args) - len(rest); parsed > 0 && args[parsed-1] == "--" {
+			return append(positional, rest...), nil // flag consumed the "--"
+		}
+		if len(rest) == 0 {
 			return positional, nil
 		}
-		if args[0] == "--" {
-			return append(positional, args[1:]...), nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
 }
 

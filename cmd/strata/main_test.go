@@ -201,6 +201,24 @@ func TestExitStatus(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Put([]byte("k"), []byte("v")))
 	require.NoError(t, db.Close())
+	damaged := filepath.Join(dir, "damaged")
+	require.NoError(t, os.MkdirAll(damaged, 0o755))
+	entries, err := os.ReadDir(filepath.Join(dir, "db"))
+	require.NoError(t, err)
+	var log string
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, "db", e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(damaged, e.Name()), data, 0o644))
+		if strings.HasSuffix(e.Name(), ".log") {
+			log = filepath.Join(damaged, e.Name())
+		}
+	}
+	require.NotEmpty(t, log)
+	current, err := os.ReadFile(filepath.Join(damaged, "CURRENT"))
+	require.NoError(t, err)
+	current[0] ^= 0xff // the file header: not a recordio file any more
+	require.NoError(t, os.WriteFile(filepath.Join(damaged, "CURRENT"), current, 0o644))
 	notes := filepath.Join(dir, "notes.txt")
 	require.NoError(t, os.WriteFile(notes, []byte("hello"), 0o644))
 	for _, tc := range []struct {
@@ -225,6 +243,10 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"sst", "dump", notes}, exitUsage},
 		{[]string{"rio", "dump", notes}, exitUsage},
 		{[]string{"rio", "dump", dir}, exitUsage},
+		{[]string{"db", "scan", damaged}, exitFailure},
+		{[]string{"db", "verify", damaged}, exitFailure},
+		{[]string{"log", "dump", "--format", "5", log}, exitUsage},
+		{[]string{"log", "dump", log}, exitOK},
 	} {
 		got := run(tc.args, io.Discard, io.Discard)
 		require.Equal(t, tc.want, got, "strata %s", strings.Join(tc.args, " "))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -99,8 +100,10 @@ func (p *printer) pair(k, v []byte) {
 	p.object(obj)
 }
 
+// printable reports whether b shows as text: printable UTF-8 that does
+// not itself begin with 0x, which would read as hex.
 func printable(b []byte) bool {
-	if !utf8.Valid(b) {
+	if !utf8.Valid(b) || bytes.HasPrefix(b, []byte("0x")) {
 		return false
 	}
 	for _, r := range string(b) {
