@@ -13,7 +13,7 @@ import (
 // Solaris, AIX) the lock is only process-local: ErrLocked means an earlier
 // Lock in this process holds it, and another process is not stopped. A
 // MemFS's locks are its own, and so process-local too.
-var ErrLocked = errors.New("vfs: lock held by another user")
+var ErrLocked = errors.New("vfs: lock held by another process or Open")
 
 // File is an open file. Reads and writes through io.Reader and io.Writer
 // share one offset; ReadAt does not use it and is safe to call concurrently

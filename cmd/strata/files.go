@@ -82,7 +82,7 @@ func manifestDump(c *cli, args []string) error {
 	p := c.out
 	err := simpledb.ReadManifest(path, nil, func(e simpledb.ManifestEdit) error {
 		if p.json {
-			obj := map[string]any{"offset": e.Offset}
+			obj := map[string]any{"type": "edit", "offset": e.Offset}
 			for name, v := range map[string]uint64{"log_number": e.LogNumber, "next_file": e.NextFileNumber, "last_seq": e.LastSeq, "log_format": e.LogFormat} {
 				if v != 0 {
 					obj[name] = v
@@ -91,7 +91,7 @@ func manifestDump(c *cli, args []string) error {
 			if e.Comparator != "" {
 				obj["comparator"] = e.Comparator
 			}
-			var added, deleted, logs []map[string]any
+			added, deleted, logs := []map[string]any{}, []map[string]any{}, []map[string]any{}
 			for _, t := range e.Added {
 				a := map[string]any{"level": t.Level, "number": t.Number, "size": t.Size, "smallest_seq": t.SmallestSeq, "largest_seq": t.LargestSeq}
 				p.keyField(a, "smallest", t.Smallest)

@@ -169,6 +169,21 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	cmd, rest := findCommand(args)
+	if cmd == nil && len(args) == 1 {
+		// A group: strata help db lists the db commands.
+		var group []command
+		for _, c := range commands {
+			if strings.HasPrefix(c.name, args[0]+" ") {
+				group = append(group, c)
+			}
+		}
+		if len(group) > 0 {
+			for _, c := range group {
+				fmt.Fprintf(stdout, "  %-40s %s\n", c.name+" "+c.args, c.summary)
+			}
+			return exitOK
+		}
+	}
 	if cmd == nil || len(rest) > 0 {
 		fmt.Fprintf(stderr, "strata help: unknown command %q\n", strings.Join(args, " "))
 		return exitUsage
