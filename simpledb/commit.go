@@ -634,7 +634,9 @@ wait:
 // can start meanwhile, since syncLog claims one only under walMu. If that
 // fsync failed, or any before it, the log is not synced again: rotate
 // refuses. A crash after the new log is created but before its header is
-// durable leaves a header-less newest log, which recovery treats as empty.
+// durable leaves a header-less newest log, which no manifest names yet
+// (the edit naming it follows the header's sync), and which recovery
+// treats as empty.
 func (d *DB) rotate() error {
 	d.syncMu.Lock()
 	for d.syncing {

@@ -392,14 +392,15 @@ func (d *DB) classifyLog(num uint64) fileKind {
 // Damage at the end of a log that no valid record follows, in that log or
 // in any later one, is a torn tail: the unacknowledged end of the last
 // write, or a log whose creation a crash interrupted before its header was
-// durable. It is dropped. Any other damage is ErrCorruption: a torn tail
+// durable, which no manifest names yet (a named log without its header
+// lost it later: ErrCorruption). It is dropped. Any other damage is ErrCorruption: a torn tail
 // followed by records in a later log means acknowledged writes were lost
 // in between. See replayLog for what a log's own records and its recorded
 // length prove.
 func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstore) error {
 	var torn error // the first tail damage not yet known to be the last
 	for _, num := range nums {
-		records, tail, err := d.replayLog(num, int64(state.logs[num]), state.logFormat, m)
+		records, tail, err := d.replayLog(num, int64(state.logs[num]), state.named(num), state.logFormat, m)
 		if err != nil {
 			return err
 		}
@@ -433,7 +434,7 @@ func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstor
 // the unsynced end of a log with pages missing or reverted to their old
 // contents in any order, valid records after zeros or stale ones, but
 // never below a length an fsync confirmed.
-func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memstore) (records int, tail, err error) {
+func (d *DB) replayLog(num uint64, size int64, named bool, format uint64, m *memstore.Memstore) (records int, tail, err error) {
 	path := logName(d.dir, num)
 	if size > 0 {
 		info, err := d.fs.Stat(path)
@@ -445,8 +446,13 @@ func (d *DB) replayLog(num uint64, size int64, format uint64, m *memstore.Memsto
 		}
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
-	if err != nil && size == 0 && (errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
+	if err != nil && size == 0 && !named && (errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
 		return 0, err, nil // created, but the crash came before its header was durable
+	}
+	if err != nil && named && (errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
+		// A log's header is durable before any manifest names it (see
+		// createLog), so a named log without one lost it afterwards.
+		return 0, nil, base.Corruptf(path, 0, ErrCorruption, "the manifest names this log, yet its file header is gone: %v", err)
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)

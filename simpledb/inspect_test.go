@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -171,4 +172,35 @@ func TestVerifyUnreadableFiles(t *testing.T) {
 
 	_, err = Open(dir, &Options{Logger: quietLogger, ReadOnly: true})
 	require.Error(t, err, "a log that cannot be read is not an empty one")
+}
+
+// A log's header is durable before the manifest names the log, so a named
+// log cut below its header lost it afterwards: Open refuses it, and Verify
+// reports it, instead of reading it as a log a crash interrupted while it
+// was being created, and losing the synced writes it held. Here the log
+// being written when the power went, whose length no edit records.
+func TestNamedLogWithoutHeader(t *testing.T) {
+	for _, cut := range []int64{0, 5} {
+		mem := vfs.NewMem()
+		db, err := openQuiet(mem)
+		require.NoError(t, err)
+		putAcked(t, db, 0, 50)
+		crashed := mem.CrashClone(vfs.CrashOptions{})
+		require.NoError(t, db.Close())
+		l, err := ReadLayout("/db", &Options{FS: crashed})
+		require.NoError(t, err)
+		active := l.Logs[len(l.Logs)-1]
+		require.Zero(t, active.Size, "no length recorded")
+		log := logName("/db", active.Number)
+		data := readDirFiles(t, crashed, "/db")[filepath.Base(log)]
+		rewriteFile(t, crashed, log, data[:cut])
+
+		_, err = Open("/db", &Options{FS: crashed, Logger: quietLogger})
+		require.ErrorIs(t, err, ErrCorruption, "cut to %d bytes", cut)
+		require.ErrorContains(t, err, log)
+		report, err := Verify("/db", &Options{FS: crashed}, nil)
+		require.NoError(t, err)
+		require.Len(t, report.Damage, 1, "cut to %d bytes: %v", cut, report.Damage)
+		require.ErrorContains(t, report.Damage[0], log)
+	}
 }

@@ -248,6 +248,14 @@ type manifestState struct {
 	torn error
 }
 
+// named reports whether the manifest names log num: as the oldest log
+// needed, or as a log it recorded when a rotation started it. Such a log's
+// file header was durable before the edit that names it.
+func (s *manifestState) named(num uint64) bool {
+	_, ok := s.logs[num]
+	return ok || num == s.logNum
+}
+
 func (s *manifestState) apply(e *versionEdit) error {
 	if e.comparator != "" && e.comparator != s.comparator {
 		return fmt.Errorf("%w: the database uses %q, not %q", ErrComparatorMismatch, e.comparator, s.comparator)

@@ -130,7 +130,7 @@ func (v *verifier) run() error {
 					return err
 				}
 			case fileLog:
-				if err := v.fileError(v.log(num, 0, currentLogFormat)); err != nil {
+				if err := v.fileError(v.log(num, 0, false, currentLogFormat)); err != nil {
 					return err
 				}
 			}
@@ -166,7 +166,7 @@ func (v *verifier) run() error {
 	}
 	slices.Sort(logs)
 	for _, num := range logs {
-		if err := v.fileError(v.log(num, int64(state.logs[num]), state.logFormat)); err != nil {
+		if err := v.fileError(v.log(num, int64(state.logs[num]), state.named(num), state.logFormat)); err != nil {
 			return err
 		}
 	}
@@ -288,7 +288,7 @@ func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.Re
 // record must be whole and the log's own; past the last record that
 // vouches for a durable length, damage and records of another log are a
 // torn tail.
-func (v *verifier) log(num uint64, size int64, format uint64) error {
+func (v *verifier) log(num uint64, size int64, named bool, format uint64) error {
 	path := logName(v.dir, num)
 	stat, err := v.opts.FS.Stat(path)
 	if err != nil {
@@ -305,10 +305,13 @@ func (v *verifier) log(num uint64, size int64, format uint64) error {
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: v.opts.FS, NoMmap: true, ZeroCopy: true})
 	if err != nil {
 		d := &DB{fs: v.opts.FS}
-		if size == 0 && (stat.Size() == 0 || errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
-			// Created, but a crash came before its header was durable:
-			// Open reads it as empty. (So would it a log whose contents
-			// were lost whole: nothing in the file tells the two apart.)
+		headerless := stat.Size() == 0 || errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)
+		switch {
+		case headerless && named:
+			return base.Corruptf(path, 0, ErrCorruption, "the manifest names this log, yet its file header is gone: %v", err)
+		case headerless && size == 0:
+			// Created, but a crash came before its header was durable
+			// and before any manifest named it: Open reads it as empty.
 			v.note("%s has no file header (%d bytes), as a crash while creating it leaves it; Open reads it as empty", path, stat.Size())
 			return nil
 		}
