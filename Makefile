@@ -150,9 +150,11 @@ bench-raft:
 	cd raftstore/bench && $(GO) run ./report -svg results.svg < results.txt | tee results.md
 
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-			echo "=== fuzz $$pkg $$f ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
+	@for mod in . raftstore; do \
+		for pkg in $$(cd $$mod && $(GO) list ./...); do \
+			for f in $$(cd $$mod && $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+				echo "=== fuzz $$pkg $$f ($(FUZZTIME))"; \
+				(cd $$mod && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg) || exit 1; \
+			done; \
 		done; \
 	done

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/hashicorp/raft"
 	"github.com/stratadb/strata/simpledb"
@@ -167,16 +168,22 @@ func (sr *snapshotReader) next() (key, value []byte, ok bool, err error) {
 }
 
 // bytes reads n more bytes into sr.buf after its first off, and returns
-// sr.buf[:off+n].
+// sr.buf[:off+n]. It grows the buffer a chunk at a time as the bytes
+// arrive, so that a damaged length costs no more memory than the stream
+// holds.
 func (sr *snapshotReader) bytes(off int, n uint64) ([]byte, error) {
-	need := off + int(n)
-	if cap(sr.buf) < need {
-		nb := make([]byte, need, need*2)
-		copy(nb, sr.buf[:off])
-		sr.buf = nb
+	const chunk = 1 << 20
+	sr.buf = sr.buf[:off]
+	for n > 0 {
+		k := int(min(n, chunk))
+		start := len(sr.buf)
+		sr.buf = slices.Grow(sr.buf, k)[:start+k]
+		if err := sr.read(sr.buf[start:]); err != nil {
+			return nil, err
+		}
+		n -= uint64(k)
 	}
-	sr.buf = sr.buf[:need]
-	return sr.buf, sr.read(sr.buf[off:need])
+	return sr.buf, nil
 }
 
 func (sr *snapshotReader) trailer() error {
