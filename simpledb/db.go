@@ -375,7 +375,7 @@ func (d *DB) classifyLog(num uint64) fileKind {
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
 	if err != nil {
-		if d.headerUnwritten(path) {
+		if headerUnwritten(d.fs, path) {
 			return fileEmptyLog
 		}
 		return fileUnknown
@@ -445,14 +445,9 @@ func (d *DB) replayLog(num uint64, size int64, named bool, format uint64, m *mem
 			return 0, nil, base.Corruptf(path, info.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size)
 		}
 	}
-	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, ZeroCopy: true, NoMmap: true})
-	if err != nil && size == 0 && !named && (errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
-		return 0, err, nil // created, but the crash came before its header was durable
-	}
-	if err != nil && named && (errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)) {
-		// A log's header is durable before any manifest names it (see
-		// createLog), so a named log without one lost it afterwards.
-		return 0, nil, base.Corruptf(path, 0, ErrCorruption, "the manifest names this log, yet its file header is gone: %v", err)
+	r, torn, err := openLogRecords(d.fs, path, size, named)
+	if torn != nil {
+		return 0, torn, nil
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)
@@ -501,10 +496,32 @@ func (d *DB) replayLog(num uint64, size int64, named bool, format uint64, m *mem
 // log's file, where it ends the log's own records.
 var errStaleRecord = errors.New("a record of the file's earlier use")
 
+// openLogRecords opens log path to read its records, for replay or
+// Verify. A log without its file header (cut below it, or zeros where it
+// goes) is one a crash interrupted while creating it, if no manifest names
+// it and no length is recorded: torn is then the open error, and the log
+// reads as empty. A named log's header was durable before the edit naming
+// it (see createLog), so a named log without one lost it later:
+// ErrCorruption.
+func openLogRecords(fsys vfs.FS, path string, size int64, named bool) (r *recordio.Reader, torn, err error) {
+	r, err = recordio.Open(path, &recordio.ReaderOptions{FS: fsys, ZeroCopy: true, NoMmap: true})
+	if err == nil {
+		return r, nil, nil
+	}
+	headerless := errors.Is(err, recordio.ErrTruncatedHeader) || headerUnwritten(fsys, path)
+	switch {
+	case headerless && named:
+		return nil, nil, base.Corruptf(path, 0, ErrCorruption, "the manifest names this log, yet its file header is gone: %v", err)
+	case headerless && size == 0:
+		return nil, err, nil
+	}
+	return nil, nil, err
+}
+
 // headerUnwritten reports whether a log's file header is zeros, as space
 // allocated ahead reads before the header reaches it.
-func (d *DB) headerUnwritten(path string) bool {
-	f, err := d.fs.Open(path)
+func headerUnwritten(fsys vfs.FS, path string) bool {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return false
 	}

@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -302,19 +301,12 @@ func (v *verifier) log(num uint64, size int64, named bool, format uint64) error 
 	if size > 0 && stat.Size() < size {
 		v.damage(base.Corruptf(path, stat.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size))
 	}
-	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: v.opts.FS, NoMmap: true, ZeroCopy: true})
+	r, torn, err := openLogRecords(v.opts.FS, path, size, named)
+	if torn != nil {
+		v.note("%s has no file header (%d bytes), as a crash while creating it leaves it; Open reads it as empty", path, stat.Size())
+		return nil
+	}
 	if err != nil {
-		d := &DB{fs: v.opts.FS}
-		headerless := stat.Size() == 0 || errors.Is(err, recordio.ErrTruncatedHeader) || d.headerUnwritten(path)
-		switch {
-		case headerless && named:
-			return base.Corruptf(path, 0, ErrCorruption, "the manifest names this log, yet its file header is gone: %v", err)
-		case headerless && size == 0:
-			// Created, but a crash came before its header was durable
-			// and before any manifest named it: Open reads it as empty.
-			v.note("%s has no file header (%d bytes), as a crash while creating it leaves it; Open reads it as empty", path, stat.Size())
-			return nil
-		}
 		if !errors.Is(err, ErrCorruption) {
 			return fmt.Errorf("simpledb: verify: %w", err)
 		}
