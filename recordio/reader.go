@@ -328,6 +328,35 @@ func (r *Reader) Resync() (int64, error) {
 	}
 }
 
+// Scan reads the remaining records in order, for tools: it calls record
+// (if not nil) with each record's Info and damage with each damaged place,
+// a *CorruptionError; with resync it goes on past damage (see Resync),
+// else it stops at the first. The error is for what is not damage, such
+// as a failed read.
+func (r *Reader) Scan(resync bool, record func(RecordInfo), damage func(error)) error {
+	for {
+		_, err := r.Next()
+		switch {
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, ErrCorruption):
+			damage(err)
+			if !resync {
+				return nil
+			}
+			if _, err := r.Resync(); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case record != nil:
+			record(r.Info())
+		}
+	}
+}
+
 // Close releases the reader's buffers and closes the file if the reader
 // opened it; records that alias a mapped file are invalid from then on.
 // Further calls return ErrClosed.

@@ -690,3 +690,40 @@ func TestReaderInfo(t *testing.T) {
 	require.True(t, got[0].Compressed)
 	require.False(t, got[1].Compressed)
 }
+
+// Scan reports each damaged place and, with resync, the records after it;
+// without, it stops at the first damage.
+func TestReaderScan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rio")
+	w, err := Create(path, &WriterOptions{Compression: NoCompression})
+	require.NoError(t, err)
+	var offsets []int64
+	for i := range 5 {
+		off, err := w.Write(bytes.Repeat([]byte{byte('a' + i)}, 100))
+		require.NoError(t, err)
+		offsets = append(offsets, off)
+	}
+	require.NoError(t, w.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[offsets[2]+50] ^= 1
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	for _, resync := range []bool{true, false} {
+		r, err := Open(path, nil)
+		require.NoError(t, err)
+		var seen []int64
+		var damage []error
+		require.NoError(t, r.Scan(resync, func(info RecordInfo) { seen = append(seen, info.Offset) }, func(err error) { damage = append(damage, err) }))
+		require.NoError(t, r.Close())
+		require.Len(t, damage, 1)
+		var ce *CorruptionError
+		require.True(t, errors.As(damage[0], &ce))
+		require.Equal(t, offsets[2], ce.Offset)
+		if resync {
+			require.Equal(t, []int64{offsets[0], offsets[1], offsets[3], offsets[4]}, seen)
+		} else {
+			require.Equal(t, offsets[:2], seen)
+		}
+	}
+}

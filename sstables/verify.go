@@ -3,7 +3,6 @@ package sstables
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/recordio"
@@ -167,24 +166,12 @@ func VerifyFile(path string, opts *ReaderOptions, report func(error)) (VerifySta
 		return st, nil // the file header: that was the Open error
 	}
 	defer rr.Close()
-	for {
-		_, err := rr.Next()
-		switch {
-		case err == io.EOF:
-			return st, nil
-		case errors.Is(err, ErrCorruption):
-			var ce *base.CorruptionError
-			if !errors.As(err, &ce) || first == nil || ce.Offset != first.Offset {
-				st.Damaged++
-				report(err)
-			}
-			if _, err := rr.Resync(); err == io.EOF {
-				return st, nil
-			} else if err != nil {
-				return st, err
-			}
-		case err != nil:
-			return st, err
+	err = rr.Scan(true, nil, func(err error) {
+		var ce *base.CorruptionError
+		if !errors.As(err, &ce) || first == nil || ce.Offset != first.Offset {
+			st.Damaged++
+			report(err)
 		}
-	}
+	})
+	return st, err
 }

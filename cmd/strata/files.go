@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -349,27 +348,7 @@ func rioScan(path string, resync bool, record func(recordio.FileHeader, recordio
 		return notA(path, "a recordio file", err)
 	}
 	defer r.Close()
-	for {
-		_, err := r.Next()
-		switch {
-		case err == io.EOF:
-			return nil
-		case errors.Is(err, recordio.ErrCorruption):
-			damage(err)
-			if !resync {
-				return nil
-			}
-			if _, err := r.Resync(); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		default:
-			record(r.Header(), r.Info())
-		}
-	}
+	return r.Scan(resync, func(info recordio.RecordInfo) { record(r.Header(), info) }, damage)
 }
 
 func rioDump(c *cli, args []string) error {
