@@ -23,6 +23,12 @@ BENCHFLAGS ?=
 BENCH_GROUPS ?= RecordIOWrite RecordIORead Skiplist Memstore SSTableScanDefault SSTableScanBackward SSTableRandomReadDefault SSTableMemstoreFlush SimpleDB
 # Scale table configurations for `make bench` (see benchmark/scale).
 SCALE_CONFIG ?= default
+# Where `make bench` puts its files: emptied first, removed afterwards, and
+# its peak size printed at the end (benchmark/internal/diskpeak).
+BENCH_DIR ?= $(or $(TMPDIR),/tmp)/strata-bench
+# The modules, each with its own go.mod: the library and the three that keep
+# their dependencies out of it.
+MODULES := . benchmark/peers benchmark/ycsb raftstore
 
 # YCSB workloads for `make ycsb` (files in benchmark/ycsb/workloads).
 YCSB_WORKLOADS ?= workloada workloadb workloadc workloadd workloade workloadf simpledb
@@ -34,7 +40,7 @@ PEERS_DIR   ?= /tmp/strata-peers
 PEERS_FLAGS ?=
 PEERS_OUT   ?= results
 
-.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fuzz ycsb
+.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fuzz ycsb
 
 test: vet race ycsb-test peers-test raftstore-test examples
 
@@ -68,13 +74,34 @@ examples:
 		$(GO) run ./$$d || exit 1; \
 	done
 
+# The benchmark tables, then the scale table, with every file under
+# BENCH_DIR; prints the time taken and the peak disk use at the end.
 bench:
+	@$(GO) run ./benchmark/internal/diskpeak -dir $(BENCH_DIR) -- \
+		$(MAKE) --no-print-directory bench-groups bench-scale
+
+bench-groups:
 	@for g in $(BENCH_GROUPS); do \
 		echo "=== benchmark $$g"; \
 		$(GO) test -run '^$$' -bench "^Benchmark$$g" -benchmem -benchtime $(BENCHTIME) \
 			-timeout 60m ./benchmark/ $(BENCHFLAGS) || exit 1; \
 	done
-	@$(MAKE) --no-print-directory bench-scale
+
+# Every benchmark of every module once (-benchtime 1x), and the scale
+# tool at its smallest size: a benchmark that fails, or cannot finish,
+# fails here. CI runs it after make test (.ci/run): it takes about two
+# minutes, more than make test's budget allows.
+bench-smoke:
+	@$(GO) run ./benchmark/internal/diskpeak -dir $(BENCH_DIR)-smoke -- \
+		$(MAKE) --no-print-directory bench-smoke-run
+
+bench-smoke-run:
+	@for mod in $(MODULES); do \
+		echo "=== benchmarks of module $$mod, once each"; \
+		(cd $$mod && $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./... | grep -v 'no test files') || exit 1; \
+	done
+	@echo "=== scale tiny"
+	@$(GO) run ./benchmark/scale -config tiny
 
 # Everything at go-sstables' full sizes, and the 10 GB scale configuration.
 bench-full:
