@@ -40,7 +40,7 @@ PEERS_DIR   ?= /tmp/strata-peers
 PEERS_FLAGS ?=
 PEERS_OUT   ?= results
 
-.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fuzz ycsb
+.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
 test: vet race ycsb-test peers-test raftstore-test examples
 
@@ -125,6 +125,20 @@ stress:
 	cd raftstore && $(GO) test -race -run 'TestLinearizability' -count=1 -timeout 30m -v ./kv/ -long | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -run 'TestCluster' -count=5 -timeout 30m -v ./kv/ | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -run '^TestProcessKill$$' -count=1 -timeout 30m -v ./cmd/raftkv/ -kill-cycles 40 | grep -E '$(TEST_LINES)'
+
+# The filesystem matrix: a database on ext4, XFS, btrfs and tmpfs, each a
+# small loop-mounted image, through disk-full faults, filesystem shutdowns
+# and SIGKILLs (simpledb's TestFilesystemMatrix). Needs root; installs
+# xfsprogs and btrfs-progs from Debian's packages if they are missing;
+# skips, saying why, where it cannot run.
+fs-matrix:
+	@if [ "$$(id -u)" != 0 ]; then echo "make fs-matrix: skipped: it needs root, to make and mount filesystems"; exit 0; fi; \
+	if [ ! -e /dev/loop-control ]; then echo "make fs-matrix: skipped: no loop devices"; exit 0; fi; \
+	for tool in mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs; do \
+		command -v $${tool%%:*} >/dev/null || (apt-get update -qq && apt-get install -y -qq $${tool##*:}) >/dev/null || \
+			echo "make fs-matrix: could not install $${tool##*:}: its filesystem is skipped"; \
+	done; \
+	$(GO) test -run '^TestFilesystemMatrix$$' -count=1 -timeout 60m -v ./simpledb/ -fs-matrix | grep -E '$(TEST_LINES)'
 
 # Kills a child process writing synced batches 200 times, at random
 # moments, and checks each recovery.

@@ -32,10 +32,11 @@ import (
 // (a later record vouches for it) from a torn, unsynced tail (nothing
 // does), even when a power loss wrote the tail's pages out of order. log,
 // stamped as the record is appended, is the low 32 bits of its log's
-// number: a recycled log file still holds its earlier use's records after
-// the new ones, valid but of another log, and log tells them apart. Older
-// formats lack the last fields: logFormatSynced records end the header at
-// synced (20 bytes), logFormatV1 records at count (12 bytes).
+// random identity (log format 5; the log's number in formats 3 and 4): a
+// recycled log file still holds its earlier use's records after the new
+// ones, valid but of another log, and log tells them apart. Older formats
+// lack the last fields: logFormatSynced records end the header at synced
+// (20 bytes), logFormatV1 records at count (12 bytes).
 type Batch struct {
 	data      []byte
 	count     uint32
@@ -162,22 +163,22 @@ func recordSynced(format uint64, rec []byte) int64 {
 	return int64(binary.LittleEndian.Uint64(rec[12:]))
 }
 
-// setRecordLog stamps a log record with the number of the log it is
-// appended to.
-func setRecordLog(rec []byte, num uint64) {
-	binary.LittleEndian.PutUint32(rec[20:], uint32(num))
+// setRecordStamp stamps a log record with the log it is appended to: see
+// recordStamp.
+func setRecordStamp(rec []byte, stamp uint32) {
+	binary.LittleEndian.PutUint32(rec[20:], stamp)
 }
 
-// staleRecord reports whether a log record of the given format, found in
-// log num's file, was written to another log, by the file's earlier use,
-// and returns that log's field. Formats without the field have no stale
-// records.
-func staleRecord(format uint64, rec []byte, num uint64) (log uint32, stale bool) {
+// recordStamp returns the log field of a log record of the given format:
+// the low 32 bits of its log's number (formats 3 and 4) or of its log's
+// identity (format 5 on). A recycled log's file holds its earlier use's
+// records after its own, and the stamp tells them apart. Formats without
+// the field, and records too short for it, give 0.
+func recordStamp(format uint64, rec []byte) uint32 {
 	if format < logFormatLogNum || len(rec) < batchHeaderSize {
-		return 0, false
+		return 0
 	}
-	log = binary.LittleEndian.Uint32(rec[20:])
-	return log, log != uint32(num)
+	return binary.LittleEndian.Uint32(rec[20:])
 }
 
 // errBadBatch reports a log record that is not a valid batch.

@@ -124,6 +124,11 @@ func (c *checkpoint) write() error {
 				return err
 			}
 			c.written = append(c.written, path)
+			// The file linked must be the table read: one put in its place
+			// since is refused, as Open would refuse it.
+			if err := d.checkTableFile(path, t.tableInfo); err != nil {
+				return err
+			}
 			edit.added = append(edit.added, levelTable{level: level, info: t.tableInfo})
 		}
 	}
@@ -211,7 +216,7 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo,
 	c.written = append(c.written, path)
 	m := w.Metadata()
 	info := &tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
-		smallestSeq: m.MinSeq, largestSeq: m.MaxSeq}
+		smallestSeq: m.MinSeq, largestSeq: m.MaxSeq, id: m.ID}
 	info.includeRangeDels(m.Records, rangedel.Build(c.d.opts.Comparator.Compare, tombs))
 	return info, nil
 }

@@ -191,7 +191,10 @@ func (d *DB) commit(w *commitWaiter) error {
 		return err
 	}
 	if d.failed.Load() {
-		return d.backgroundError()
+		// (nil if Resume cleared the failure meanwhile: the write goes on.)
+		if err := d.backgroundError(); err != nil {
+			return err
+		}
 	}
 
 	d.commitMu.Lock()
@@ -392,7 +395,10 @@ func (d *DB) syncLog(end uint64) {
 			d.walMu.Unlock()
 			continue
 		}
-		err := d.wal.Flush()
+		err := errNoLog
+		if d.wal != nil {
+			err = d.wal.Flush()
+		}
 		target, file := uint64(d.writeStats.logBytes.Load()), d.walFile
 		d.walMu.Unlock()
 		if err == nil {
@@ -539,12 +545,26 @@ func (d *DB) failLog(err error) error {
 }
 
 // setBackgroundError records the first failure and wakes stalled writers.
-// The caller holds d.mu.
+// Out of space, it starts retrying Resume. The caller holds d.mu.
 func (d *DB) setBackgroundError(err error) error {
 	if d.bgErr == nil {
 		d.bgErr = fmt.Errorf("%w: %w", ErrBackground, err)
+		d.bgRecoverable = recoverable(err)
 		d.failed.Store(true)
-		d.log.Error("simpledb: background error; writes are refused until reopen", "err", err)
+		d.stats.backgroundErrors++
+		switch {
+		case d.bgRecoverable && outOfSpace(err):
+			d.logger.Error("simpledb: out of space; writes are refused until space is back", "err", err)
+			if !d.autoResuming && !d.closed.Load() {
+				d.autoResuming = true
+				d.bgWG.Add(1)
+				go d.autoResume()
+			}
+		case d.bgRecoverable:
+			d.logger.Error("simpledb: background error; writes are refused until Resume or a reopen", "err", err)
+		default:
+			d.logger.Error("simpledb: background error; writes are refused until reopen", "err", err)
+		}
 	}
 	d.cond.Broadcast()
 	return d.bgErr
@@ -603,6 +623,11 @@ wait:
 			if d.opts.DisableAutoCompaction || len(d.current.levels[0]) < d.opts.L0StopWritesThreshold {
 				break wait
 			}
+			if d.compactPause != nil {
+				// Only a compaction makes room in L0, and it waits for space.
+				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.compactPause)
+				break wait
+			}
 		case len(d.imm) < d.opts.MaxImmutableMemstores:
 			// Only the leader adds to imm, so there is still room once
 			// d.mu is released for the rotation.
@@ -612,7 +637,7 @@ wait:
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
 			d.stats.stalls++
-			d.log.Debug("simpledb: write stall", "immutable", len(d.imm), "l0", len(d.current.levels[0]))
+			d.logger.Debug("simpledb: write stall", "immutable", len(d.imm), "l0", len(d.current.levels[0]))
 		}
 		d.cond.Wait()
 	}
@@ -657,7 +682,11 @@ func (d *DB) rotate() error {
 	d.syncedTo.Store(uint64(logical))
 	d.syncMu.Unlock()
 
+	// From here the database has no log until the new one is recorded: a
+	// failure leaves none (see Resume).
+	d.wal, d.walFile = nil, nil
 	d.mu.Lock()
+	d.mem.logSize = uint64(oldSize)
 	num, recycled := d.newFileNum(), d.takeRecycledLog()
 	d.mu.Unlock()
 	w, f, err := d.createLog(num, recycled)
@@ -667,7 +696,7 @@ func (d *DB) rotate() error {
 	// The manifest records the old log's length and the new log before
 	// anything is written to it: see manifest.go.
 	d.mu.Lock()
-	err = d.writeEdit(&versionEdit{logs: []logInfo{{num: oldNum, size: uint64(oldSize)}, {num: num}}})
+	err = d.writeEdit(&versionEdit{logs: []logInfo{{num: oldNum, size: uint64(oldSize)}, w.logInfo}})
 	d.mu.Unlock()
 	if err != nil {
 		w.Close()
@@ -677,11 +706,11 @@ func (d *DB) rotate() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if recycled != 0 {
+	if recycled.num != 0 {
 		d.stats.logsRecycled++
 	}
 	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: d.newMemstore(), logNum: num}
+	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.id}
 	d.installReadState()
 	d.cond.Broadcast()
 	return nil

@@ -192,7 +192,7 @@ func (d *DB) compactLoop() {
 	for {
 		var c *compaction
 		for !d.closed.Load() {
-			if !d.compacting && d.bgErr == nil && !d.opts.DisableAutoCompaction {
+			if !d.compacting && d.bgErr == nil && !d.opts.DisableAutoCompaction && !time.Now().Before(d.compactRetry) {
 				if c = d.pickCompaction(); c != nil {
 					break
 				}
@@ -202,7 +202,13 @@ func (d *DB) compactLoop() {
 		if d.closed.Load() {
 			return
 		}
-		if err := d.runCompaction(c); err != nil && err != ErrClosed {
+		switch err := d.runCompaction(c); {
+		case err == nil:
+			d.compactPause, d.compactBackoff = nil, 0
+		case err == ErrClosed:
+		case outOfSpace(err) && d.manifestErr == nil:
+			d.pauseCompactions(err) // a soft error: writes go on (see resume.go)
+		default:
 			d.setBackgroundError(fmt.Errorf("compaction: %w", err))
 		}
 		d.cond.Broadcast()
@@ -252,7 +258,7 @@ func (d *DB) runCompaction(c *compaction) error {
 	d.stats.compactions++
 	d.stats.compactionRead += read
 	d.stats.compactionBytes += written
-	d.log.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
+	d.logger.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
 		"read", read, "written", written, "took", time.Since(start))
 	return nil
 }
@@ -274,7 +280,7 @@ func (d *DB) moveTable(c *compaction) error {
 	t.ref() // the new version's, which applyEdit hands it
 	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}})
 	d.stats.trivialMoves++
-	d.log.Debug("simpledb: moved table", "table", t.num, "from", c.level, "to", c.level+1, "bytes", t.size)
+	d.logger.Debug("simpledb: moved table", "table", t.num, "from", c.level, "to", c.level+1, "bytes", t.size)
 	return nil
 }
 

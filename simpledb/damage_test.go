@@ -24,8 +24,11 @@ import (
 
 // TestDamageMatrix damages every file of a database, one at a time and one
 // way at a time (deleted; its tail cut by 1 byte, 7 bytes, half its length;
-// a byte flipped), and opens each damaged copy. Each must end one of these
-// ways:
+// a byte flipped; a log zeroed from a record boundary to its end, as a
+// write lost in preallocated space leaves it; a table replaced by one of
+// the same number and size but another identity, as a table of another
+// database or an older backup would be), and opens each damaged copy. Each
+// must end one of these ways:
 //
 //   - intact: it opens, and every acknowledged write reads back (every
 //     model key by Get, absent keys absent, a full scan equal to the model);
@@ -48,17 +51,19 @@ import (
 // changed by a refused Open. The counts per damage and file kind, and the
 // failures by cause, are logged for the README's reliability table.
 //
-// `make test` damages the closed image with one flipped byte per file;
-// -long damages both images, with several flipped bytes per file.
+// `make test` damages the closed image with one flipped byte per file and
+// a log zeroed from 3 record boundaries; -long damages both images, with
+// several flipped bytes per file, and each log zeroed from every record
+// boundary of its last chunk.
 func TestDamageMatrix(t *testing.T) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	closed, crashed := buildDamageImages(t, rng)
 	images := []*damageImage{closed}
-	flips := 1
+	flips, zeroings := 1, 3
 	if *long {
 		images = append(images, crashed)
-		flips = 16
+		flips, zeroings = 16, 0 // 0: every boundary
 	}
 
 	counts := map[damageCount]int{}
@@ -69,7 +74,7 @@ func TestDamageMatrix(t *testing.T) {
 		require.Equal(t, outcomeIntact, openDamaged(t, img, img.files, "").outcome, "%s image, undamaged", img.name)
 		for _, name := range slices.Sorted(maps.Keys(img.files)) {
 			kind := strings.Split(img.kinds[name], " (")[0]
-			for _, dmg := range damagesFor(img.files[name], flips, rng) {
+			for _, dmg := range damagesFor(t, img.kinds[name], img.files[name], flips, zeroings, rng) {
 				files := maps.Clone(img.files)
 				if dmg.delete {
 					delete(files, name)
@@ -440,10 +445,12 @@ type fileDamage struct {
 	apply      func(data []byte) []byte
 }
 
-// damagesFor returns the damages for a file of data: deleting it, cutting
-// its tail by 1 byte, 7 bytes and half its length, and flipping a byte at
-// flips random offsets.
-func damagesFor(data []byte, flips int, rng *rand.Rand) []fileDamage {
+// damagesFor returns the damages for a file of data of the given kind:
+// deleting it, cutting its tail by 1 byte, 7 bytes and half its length,
+// and flipping a byte at flips random offsets; for a log, zeroing it from
+// zeroings record boundaries of its last chunk (0: from every one) to its
+// end; for a table, replacing it by another of the same size.
+func damagesFor(t *testing.T, kind string, data []byte, flips, zeroings int, rng *rand.Rand) []fileDamage {
 	ds := []fileDamage{{kind: "delete", name: "delete", delete: true}}
 	for _, cut := range []struct {
 		kind string
@@ -467,7 +474,49 @@ func damagesFor(data []byte, flips int, rng *rand.Rand) []fileDamage {
 				return data
 			}})
 	}
+	switch {
+	case strings.HasSuffix(kind, "log"):
+		bounds := recordBoundaries(t, data)
+		bounds = slices.DeleteFunc(bounds, func(off int64) bool { return off < int64(len(data))-logChunk })
+		if zeroings > 0 && len(bounds) > zeroings {
+			picked := make([]int64, zeroings)
+			for i := range picked {
+				picked[i] = bounds[rng.IntN(len(bounds))]
+			}
+			bounds = picked
+		}
+		for _, off := range bounds {
+			ds = append(ds, fileDamage{kind: "zero tail", name: fmt.Sprintf("zeros from %d of %d", off, len(data)),
+				apply: func(data []byte) []byte {
+					data = slices.Clone(data)
+					clear(data[off:])
+					return data
+				}})
+		}
+	case strings.HasSuffix(kind, kindTable):
+		foreign := foreignTable(t, data, damageOptions().tableWriterOptions(), rng)
+		ds = append(ds, fileDamage{kind: "foreign", name: "another table of the same size",
+			apply: func([]byte) []byte { return foreign }})
+	}
 	return ds
+}
+
+// recordBoundaries returns the offsets where the records of a recordio
+// file start, up to its end or its first damage.
+func recordBoundaries(t *testing.T, data []byte) []int64 {
+	fsys := writeDirFiles(t, "/r", map[string][]byte{"f": data})
+	r, err := recordio.Open("/r/f", &recordio.ReaderOptions{FS: fsys, NoMmap: true})
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	var offs []int64
+	for {
+		if _, err := r.Next(); err != nil {
+			return offs
+		}
+		offs = append(offs, r.Offset())
+	}
 }
 
 // damageResult is how a damaged copy ended: an outcome, and for a failed
@@ -550,7 +599,7 @@ func openDamaged(t *testing.T, img *damageImage, files map[string][]byte, file s
 	// holds every record before it.
 	want, outcome := img.acked, outcomeIntact
 	if img.tornTail && kind == kindActiveLog && files[file] != nil {
-		from := img.active + len(readRecords(t, files[file]))
+		from := img.active + max(len(readRecords(t, files[file]))-1, 0) // the first record is the log's identity
 		if got, err := scanAll(db); err == nil && !maps.Equal(got, img.acked) {
 			state := model{}
 			for _, op := range img.ops[:from] {
@@ -711,7 +760,7 @@ func damageTable(counts map[damageCount]int) []string {
 		}
 		rows[r][c.outcome] += n
 	}
-	order := []string{"delete", "cut 1 byte", "cut 7 bytes", "cut half", "flip"}
+	order := []string{"delete", "cut 1 byte", "cut 7 bytes", "cut half", "flip", "zero tail", "foreign"}
 	keys := slices.SortedFunc(maps.Keys(rows), func(a, b row) int {
 		if d := slices.Index(order, a.damage) - slices.Index(order, b.damage); d != 0 {
 			return d

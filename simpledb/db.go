@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
@@ -28,12 +29,12 @@ import (
 // The write path holds walMu while it appends and while a writer stalls,
 // so nothing a reader or Stats needs is guarded by it.
 type DB struct {
-	dir   string
-	opts  Options
-	fs    vfs.FS
-	log   *slog.Logger
-	lock  io.Closer
-	cache *sstables.Cache
+	dir    string
+	opts   Options
+	fs     vfs.FS
+	logger *slog.Logger
+	lock   io.Closer
+	cache  *sstables.Cache
 	// removeLock: a read-only Open created the LOCK file, and Close
 	// removes it, so that the directory is left as it was found.
 	removeLock bool
@@ -50,20 +51,37 @@ type DB struct {
 	imm         []*memTable // full memstores awaiting flush, oldest first
 	current     *version
 	nextFileNum uint64
-	logNum      uint64   // the oldest log still needed
-	recycled    []uint64 // obsolete logs kept for reuse: see log.go
+	logNum      uint64    // the oldest log still needed
+	recycled    []logInfo // obsolete logs kept for reuse: see log.go
 	manifest    *recordio.Writer
 	manifestNum uint64
+	// manifestErr is the manifest's failure: an edit whose write failed
+	// may be on disk or not, so no edit follows it; Resume starts a new
+	// manifest.
+	manifestErr error
 	snapshots   map[uint64]int    // sequence number -> live snapshots at it
 	compacting  bool              // a compaction runs: at most one at a time
 	compactPtr  [NumLevels][]byte // where the next compaction of each level starts
 	bgErr       error
-	failed      atomic.Bool  // bgErr is set; read without mu on hot paths
-	l0Tables    atomic.Int64 // len(current.levels[0]), for the write path
-	stats       statCounters
+	// bgRecoverable: the filesystem caused bgErr, and Resume may clear
+	// it; autoResuming: a goroutine retries Resume (out of space). See
+	// resume.go.
+	bgRecoverable bool
+	autoResuming  bool
+	// compactPause is the error of a compaction that ran out of space;
+	// compactions wait until compactRetry, compactBackoff after it.
+	compactPause   error
+	compactRetry   time.Time
+	compactBackoff time.Duration
+	failed         atomic.Bool  // bgErr is set; read without mu on hot paths
+	l0Tables       atomic.Int64 // len(current.levels[0]), for the write path
+	stats          statCounters
 	// closed is set (under mu, so waiters on cond see it) by Close; read
-	// anywhere.
-	closed atomic.Bool
+	// anywhere. closing is closed then too, for goroutines that sleep.
+	closed  atomic.Bool
+	closing chan struct{}
+	// resumeMu serializes Resume calls.
+	resumeMu sync.Mutex
 
 	rsMu sync.RWMutex
 	rs   *readState
@@ -135,9 +153,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 		dir:       dir,
 		opts:      o,
 		fs:        o.FS,
-		log:       o.Logger,
+		logger:    o.Logger,
 		lock:      lock,
 		snapshots: map[uint64]int{},
+		closing:   make(chan struct{}),
 	}
 	d.cond = sync.NewCond(&d.mu)
 	d.syncCond = sync.NewCond(&d.syncMu)
@@ -296,16 +315,16 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	// and unnamed after the old ones, and the next Open replays it as
 	// such; once CURRENT switches, the logs replayed above are obsolete.
 	logNum := d.newFileNum()
-	w, f, err := d.createLog(logNum, 0)
+	w, f, err := d.createLog(logNum, logInfo{})
 	if err != nil {
 		return err
 	}
 	d.wal, d.walFile, d.walBase = w, f, -w.Size()
 	d.logNum = logNum
+	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.id}
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
-	d.mem = &memTable{m: d.newMemstore(), logNum: logNum}
 	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
@@ -365,9 +384,10 @@ func (d *DB) checkNewDir(names []string) error {
 	return nil
 }
 
-// classifyLog tells what a file named as log num holds: no record
-// (fileEmptyLog: empty, zeros, or a file header alone), records (fileLog), or
-// something that is not a log at all (fileUnknown).
+// classifyLog tells what a file named as log num holds: no batch
+// (fileEmptyLog: empty, zeros, a file header alone, or with the log's
+// identity), batches (fileLog), or something that is not a log at all
+// (fileUnknown).
 func (d *DB) classifyLog(num uint64) fileKind {
 	path := logName(d.dir, num)
 	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
@@ -381,197 +401,46 @@ func (d *DB) classifyLog(num uint64) fileKind {
 		return fileUnknown
 	}
 	defer r.Close()
-	if _, err = r.Next(); err == io.EOF {
+	rec, err := r.Next()
+	if _, _, identity := decodeLogIdentity(rec); err == nil && identity {
+		_, err = r.Next()
+	}
+	if err == io.EOF {
 		return fileEmptyLog
 	}
 	return fileLog
 }
 
-// replayLogs applies the batches of the logs nums, in order, to m.
-//
-// Damage at the end of a log that no valid record follows, in that log or
-// in any later one, is a torn tail: the unacknowledged end of the last
-// write, or a log whose creation a crash interrupted before its header was
-// durable, which no manifest names yet (a named log without its header
-// lost it later: ErrCorruption). It is dropped. Any other damage is ErrCorruption: a torn tail
-// followed by records in a later log means acknowledged writes were lost
-// in between. See replayLog for what a log's own records and its recorded
-// length prove.
+// replayLogs applies the batches of the logs nums, in order, to m, by
+// the rules of a log walk (see logWalk and tornTails). Damage at the end of
+// the last log's records, which no later record vouches for, is a torn
+// tail: the unacknowledged end of the last write, or a log whose creation
+// a crash interrupted before it was named. It is dropped. Any other damage
+// is ErrCorruption.
 func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstore) error {
-	var torn error // the first tail damage not yet known to be the last
+	var tails tornTails
+	var torn *logOutcome
 	for _, num := range nums {
-		records, tail, err := d.replayLog(num, int64(state.logs[num]), state.named(num), state.logFormat, m)
+		w := &logWalk{fsys: d.fs, path: logName(d.dir, num), num: num, info: state.logs[num], named: state.named(num),
+			format: state.logFormat, lastSeq: &d.lastSeq, apply: m.Apply}
+		out, err := w.run()
 		if err != nil {
 			return err
 		}
-		if records > 0 && torn != nil {
-			return fmt.Errorf("simpledb: replay: %w, and log %06d after it holds records", torn, num)
+		if len(out.damage) > 0 {
+			return fmt.Errorf("simpledb: replay: %w", out.damage[0])
 		}
-		if torn == nil {
-			torn = tail
+		if err := tails.next(num, out); err != nil {
+			return fmt.Errorf("simpledb: replay: %w", err)
+		}
+		if out.tail != nil && torn == nil {
+			torn = out
 		}
 	}
 	if torn != nil {
-		d.log.Warn("simpledb: dropped the torn tail of the log", "damage", torn)
+		d.logger.Warn("simpledb: dropped the torn tail of the log", "damage", torn.tail)
 	}
 	return nil
-}
-
-// replayLog applies a log's batches to m and returns how many it applied.
-// size is the log's length the manifest recorded when it was closed, 0 if
-// none. Damage that is a torn tail comes back as tail, for replayLogs to
-// judge; any other damage is err.
-//
-// A closed log ends at its recorded length: what lies past it (space
-// allocated ahead, old bytes of a recycled file whose cut the crash
-// undid) is not the log's. Before it, damage or a record of another log is
-// corruption.
-//
-// Otherwise the log's records end at damage, or at a record of another
-// log, left by a recycled file's earlier use. That end is a torn tail only
-// if it lies past everything known durable: past the synced length that
-// every later valid record of this log carries. A power loss can leave
-// the unsynced end of a log with pages missing or reverted to their old
-// contents in any order, valid records after zeros or stale ones, but
-// never below a length an fsync confirmed.
-func (d *DB) replayLog(num uint64, size int64, named bool, format uint64, m *memstore.Memstore) (records int, tail, err error) {
-	path := logName(d.dir, num)
-	if size > 0 {
-		info, err := d.fs.Stat(path)
-		if err != nil {
-			return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)
-		}
-		if info.Size() < size {
-			return 0, nil, base.Corruptf(path, info.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size)
-		}
-	}
-	r, torn, err := openLogRecords(d.fs, path, size, named)
-	if torn != nil {
-		return 0, torn, nil
-	}
-	if err != nil {
-		return 0, nil, fmt.Errorf("simpledb: replay %s: %w", path, err)
-	}
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return records, nil, nil
-		}
-		if err != nil && !errors.Is(err, ErrCorruption) {
-			return records, nil, fmt.Errorf("simpledb: replay: %w", err)
-		}
-		at := damageOffset(err, r.Offset()) // of the record or the damage
-		if size > 0 && at >= size {
-			return records, nil, nil
-		}
-		end := err // what ends the log's records, if anything
-		if log, stale := staleRecord(format, rec, num); stale {
-			end = base.Corruptf(path, at, errStaleRecord, "it belongs to log %d", log)
-		}
-		if end != nil {
-			if at < size {
-				return records, nil, fmt.Errorf("simpledb: replay: %w (within the log's recorded %d bytes)", end, size)
-			}
-			if err := vouchedPast(r, at, format, num); err != nil {
-				return records, nil, fmt.Errorf("simpledb: replay: %w: %w", end, err)
-			}
-			return records, end, nil
-		}
-		_, _, err = decodeLogRecord(format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
-			if seq <= d.lastSeq {
-				return fmt.Errorf("%w: sequence number %d after %d", errBadBatch, seq, d.lastSeq)
-			}
-			d.lastSeq = seq
-			return m.Apply(seq, kind, key, value)
-		})
-		if err != nil {
-			return records, nil, base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
-		}
-		records++
-	}
-}
-
-// errStaleRecord is the damage a record of another log is, in a recycled
-// log's file, where it ends the log's own records.
-var errStaleRecord = errors.New("a record of the file's earlier use")
-
-// openLogRecords opens log path to read its records, for replay or
-// Verify. A log without its file header (cut below it, or zeros where it
-// goes) is one a crash interrupted while creating it, if no manifest names
-// it and no length is recorded: torn is then the open error, and the log
-// reads as empty. A named log's header was durable before the edit naming
-// it (see createLog), so a named log without one lost it later:
-// ErrCorruption.
-func openLogRecords(fsys vfs.FS, path string, size int64, named bool) (r *recordio.Reader, torn, err error) {
-	r, err = recordio.Open(path, &recordio.ReaderOptions{FS: fsys, ZeroCopy: true, NoMmap: true})
-	if err == nil {
-		return r, nil, nil
-	}
-	headerless := errors.Is(err, recordio.ErrTruncatedHeader) || headerUnwritten(fsys, path)
-	switch {
-	case headerless && named:
-		return nil, nil, base.Corruptf(path, 0, ErrCorruption, "the manifest names this log, yet its file header is gone: %v", err)
-	case headerless && size == 0:
-		return nil, err, nil
-	}
-	return nil, nil, err
-}
-
-// headerUnwritten reports whether a log's file header is zeros, as space
-// allocated ahead reads before the header reaches it.
-func headerUnwritten(fsys vfs.FS, path string) bool {
-	f, err := fsys.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	hdr := make([]byte, recordio.FileHeaderSize)
-	n, err := io.ReadFull(f, hdr)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return false // unreadable (a directory, say): not a header a crash left unwritten
-	}
-	return !slices.ContainsFunc(hdr[:n], func(b byte) bool { return b != 0 })
-}
-
-// vouchedPast reads the valid records of log num that follow the end of
-// its records at offset at, skipping damage and the records of other logs
-// (their synced lengths are another log's), and returns an error if any of
-// them says the log was durable past at: the end is then damage to synced
-// data, not a torn tail.
-func vouchedPast(r *recordio.Reader, at int64, format, num uint64) error {
-	for {
-		rec, err := r.Next()
-		switch {
-		case err == io.EOF:
-			return nil
-		case errors.Is(err, ErrCorruption):
-			// Resync past the damage, which Next reports until then.
-			if _, err := r.Resync(); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			continue
-		case err != nil:
-			return err
-		}
-		if _, stale := staleRecord(format, rec, num); stale {
-			continue
-		}
-		if synced := recordSynced(format, rec); synced > at {
-			return fmt.Errorf("the record at offset %d says the log was durable up to %d", r.Offset(), synced)
-		}
-	}
-}
-
-// damageOffset returns the offset a corruption error names, or def.
-func damageOffset(err error, def int64) int64 {
-	var ce *base.CorruptionError
-	if errors.As(err, &ce) {
-		return ce.Offset
-	}
-	return def
 }
 
 // openTable opens a table the manifest names, into the table cache. The
@@ -620,7 +489,36 @@ func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
 	}
+	if err := checkTableID(path, r.Metadata().ID, info.id); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// checkTableFile checks that the table file at path is the table the
+// manifest records as info: its size and identity.
+func (d *DB) checkTableFile(path string, info tableInfo) error {
+	m, err := sstables.ReadMetadata(path, &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator})
+	if err != nil {
+		return err
+	}
+	if m.FileSize != info.size {
+		return base.Corruptf(path, int64(m.FileSize), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
+	}
+	return checkTableID(path, m.ID, info.id)
+}
+
+// checkTableID refuses a table file whose identity is not the one the
+// manifest records: a table of another database, or of an earlier life
+// of this one, that has the right name and size. A table the manifest
+// records without one (written before identities) must have none.
+func checkTableID(path string, got, want uint64) error {
+	if got != want {
+		return base.Corruptf(path, 0, ErrCorruption,
+			"the table's identity is %016x, the manifest recorded %016x: a table of another database, or of an earlier life of this one", got, want)
+	}
+	return nil
 }
 
 // newFileNum allocates a file number. Callers hold d.mu or run before the
@@ -632,7 +530,9 @@ func (d *DB) newFileNum() uint64 {
 }
 
 // writeNewManifest starts a manifest whose first edit describes the whole
-// current version, then points CURRENT at it. Open calls it, once.
+// current version and the logs it needs, then points CURRENT at it. Open
+// calls it, and Resume after the manifest failed. The caller holds d.mu or
+// has not shared the database yet.
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := manifestName(d.dir, num)
@@ -641,7 +541,10 @@ func (d *DB) writeNewManifest() error {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
 	snapshot := &versionEdit{comparator: d.opts.Comparator.Name, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
-		logFormat: currentLogFormat, logs: []logInfo{{num: d.logNum}}}
+		logFormat: currentLogFormat}
+	for _, mt := range append(slices.Clone(d.imm), d.mem) {
+		snapshot.logs = append(snapshot.logs, logInfo{num: mt.logNum, size: mt.logSize, id: mt.logID})
+	}
 	for level, tables := range d.current.levels {
 		for _, t := range tables {
 			snapshot.added = append(snapshot.added, levelTable{level: level, info: t.tableInfo})
@@ -670,9 +573,13 @@ func (d *DB) setCurrent(manifest string) error {
 // edit carries the last sequence number it wrote; replay keeps the highest
 // of all, so the manifest's covers every table.
 func (d *DB) writeEdit(edit *versionEdit) error {
+	if d.manifestErr != nil {
+		return d.manifestErr
+	}
 	edit.nextFileNum = d.nextFileNum
 	if _, err := d.manifest.WriteSync(edit.encode()); err != nil {
-		return fmt.Errorf("manifest: %w", err)
+		d.manifestErr = fmt.Errorf("manifest: %w", err)
+		return d.manifestErr
 	}
 	return nil
 }
@@ -750,7 +657,7 @@ func (d *DB) acquire() (*readState, error) {
 func (d *DB) removeObsoleteFiles() {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
-		d.log.Error("simpledb: list for cleanup", "err", err)
+		d.logger.Error("simpledb: list for cleanup", "err", err)
 		return
 	}
 	live := map[uint64]bool{}
@@ -770,7 +677,7 @@ func (d *DB) removeObsoleteFiles() {
 
 func (d *DB) deleteFile(path string) {
 	if err := d.fs.Remove(path); err != nil {
-		d.log.Error("simpledb: delete obsolete file", "file", path, "err", err)
+		d.logger.Error("simpledb: delete obsolete file", "file", path, "err", err)
 	}
 }
 
@@ -928,6 +835,7 @@ func (d *DB) Close() error {
 		return ErrClosed
 	}
 	d.closed.Store(true)
+	close(d.closing)
 	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.closeMu.Unlock()
@@ -937,6 +845,9 @@ func (d *DB) Close() error {
 	d.syncMu.Unlock()
 	var logSize int64
 	switch {
+	case err == nil && d.wal == nil:
+		// A rotation closed the log and failed to start the next.
+		err = d.backgroundError()
 	case err != nil:
 		// The log's writer would flush and fsync it on Close, so its file
 		// is closed instead. The error is moot: the log failed already (and

@@ -46,16 +46,23 @@
 // not wait.
 //
 // A log takes writes without a system call each where the filesystem can
-// allocate space ahead (Linux: vfs.MappedCreator): the log allocates 1 MiB
-// at a time, maps it shared, and a write is a copy into the mapping; the
-// next chunk is allocated, mapped and its pages faulted in by a goroutine
-// while the current one fills, since the page faults of a fresh chunk
-// were 16% of a fill's time, more than the copies themselves. The
-// copy is in the page cache when the write returns, as after write(2), so
-// an unsynced write survives the process being killed (make crash kills
-// unsynced writers too); an fsync writes the dirtied pages back. Allocating
-// before mapping means a full disk is an error of the write that needs the
-// next chunk, never a SIGBUS. Measured on the 2-vCPU machine of the README
+// allocate space ahead (Linux: vfs.MappedCreator, on ext4, XFS and tmpfs):
+// the log allocates 1 MiB at a time, maps it shared, and a write is a copy
+// into the mapping; the next chunk is allocated, mapped and its pages
+// faulted in by a goroutine while the current one fills, since the page
+// faults of a fresh chunk were 16% of a fill's time, more than the copies
+// themselves. The copy is in the page cache when the write returns, as
+// after write(2), so an unsynced write survives the process being killed
+// (make crash kills unsynced writers too); an fsync writes the dirtied
+// pages back. Allocating before mapping makes a full disk, as a rule, an
+// error of the write that needs the next chunk. A store the filesystem
+// refuses all the same (an I/O error, a filesystem shut down, btrfs at a
+// full disk, where every write fault reserves space again) would raise
+// SIGBUS and kill the process; the copy runs with debug.SetPanicOnFault,
+// and what faulted goes through write(2), which returns the error: no
+// fault is ever a signal. Elsewhere (btrfs, FUSE, network filesystems),
+// and where fallocate or mmap is refused, logs are plain files written
+// with write(2). Measured on the 2-vCPU machine of the README
 // (BenchmarkSimpleDBLogAppend, 1M unsynced puts of 16-byte keys and 100-byte
 // values, 3 runs each): 588K-740K ops/s mapped against 435K-440K with one
 // write(2) per write, which spent about half the process in the syscall.
@@ -314,23 +321,38 @@
 //
 // Behind its new records the file still holds its earlier use's, valid
 // ones, and a power loss can revert pages written over but not synced to
-// them, in any order. So every record carries its log's number (log format
-// 3), and replay ends a log's records at the first record of another log,
-// as at damage: the end is a torn tail unless a later record of the log's
-// own vouches for a durable length past it (the earlier use's records
-// carry their own log's synced lengths, and vouch for nothing), and a
-// record of another log within a closed log's recorded length is
-// corruption. A file a crash leaves renamed but not yet in the manifest
-// holds only another log's records, and replays as an empty log.
+// them, in any order. So every record carries its log's stamp, and replay
+// ends a log's records at the first record of another log, as at damage:
+// the end is a torn tail unless a later record of the log's own vouches
+// for a durable length past it (the earlier use's records carry their own
+// log's synced lengths, and vouch for nothing), and a record of another
+// log within a closed log's recorded length is corruption. A file a crash
+// leaves renamed but not yet in the manifest holds only another log's
+// records, and replays as an empty log.
 //
-// The field is the number's low 32 bits, as in RocksDB's recyclable record
-// header: 4 bytes per record (3% of a 116-byte fill write, 0.4% of a 1 KiB
-// one) rather than 8. They suffice because a file holds at most two uses'
-// records, its current one's and the previous one's: each use's Close cuts
+// The stamp is the low 32 bits of the log's identity (log format 5; of its
+// number in formats 3 and 4), as in RocksDB's recyclable record header: 4
+// bytes per record (3% of a 116-byte fill write, 0.4% of a 1 KiB one)
+// rather than 8. They suffice because a file holds at most two uses'
+// records, its current one's and the previous one's (each use's Close cuts
 // the file to its length, and the next use's first fdatasync makes the cut
-// durable. Consecutive uses of a file are a few rotations apart, never 2^32
-// numbers; and a record that did alias would carry a sequence number below
-// the log's own, which replay refuses as corruption rather than apply.
+// durable), and a reused file's new identity is drawn so that its stamp
+// differs from the previous use's. Being random, the stamp is no value a
+// write can know: a value that embeds a well-formed log record cannot pass
+// for one of the log's own and vouch for a length after a crash.
+//
+// # Identities
+//
+// Every table and log the manifest names has a random identity that the
+// manifest records with it: a table's in its properties, a log's in its
+// first record, written and synced before the edit naming it. Open's
+// proof, the table cache's reopens, Verify and Checkpoint's links check
+// it, so that a table or log of another database, or of an earlier life
+// of this one (a restored backup, a misdirected copy), is refused as
+// ErrCorruption even where its name, its length and every checksum in it
+// are right. Tables written before identities have none, and the manifest
+// records none for them: they open as before, and compaction replaces
+// them with tables that have one.
 //
 // Measured on a 2-vCPU AMD EPYC KVM guest, ext4 on a virtual disk, shared
 // with other work (BenchmarkSimpleDBLogRecycling -benchtime 3s -count 5:
@@ -384,15 +406,28 @@
 // ErrReadOnly, and a Checkpoint into a directory that is not empty
 // ErrCheckpointExists.
 //
-// When background work (a flush or compaction) or the log cannot write,
-// the database fails: reads go on, writes return ErrBackground wrapping the
-// cause, and reopening recovers every acknowledged write. A write that
-// returned nil is applied, and durable if synced; one that failed before
-// reaching the log (bad input, ErrClosed, ErrBackground) never will be; a
-// flush or compaction failure does not fail a write already in the log.
-// Only a failure of the log itself, on the write or an earlier one not yet
-// durable, leaves the outcome open: the error also matches
-// ErrWriteOutcomeUnknown, and the write, invisible now, may be back after a
-// reopen. Close then reports the failure and does not fsync the log again:
-// after a failed fsync a retry proves nothing.
+// When the log, a rotation, a flush or the manifest cannot write, the
+// database fails: reads go on, writes return ErrBackground wrapping the
+// cause. A write that returned nil is applied, and durable if synced; one
+// that failed before reaching the log (bad input, ErrClosed,
+// ErrBackground) never will be; a flush or compaction failure does not
+// fail a write already in the log. Only a failure of the log itself, on
+// the write or an earlier one not yet durable, leaves the outcome open:
+// the error also matches ErrWriteOutcomeUnknown, and the write, invisible
+// now, may be back after a reopen. Close then reports the failure and does
+// not fsync the log again: after a failed fsync a retry proves nothing.
+//
+// A failure the filesystem caused needs no reopen: once the fault has
+// cleared, Resume writes what the memstores hold to new tables (on a new
+// log, if the log failed, and into a new manifest, if the manifest did)
+// and takes writes again; a write whose outcome was unknown is then known
+// to be lost. Out of space (ENOSPC, EDQUOT) resumes by itself: the
+// database retries 100 ms after the failure, then at doubling intervals
+// up to 5 s, and writes succeed again once space is back. A compaction
+// out of space fails nothing: it waits and retries likewise, while writes
+// go on as long as the log and flushes have room; should L0 fill up
+// meanwhile, writes are refused with ErrBackground wrapping the
+// compaction's error rather than stall without end. Stats counts
+// BackgroundErrors, Resumes and CompactionsPaused. Damage, and anything
+// the filesystem did not cause, fails the database until a reopen.
 package simpledb

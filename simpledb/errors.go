@@ -43,10 +43,14 @@ var (
 	// ErrCheckpointExists: Checkpoint was given a directory that exists
 	// and is not empty; it wrote nothing.
 	ErrCheckpointExists = errors.New("simpledb: checkpoint directory exists and is not empty")
-	// ErrBackground: background work (a flush, a compaction) or the log
-	// failed; the database refuses writes until it is reopened, and reads
-	// go on. The error wraps the cause. Acknowledged writes are never lost
-	// to it.
+	// ErrBackground: the log, a flush, a rotation, a compaction or the
+	// manifest failed; the database refuses writes, and reads go on. The
+	// error wraps the cause. Acknowledged writes are never lost to it. A
+	// failure the filesystem caused (an I/O error, a full disk) clears
+	// with Resume once the fault has, and out of space clears by itself
+	// once space is back; anything else, with a reopen. A compaction out
+	// of space fails nothing: writes are refused with ErrBackground only
+	// if L0 fills up meanwhile.
 	ErrBackground = errors.New("simpledb: background error")
 	// ErrWriteOutcomeUnknown: the log failed, an append to it or its fsync,
 	// on this write or on an earlier one not yet durable. The write is not
@@ -69,3 +73,7 @@ var (
 	// sstables.ErrCorruption too.
 	ErrCorruption = base.ErrCorruption
 )
+
+// errNoLog is the sync stage's failure when a rotation that failed left
+// the database without a log.
+var errNoLog = errors.New("simpledb: no log: a rotation failed")

@@ -82,11 +82,11 @@ func (d *DB) flushOldest() error {
 	if t != nil {
 		d.stats.flushes++
 		d.stats.flushBytes += int64(t.size)
-		d.log.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
+		d.logger.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
 	}
 	// The edit is durable: the memstore's log is obsolete, to recycle or
 	// delete.
-	if !d.retireLog(mt.logNum) {
+	if mt.abandoned || !d.retireLog(logInfo{num: mt.logNum, id: mt.logID}) {
 		d.mu.Unlock()
 		d.deleteFile(logName(d.dir, mt.logNum))
 		d.mu.Lock()
@@ -161,7 +161,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 			return err
 		}
 		info := tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
-			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq}
+			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq, id: m.ID}
 		info.includeRangeDels(m.Records, frags)
 		t, err := d.openTable(info)
 		if err != nil {

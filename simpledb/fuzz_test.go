@@ -347,7 +347,7 @@ func FuzzLogRecord(f *testing.F) {
 	b.Put([]byte("key"), []byte("value"))
 	b.setSeq(7)
 	b.setSynced(1234)
-	setRecordLog(b.data, 9)
+	setRecordStamp(b.data, 9)
 	f.Add(b.data)
 	f.Add(b.data[:batchHeaderSizeSynced])
 	f.Add(b.data[:batchHeaderSizeV1])
@@ -356,7 +356,7 @@ func FuzzLogRecord(f *testing.F) {
 	f.Add(b.data)
 	ignore := func(uint64, base.Kind, []byte, []byte) error { return nil }
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum, logFormatRangeDel} {
+		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum, logFormatRangeDel, logFormatIdentity} {
 			rangeDel := false
 			_, _, err := decodeLogRecord(format, data, func(_ uint64, kind base.Kind, _, _ []byte) error {
 				rangeDel = rangeDel || kind == base.KindRangeDelete
@@ -368,8 +368,8 @@ func FuzzLogRecord(f *testing.F) {
 			if synced := recordSynced(format, data); format == logFormatV1 && synced != 0 {
 				t.Fatalf("a format-1 record has no synced field, read %d", synced)
 			}
-			if log, stale := staleRecord(format, data, 9); stale && log == 9 {
-				t.Fatal("a record of log 9 taken for another log's")
+			if stamp := recordStamp(format, data); format < logFormatLogNum && stamp != 0 {
+				t.Fatalf("a format-%d record has no stamp, read %08x", format, stamp)
 			}
 			if format == currentLogFormat {
 				if _, _, berr := decodeBatch(data, ignore); (err == nil) != (berr == nil) {

@@ -31,10 +31,14 @@ type TableInfo struct {
 	Smallest, Largest []byte
 	// SmallestSeq and LargestSeq bound its sequence numbers.
 	SmallestSeq, LargestSeq uint64
+	// ID is the table's identity, which its file's properties must carry
+	// too; 0 for a table written before identities (log format 5).
+	ID uint64
 }
 
 func (t tableInfo) export(level int) TableInfo {
-	return TableInfo{Level: level, Number: t.num, Size: t.size, Smallest: t.smallest, Largest: t.largest, SmallestSeq: t.smallestSeq, LargestSeq: t.largestSeq}
+	return TableInfo{Level: level, Number: t.num, Size: t.size, Smallest: t.smallest, Largest: t.largest,
+		SmallestSeq: t.smallestSeq, LargestSeq: t.largestSeq, ID: t.id}
 }
 
 // LogInfo describes a write-ahead log.
@@ -44,6 +48,9 @@ type LogInfo struct {
 	// Size is the log's length the manifest recorded when the log was
 	// closed; 0 while it is written (or after a crash that ended it).
 	Size uint64
+	// ID is the log's identity, which its first record must carry too
+	// (log format 5 on); 0 if none was recorded.
+	ID uint64
 }
 
 // Layout is a database's state as its manifest records it.
@@ -113,7 +120,8 @@ func ReadLayout(dir string, opts *Options) (*Layout, error) {
 		switch {
 		case kind == fileLock, kind == fileCurrent, name == filepath.Base(path):
 		case kind == fileLog && num >= state.logNum:
-			l.Logs = append(l.Logs, LogInfo{Number: num, Size: state.logs[num]})
+			info := state.logs[num]
+			l.Logs = append(l.Logs, LogInfo{Number: num, Size: info.size, ID: info.id})
 		case kind == fileTable && state.hasTable(num):
 		default:
 			l.Obsolete = append(l.Obsolete, name)
@@ -201,7 +209,7 @@ func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error
 			me.Added = append(me.Added, a.info.export(a.level))
 		}
 		for _, l := range e.logs {
-			me.Logs = append(me.Logs, LogInfo{Number: l.num, Size: l.size})
+			me.Logs = append(me.Logs, LogInfo{Number: l.num, Size: l.size, ID: l.id})
 		}
 		if err := fn(me); err != nil {
 			return err
@@ -241,23 +249,36 @@ type LogOp struct {
 	Value []byte
 }
 
-// LogRecord is one record of a log: a committed batch.
+// LogRecord is one record of a log: a committed batch, or the log's
+// identity.
 type LogRecord struct {
 	// Offset is where the record starts in the log, Size its length on
 	// disk, header included.
 	Offset, Size int64
+	// Identity is set for a log's first record (format 5 on), which names
+	// the log and its identity and holds no batch: the other fields but
+	// Offset and Size are then zero.
+	Identity *LogIdentity
 	// Seq is the sequence number of the first op, Count the number of ops.
 	Seq   uint64
 	Count int
 	// Synced is the log's length known durable when the batch was
-	// appended (formats 2 on), Log the low 32 bits of the number of the
-	// log it was appended to (formats 3 on; in a recycled log's file, a
-	// record of another log is a leftover of its earlier use).
+	// appended (formats 2 on). Log is the stamp of the log it was appended
+	// to: the low 32 bits of its identity (format 5 on) or of its number
+	// (formats 3 and 4). In a recycled log's file, a record with another
+	// stamp is a leftover of the file's earlier use.
 	Synced int64
 	Log    uint32
 	// Ops are the batch's writes; their keys and values are valid only
 	// during the call.
 	Ops []LogOp
+}
+
+// LogIdentity is what a log's first record says of it (log format 5 on).
+type LogIdentity struct {
+	// Number is the log's file number, ID its random identity, which the
+	// manifest records too.
+	Number, ID uint64
 }
 
 // ErrUnknownLogFormat reports a log format this build does not read.
@@ -297,8 +318,17 @@ func ReadLog(path string, format uint64, opts *Options, fn func(LogRecord) error
 			return fmt.Errorf("simpledb: log: %w", err)
 		}
 		info := r.Info()
-		lr := LogRecord{Offset: info.Offset, Size: info.Size, Synced: recordSynced(format, rec)}
-		lr.Log, _ = staleRecord(format, rec, 0)
+		if format >= logFormatIdentity && info.Offset == recordio.FileHeaderSize {
+			num, id, ok := decodeLogIdentity(rec)
+			if !ok {
+				return base.Corruptf(path, info.Offset, ErrCorruption, "the log's first record is not its identity")
+			}
+			if err := fn(LogRecord{Offset: info.Offset, Size: info.Size, Identity: &LogIdentity{Number: num, ID: id}}); err != nil {
+				return err
+			}
+			continue
+		}
+		lr := LogRecord{Offset: info.Offset, Size: info.Size, Synced: recordSynced(format, rec), Log: recordStamp(format, rec)}
 		ops = ops[:0]
 		seq, count, err := decodeLogRecord(format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 			ops = append(ops, LogOp{Seq: seq, Kind: OpKind(kind), Key: key, Value: value})

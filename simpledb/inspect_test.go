@@ -72,10 +72,16 @@ func TestReadLog(t *testing.T) {
 	var ops []LogOp
 	var last uint64
 	for _, lg := range l.Logs {
+		records := 0
 		require.NoError(t, ReadLog(logName("/db", lg.Number), l.LogFormat, &Options{FS: mem}, func(r LogRecord) error {
+			if records++; records == 1 {
+				require.Equal(t, &LogIdentity{Number: lg.Number, ID: lg.ID}, r.Identity, "a log starts with its identity, the one the manifest records")
+				return nil
+			}
+			require.Nil(t, r.Identity)
 			require.Greater(t, r.Seq, last)
 			require.Len(t, r.Ops, r.Count)
-			require.Equal(t, uint32(lg.Number), r.Log)
+			require.Equal(t, uint32(lg.ID), r.Log, "stamped with its log's identity")
 			for _, op := range r.Ops {
 				op.Key, op.Value = slices.Clone(op.Key), slices.Clone(op.Value)
 				ops = append(ops, op)

@@ -32,32 +32,37 @@ import (
 // path.
 var logWriterOptions = &recordio.WriterOptions{Compression: recordio.NoCompression}
 
-// logWriter appends batches to a log, stamping each with the log's
-// number.
+// logWriter appends batches to a log, stamping each with the low 32 bits
+// of the log's identity.
 type logWriter struct {
 	*recordio.Writer
-	num uint64
+	logInfo // num and id
 }
 
-// Write stamps rec, a batch's encoding, with the log's number, in place,
+// Write stamps rec, a batch's encoding, with the log's identity, in place,
 // and appends it.
 func (w *logWriter) Write(rec []byte) (int64, error) {
-	setRecordLog(rec, w.num)
+	setRecordStamp(rec, uint32(w.id))
 	return w.Writer.Write(rec)
 }
 
 // createLog starts log num in a new file, or in the file of the obsolete
-// log recycled when that is not 0, and makes its header and its directory
+// log recycled when that is not 0, with a new identity, and makes its
+// headers (the file header and the identity record) and its directory
 // entry durable. On failure it removes what it created.
-func (d *DB) createLog(num, recycled uint64) (*logWriter, vfs.File, error) {
+func (d *DB) createLog(num uint64, recycled logInfo) (*logWriter, vfs.File, error) {
 	path := logName(d.dir, num)
-	f, err := d.openLogFile(path, recycled)
+	f, err := d.openLogFile(path, recycled.num)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
-	w, err := recordio.NewWriter(f, logWriterOptions)
+	lw := &logWriter{logInfo: logInfo{num: num, id: newFileID(recycled.id)}}
+	lw.Writer, err = recordio.NewWriter(f, logWriterOptions)
 	if err == nil {
-		err = w.Sync()
+		_, err = lw.Writer.Write(encodeLogIdentity(num, lw.id))
+	}
+	if err == nil {
+		err = lw.Sync()
 	}
 	if err == nil {
 		err = d.fs.SyncDir(d.dir)
@@ -67,7 +72,7 @@ func (d *DB) createLog(num, recycled uint64) (*logWriter, vfs.File, error) {
 		d.deleteFile(path)
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
-	return &logWriter{Writer: w, num: num}, f, nil
+	return lw, f, nil
 }
 
 // logChunk is how much space a log allocates, and maps, at a time.
@@ -79,61 +84,63 @@ const logChunk = 1 << 20
 // mapping of space allocated ahead; elsewhere it is a plain file. Either
 // way a write is in the operating system once it returns, so an unsynced
 // write survives the process being killed. Whether the filesystem maps is
-// learnt from the first log and holds for the session. The caller holds
-// d.walMu or has not shared the database yet.
+// learnt from the first log that tries and holds for the session. The
+// caller holds d.walMu or has not shared the database yet.
 func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
-	m, mapped := d.fs.(vfs.MappedCreator)
-	mapped = mapped && !d.plainLogs
-	if recycled != 0 {
-		old := logName(d.dir, recycled)
-		if mapped {
-			return m.ReuseMapped(old, path, logChunk)
+	old := logName(d.dir, recycled)
+	if m, ok := d.fs.(vfs.MappedCreator); ok && !d.plainLogs {
+		var f vfs.File
+		var err error
+		if recycled != 0 {
+			f, err = m.ReuseMapped(old, path, logChunk)
+		} else {
+			f, err = m.CreateMapped(path, logChunk)
 		}
-		return d.fs.ReuseForWrite(old, path)
-	}
-	if mapped {
-		f, err := m.CreateMapped(path, logChunk)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return f, err
 		}
 		d.plainLogs = true
+		d.logger.Info("simpledb: logs are written with write(2), not mapped", "reason", err)
+	}
+	if recycled != 0 {
+		return d.fs.ReuseForWrite(old, path)
 	}
 	return d.fs.Create(path)
 }
 
-// retireLog keeps obsolete log num for a later rotation to reuse, if fewer
+// retireLog keeps obsolete log l for a later rotation to reuse, if fewer
 // than Options.RecycledLogs are kept, and reports whether it did; the
 // caller deletes it otherwise. The caller holds d.mu, and calls it once the
 // edit that made the log obsolete is durable.
-func (d *DB) retireLog(num uint64) bool {
+func (d *DB) retireLog(l logInfo) bool {
 	if len(d.recycled) >= d.opts.RecycledLogs {
 		return false
 	}
-	d.recycled = append(d.recycled, num)
+	d.recycled = append(d.recycled, l)
 	return true
 }
 
-// takeRecycledLog returns an obsolete log kept for reuse, or 0 if none is:
-// the one retired last, whose pages are the likeliest to be cached still.
-// The caller holds d.mu.
-func (d *DB) takeRecycledLog() uint64 {
+// takeRecycledLog returns an obsolete log kept for reuse, or a zero
+// logInfo if none is: the one retired last, whose pages are the likeliest
+// to be cached still. The caller holds d.mu.
+func (d *DB) takeRecycledLog() logInfo {
 	n := len(d.recycled)
 	if n == 0 {
-		return 0
+		return logInfo{}
 	}
-	num := d.recycled[n-1]
+	l := d.recycled[n-1]
 	d.recycled = d.recycled[:n-1]
-	return num
+	return l
 }
 
 // deleteRecycledLogs deletes the obsolete logs kept for reuse. Close calls
 // it once nothing can rotate or flush.
 func (d *DB) deleteRecycledLogs() {
 	d.mu.Lock()
-	nums := d.recycled
+	logs := d.recycled
 	d.recycled = nil
 	d.mu.Unlock()
-	for _, num := range nums {
-		d.deleteFile(logName(d.dir, num))
+	for _, l := range logs {
+		d.deleteFile(logName(d.dir, l.num))
 	}
 }

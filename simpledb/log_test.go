@@ -40,13 +40,31 @@ func framed(t *testing.T, records ...[]byte) []byte {
 	return recordFile(t, records...)[recordio.FileHeaderSize:]
 }
 
-// logRecord returns a log record of one put, as written to log num.
-func logRecord(num, seq uint64, synced int64, key string) []byte {
+// logRecord returns a log record of one put, as written to the log whose
+// batches carry stamp.
+func logRecord(stamp uint32, seq uint64, synced int64, key string) []byte {
 	b := batchOf([]byte(key), []byte("v-"+key))
 	b.setSeq(seq)
 	b.setSynced(synced)
-	setRecordLog(b.data, num)
+	setRecordStamp(b.data, stamp)
 	return b.data
+}
+
+// logStamp returns the stamp of the log a log file holds: the low 32 bits
+// of the identity its first record carries.
+func logStamp(t *testing.T, data []byte) uint32 {
+	t.Helper()
+	recs := readRecords(t, data)
+	require.NotEmpty(t, recs)
+	_, id, ok := decodeLogIdentity(recs[0])
+	require.True(t, ok, "the log starts with its identity")
+	return uint32(id)
+}
+
+// logFile returns a log file as createLog writes it, with identity id,
+// then records.
+func logFile(t *testing.T, num, id uint64, records ...[]byte) []byte {
+	return recordFile(t, append([][]byte{encodeLogIdentity(num, id)}, records...)...)
 }
 
 // recycledLogDB returns a database as a power loss left it, whose active
@@ -74,16 +92,17 @@ func recycledLogDB(t *testing.T) (*vfs.MemFS, model, uint64, int64) {
 	require.NoError(t, db.Close())
 
 	data := readDirFiles(t, crashed, "/db")[filepath.Base(logName("/db", active))]
-	end, stale := scanLog(t, data, active)
+	end, stale := scanLog(t, data)
 	require.Positive(t, stale, "the earlier use's records follow the log's own")
 	return crashed, acked, active, end
 }
 
-// scanLog returns where log num's own records end in its file, at damage
-// or at a record of another log, and how many valid records of other logs
-// the file holds.
-func scanLog(t *testing.T, data []byte, num uint64) (end int64, stale int) {
+// scanLog returns where a log's own records end in its file, at damage or
+// at a record of another log, and how many valid records of other logs the
+// file holds.
+func scanLog(t *testing.T, data []byte) (end int64, stale int) {
 	t.Helper()
+	stamp := logStamp(t, data)
 	fsys := writeDirFiles(t, "/r", map[string][]byte{"log": data})
 	r, err := recordio.Open("/r/log", &recordio.ReaderOptions{FS: fsys, NoMmap: true})
 	require.NoError(t, err)
@@ -105,8 +124,9 @@ func scanLog(t *testing.T, data []byte, num uint64) (end int64, stale int) {
 			if _, err := r.Resync(); err == io.EOF {
 				return end, stale
 			}
+		case r.Offset() == recordio.FileHeaderSize: // the identity
 		default:
-			if _, other := staleRecord(currentLogFormat, rec, num); other {
+			if recordStamp(currentLogFormat, rec) != stamp {
 				ended(r.Offset())
 				stale++
 			}
@@ -122,23 +142,23 @@ func TestRecycledLogReplaysOnlyItsOwnRecords(t *testing.T) {
 	tests := []struct {
 		name string
 		// tail returns what follows the log's own records, which end at
-		// end; num is the log's number.
-		tail    func(t *testing.T, num uint64, end int64) []byte
+		// end; stamp is the log's.
+		tail    func(t *testing.T, stamp uint32, end int64) []byte
 		late    bool // tail holds the log's own record "late", which must be dropped
 		corrupt string
 	}{
 		{name: "the earlier use's records, as the crash left them"},
-		{name: "stale records claiming a huge synced length", tail: func(t *testing.T, num uint64, end int64) []byte {
-			return framed(t, logRecord(num-1, 1<<41, huge, "stale1"), logRecord(num+1, 1<<41+1, huge, "stale2"))
+		{name: "stale records claiming a huge synced length", tail: func(t *testing.T, stamp uint32, end int64) []byte {
+			return framed(t, logRecord(stamp-1, 1<<41, huge, "stale1"), logRecord(stamp+1, 1<<41+1, huge, "stale2"))
 		}},
-		{name: "damage, then stale records claiming a huge synced length", tail: func(t *testing.T, num uint64, end int64) []byte {
-			return append([]byte("#damage!"), framed(t, logRecord(num-1, 1<<41, huge, "stale"))...)
+		{name: "damage, then stale records claiming a huge synced length", tail: func(t *testing.T, stamp uint32, end int64) []byte {
+			return append([]byte("#damage!"), framed(t, logRecord(stamp-1, 1<<41, huge, "stale"))...)
 		}},
-		{name: "a stale record, then one of the log's own, unsynced", late: true, tail: func(t *testing.T, num uint64, end int64) []byte {
-			return framed(t, logRecord(num-1, 1<<41, huge, "stale"), logRecord(num, 1<<42, end, "late"))
+		{name: "a stale record, then one of the log's own, unsynced", late: true, tail: func(t *testing.T, stamp uint32, end int64) []byte {
+			return framed(t, logRecord(stamp-1, 1<<41, huge, "stale"), logRecord(stamp, 1<<42, end, "late"))
 		}},
-		{name: "a stale record, then one of the log's own vouching past it", corrupt: "durable up to", tail: func(t *testing.T, num uint64, end int64) []byte {
-			return framed(t, logRecord(num-1, 1<<41, huge, "stale"), logRecord(num, 1<<42, end+1, "late"))
+		{name: "a stale record, then one of the log's own vouching past it", corrupt: "durable up to", tail: func(t *testing.T, stamp uint32, end int64) []byte {
+			return framed(t, logRecord(stamp-1, 1<<41, huge, "stale"), logRecord(stamp, 1<<42, end+1, "late"))
 		}},
 	}
 	for _, tt := range tests {
@@ -147,7 +167,7 @@ func TestRecycledLogReplaysOnlyItsOwnRecords(t *testing.T) {
 			path := logName("/db", num)
 			if tt.tail != nil {
 				data := readDirFiles(t, fsys, "/db")[filepath.Base(path)]
-				rewriteFile(t, fsys, path, append(data[:end:end], tt.tail(t, num, end)...))
+				rewriteFile(t, fsys, path, append(data[:end:end], tt.tail(t, logStamp(t, data), end)...))
 			}
 			opts := smallOptions()
 			opts.FS, opts.Logger = fsys, quietLogger
@@ -183,9 +203,9 @@ func TestStaleRecordInsideRecordedLengthIsCorruption(t *testing.T) {
 	path := logName("/db", num)
 	data := readDirFiles(t, mem, "/db")[filepath.Base(path)]
 	recs := readRecords(t, data)
-	require.Len(t, recs, 20)
-	second := recordio.FileHeaderSize + int64(len(framed(t, recs[0])))
-	setRecordLog(recs[1], num-1) // the same record, of another log: as long
+	require.Len(t, recs, 21, "the identity, then 20 batches")
+	second := recordio.FileHeaderSize + int64(len(framed(t, recs[0], recs[1])))
+	setRecordStamp(recs[2], logStamp(t, data)+1) // the same record, of another log: as long
 	rewriteFile(t, mem, path, append(data[:recordio.FileHeaderSize:recordio.FileHeaderSize], framed(t, recs...)...))
 	before := readDirFiles(t, mem, "/db")
 
@@ -222,6 +242,8 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	f, err := crashed.ReuseForWrite(logName("/db", retired), logName("/db", next))
 	require.NoError(t, err)
 	w, err := recordio.NewWriter(f, logWriterOptions)
+	require.NoError(t, err)
+	_, err = w.Write(encodeLogIdentity(next, newFileID(0)))
 	require.NoError(t, err)
 	require.NoError(t, w.Sync())
 	require.NoError(t, crashed.SyncDir("/db"))

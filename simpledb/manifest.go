@@ -29,9 +29,12 @@ import (
 //	5 delete table level uvarint | file number uvarint
 //	6 add table    level | number | size | smallest seq | largest seq
 //	               (uvarints) | smallest key | largest key (uvarint-prefixed)
+//	               [| identity uvarint, log format 5 on]
 //	7 log format   uvarint: how the logs this manifest names encode batches
-//	8 log          number | size (uvarints): a log exists; size 0 while it
-//	               is written, then its final length once it is closed
+//	8 log          number | size [| identity] (uvarints): a log exists;
+//	               size 0 while it is written, then its final length once
+//	               it is closed; the identity (log format 5 on) when it is
+//	               started
 //
 // Field 8 lets Open prove that every log the state needs is there and
 // whole: a log is recorded before anything is written to it (when a
@@ -39,6 +42,14 @@ import (
 // its length when it is closed (by a rotation or Close). A log the
 // manifest names that is missing, shorter than its recorded length or
 // damaged within it is corruption, never a torn tail.
+//
+// Identities (log format 5 on) tell a file from another of the same name:
+// each table records a random identity in its properties and each log in
+// its first record (see logIdentity), and the manifest records both, so
+// that Open, the table cache and Verify refuse a table or log of another
+// database, or of an earlier life of this one, whose name and length
+// match. A table added by an older build has none (0), and its file must
+// have none either.
 const (
 	tagComparator = iota + 1
 	tagLogNum
@@ -70,7 +81,8 @@ const (
 	logFormatSynced   = 2 // batch header: seq | count | synced
 	logFormatLogNum   = 3 // batch header: seq | count | synced | log
 	logFormatRangeDel = 4 // as 3; ops may be range deletions (kind 2)
-	currentLogFormat  = logFormatRangeDel
+	logFormatIdentity = 5 // as 4; a log starts with its identity, whose low 32 bits replace the log number in every batch
+	currentLogFormat  = logFormatIdentity
 )
 
 // tableInfo is what the manifest records about a table.
@@ -78,6 +90,7 @@ type tableInfo struct {
 	num, size               uint64
 	smallest, largest       []byte
 	smallestSeq, largestSeq uint64
+	id                      uint64 // the table's identity; 0: written before identities
 }
 
 type levelTable struct {
@@ -85,10 +98,11 @@ type levelTable struct {
 	info  tableInfo
 }
 
-// logInfo is what the manifest records about a log: its number, and its
-// final length once closed (0 while it is written).
+// logInfo is what the manifest records about a log: its number, its
+// final length once closed (0 while it is written), and its identity (0:
+// a log format before 5, or an edit that closes it).
 type logInfo struct {
-	num, size uint64
+	num, size, id uint64
 }
 
 type versionEdit struct {
@@ -130,10 +144,18 @@ func (e *versionEdit) encode() []byte {
 		v := uvarints(uint64(a.level), t.num, t.size, t.smallestSeq, t.largestSeq, uint64(len(t.smallest)))
 		v = append(v, t.smallest...)
 		v = binary.AppendUvarint(v, uint64(len(t.largest)))
-		field(tagAddTable, append(v, t.largest...))
+		v = append(v, t.largest...)
+		if t.id != 0 {
+			v = binary.AppendUvarint(v, t.id)
+		}
+		field(tagAddTable, v)
 	}
 	for _, l := range e.logs {
-		field(tagLog, uvarints(l.num, l.size))
+		if l.id != 0 {
+			field(tagLog, uvarints(l.num, l.size, l.id))
+		} else {
+			field(tagLog, uvarints(l.num, l.size))
+		}
 	}
 	return b
 }
@@ -170,7 +192,11 @@ func decodeEdit(b []byte) (versionEdit, error) {
 				r.fail(fmt.Sprintf("log format %d", e.logFormat))
 			}
 		case tagLog:
-			e.logs = append(e.logs, logInfo{num: r.uvarint(), size: r.uvarint()})
+			l := logInfo{num: r.uvarint(), size: r.uvarint()}
+			if len(r.b) > 0 {
+				l.id = r.uvarint()
+			}
+			e.logs = append(e.logs, l)
 		case tagDeleteTable:
 			level, num := r.uvarint(), r.uvarint()
 			e.deleted = append(e.deleted, levelTable{level: int(level), info: tableInfo{num: num}})
@@ -180,6 +206,9 @@ func decodeEdit(b []byte) (versionEdit, error) {
 			r.checkLevel(level)
 			t := tableInfo{num: r.uvarint(), size: r.uvarint(), smallestSeq: r.uvarint(), largestSeq: r.uvarint()}
 			t.smallest, t.largest = r.bytes(), r.bytes()
+			if len(r.b) > 0 {
+				t.id = r.uvarint()
+			}
 			e.added = append(e.added, levelTable{level: int(level), info: t})
 		default:
 			return e, fmt.Errorf("%w: unknown field %d", errBadEdit, tag)
@@ -242,8 +271,9 @@ type manifestState struct {
 	logNum, nextFileNum, lastSeq uint64
 	logFormat                    uint64
 	// logs holds the logs at or after logNum the manifest names, with
-	// their recorded lengths (0: being written when the manifest ended).
-	logs map[uint64]uint64
+	// their recorded lengths (0: being written when the manifest ended)
+	// and identities.
+	logs map[uint64]logInfo
 	// torn is the damage of a torn last edit that replay dropped, if any.
 	torn error
 }
@@ -279,10 +309,13 @@ func (s *manifestState) apply(e *versionEdit) error {
 		s.logFormat = e.logFormat
 	}
 	if s.logs == nil {
-		s.logs = map[uint64]uint64{}
+		s.logs = map[uint64]logInfo{}
 	}
 	for _, l := range e.logs {
-		s.logs[l.num] = l.size
+		if l.id == 0 {
+			l.id = s.logs[l.num].id // closing a log keeps the identity it was started with
+		}
+		s.logs[l.num] = l
 	}
 	for num := range s.logs {
 		if num < s.logNum {
@@ -361,7 +394,7 @@ func replayManifest(fsys vfs.FS, path, comparator string) (*manifestState, error
 		return nil, fmt.Errorf("simpledb: manifest: %w", err)
 	}
 	defer r.Close()
-	s := &manifestState{comparator: comparator, logFormat: logFormatV1, logs: map[uint64]uint64{}}
+	s := &manifestState{comparator: comparator, logFormat: logFormatV1, logs: map[uint64]logInfo{}}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

@@ -68,6 +68,11 @@ func (d *DB) Compact() error {
 		if err == ErrClosed {
 			return err
 		}
+		if outOfSpace(err) && d.manifestErr == nil {
+			// As in the background: a compaction out of space fails
+			// nothing but itself, unless it failed to write the manifest.
+			return fmt.Errorf("simpledb: compact: %w", err)
+		}
 		if err != nil {
 			return d.setBackgroundError(fmt.Errorf("compaction: %w", err))
 		}

@@ -239,9 +239,11 @@ func (d *DB) newMemstore() *memstore.Memstore {
 	return memstore.New(&memstore.Options{Comparator: d.opts.Comparator})
 }
 
-// tableWriterOptions are the options for the tables the database writes.
+// tableWriterOptions are the options for the tables the database writes,
+// each with a new identity.
 func (o *Options) tableWriterOptions() *sstables.WriterOptions {
 	return &sstables.WriterOptions{
+		ID:              newFileID(0),
 		FS:              o.FS,
 		Comparator:      o.Comparator,
 		BlockSize:       o.BlockSize,

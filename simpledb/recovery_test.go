@@ -494,15 +494,8 @@ func TestInterruptedLogs(t *testing.T) {
 		require.NoError(t, fsys.SyncDir("/db"))
 	}
 	withRecord := func(t *testing.T, fsys *vfs.MemFS, num uint64) {
-		w, err := recordio.Create(logName("/db", num), &recordio.WriterOptions{FS: fsys, Compression: recordio.NoCompression})
-		require.NoError(t, err)
-		b := batchOf([]byte("late"), []byte("write"))
-		b.setSeq(1 << 40)
-		setRecordLog(b.data, num)
-		_, err = w.Write(b.data)
-		require.NoError(t, err)
-		require.NoError(t, w.Close())
-		require.NoError(t, fsys.SyncDir("/db"))
+		id := newFileID(0)
+		rewriteFile(t, fsys, logName("/db", num), logFile(t, num, id, logRecord(uint32(id), 1<<40, 0, "late")))
 	}
 	// tornDB returns a database, as a crash left it, whose last log lost
 	// the end of its last record, the number of that log, and the writes

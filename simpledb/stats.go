@@ -15,6 +15,8 @@ type statCounters struct {
 	logsRecycled                    int64
 	stalls                          int64
 	stallTime                       time.Duration
+	backgroundErrors, resumes       int64
+	compactionsPaused               int64
 }
 
 // writeCounters are the running totals behind Stats of the write path. The
@@ -80,6 +82,11 @@ type Stats struct {
 	// cache had closed them: many mean MaxOpenFiles is smaller than the
 	// tables reads keep returning to.
 	TableReopens int64
+	// BackgroundErrors counts the failures that stopped writes (see
+	// ErrBackground), Resumes the recoveries from them without a reopen
+	// (see Resume), and CompactionsPaused the compactions put off for want
+	// of space, which stop nothing.
+	BackgroundErrors, Resumes, CompactionsPaused int64
 }
 
 // Stats returns the database's statistics.
@@ -109,6 +116,7 @@ func (d *DB) Stats() Stats {
 		s.WriteAmplification = float64(s.LogBytes+c.flushBytes+c.compactionBytes) / float64(s.UserBytes)
 	}
 	s.Stalls, s.StallTime = c.stalls, c.stallTime
+	s.BackgroundErrors, s.Resumes, s.CompactionsPaused = c.backgroundErrors, c.resumes, c.compactionsPaused
 	s.OpenTables, s.TableReopens = d.tables.stats()
 	if d.cache != nil {
 		cs := d.cache.Stats()

@@ -262,6 +262,11 @@ func TestTableCacheReopenOfDamagedTable(t *testing.T) {
 				return b
 			})
 		}},
+		{"another identity", func(t *testing.T, fsys vfs.FS, path string) {
+			rewrite(t, fsys, path, func(b []byte) []byte {
+				return foreignTable(t, b, smallOptions().tableWriterOptions(), rand.New(rand.NewPCG(1, 2)))
+			})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 30000

@@ -3,7 +3,6 @@ package simpledb
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -80,7 +79,7 @@ type verifier struct {
 	report   *VerifyReport
 	progress func(int64)
 	lastSeq  uint64
-	torn     error // a log's torn tail, while no later log holds records
+	tails    tornTails
 }
 
 func (v *verifier) damage(err error) { v.report.Damage = append(v.report.Damage, err) }
@@ -129,7 +128,7 @@ func (v *verifier) run() error {
 					return err
 				}
 			case fileLog:
-				if err := v.fileError(v.log(num, 0, false, currentLogFormat)); err != nil {
+				if err := v.fileError(v.log(num, logInfo{}, false, currentLogFormat)); err != nil {
 					return err
 				}
 			}
@@ -165,7 +164,7 @@ func (v *verifier) run() error {
 	}
 	slices.Sort(logs)
 	for _, num := range logs {
-		if err := v.fileError(v.log(num, int64(state.logs[num]), state.named(num), state.logFormat)); err != nil {
+		if err := v.fileError(v.log(num, state.logs[num], state.named(num), state.logFormat)); err != nil {
 			return err
 		}
 	}
@@ -269,6 +268,9 @@ func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.Re
 	}
 	defer r.Close()
 	m := r.Metadata()
+	if err := checkTableID(path, m.ID, info.id); err != nil {
+		v.damage(err)
+	}
 	if m.Records+m.RangeDeletions == 0 {
 		return nil
 	}
@@ -282,12 +284,10 @@ func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.Re
 	return nil
 }
 
-// log verifies log num, of the recorded length size (0: none), by
-// recovery's rules (see replayLog): before the recorded length every
-// record must be whole and the log's own; past the last record that
-// vouches for a durable length, damage and records of another log are a
-// torn tail.
-func (v *verifier) log(num uint64, size int64, named bool, format uint64) error {
+// log verifies log num by recovery's rules (see logWalk): damage is
+// damage, a torn tail or a log a crash interrupted while creating it a
+// note.
+func (v *verifier) log(num uint64, info logInfo, named bool, format uint64) error {
 	path := logName(v.dir, num)
 	stat, err := v.opts.FS.Stat(path)
 	if err != nil {
@@ -298,93 +298,23 @@ func (v *verifier) log(num uint64, size int64, named bool, format uint64) error 
 	}
 	v.report.Logs++
 	defer v.done(stat.Size())
-	if size > 0 && stat.Size() < size {
-		v.damage(base.Corruptf(path, stat.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size))
-	}
-	r, torn, err := openLogRecords(v.opts.FS, path, size, named)
-	if torn != nil {
-		v.note("%s has no file header (%d bytes), as a crash while creating it leaves it; Open reads it as empty", path, stat.Size())
-		return nil
-	}
+	w := &logWalk{fsys: v.opts.FS, path: path, num: num, info: info, named: named, format: format, lastSeq: &v.lastSeq}
+	out, err := w.run()
 	if err != nil {
-		if !errors.Is(err, ErrCorruption) {
-			return fmt.Errorf("simpledb: verify: %w", err)
-		}
+		return fmt.Errorf("simpledb: verify: %w", err)
+	}
+	for _, err := range out.damage {
 		v.damage(err)
-		return nil
 	}
-	defer r.Close()
-	// pending holds the ends of the log's records found so far that no
-	// later record has shown to lie within durable data: a torn tail, so
-	// far. Records after one are not what Open applies, and are not
-	// decoded.
-	var pending []*base.CorruptionError
-	records := 0
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil && !errors.Is(err, ErrCorruption) {
-			return fmt.Errorf("simpledb: verify: %w", err)
-		}
-		at := damageOffset(err, r.Offset())
-		if size > 0 && at >= size {
-			break // past the closed log's end
-		}
-		var end *base.CorruptionError
-		if err != nil {
-			errors.As(err, &end)
-		} else if log, stale := staleRecord(format, rec, num); stale {
-			end = base.Corruptf(path, at, errStaleRecord, "it belongs to log %d", log)
-		}
-		if end != nil {
-			if size > 0 {
-				v.damage(fmt.Errorf("%w (within the log's recorded %d bytes)", end, size))
-			} else {
-				pending = append(pending, end)
-			}
-			if err != nil {
-				if _, err := r.Resync(); err == io.EOF {
-					break
-				} else if err != nil {
-					return fmt.Errorf("simpledb: verify: %w", err)
-				}
-			}
-			continue
-		}
-		if synced := recordSynced(format, rec); len(pending) > 0 && pending[0].Offset < synced {
-			for len(pending) > 0 && pending[0].Offset < synced {
-				v.damage(fmt.Errorf("%w: the record at offset %d says the log was durable up to %d", pending[0], r.Offset(), synced))
-				pending = pending[1:]
-			}
-		}
-		if len(pending) > 0 {
-			continue
-		}
-		_, _, err = decodeLogRecord(format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
-			if seq <= v.lastSeq {
-				return fmt.Errorf("%w: sequence number %d after %d", errBadBatch, seq, v.lastSeq)
-			}
-			v.lastSeq = seq
-			return nil
-		})
-		if err != nil {
-			v.damage(base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err))
-			continue
-		}
-		records++
-		v.report.Batches++
+	v.report.Batches += uint64(out.batches)
+	if err := v.tails.next(num, out); err != nil {
+		v.damage(err)
 	}
-	if records > 0 && v.torn != nil {
-		v.damage(fmt.Errorf("%w, and log %06d after it holds records", v.torn, num))
-		v.torn = nil
-	}
-	if len(pending) > 0 {
-		v.note("%s ends in a torn tail at offset %d, as a crash leaves it; Open drops it: %v", path, pending[0].Offset, pending[0])
-		if v.torn == nil {
-			v.torn = pending[0]
-		}
+	switch {
+	case out.unwritten:
+		v.note("%s was being created when a crash interrupted it (%d bytes); Open reads it as empty: %v", path, stat.Size(), out.tail)
+	case out.tail != nil:
+		v.note("%s ends in a torn tail at offset %d, as a crash leaves it; Open drops it: %v", path, out.tail.Offset, out.tail)
 	}
 	return nil
 }

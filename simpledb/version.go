@@ -44,7 +44,7 @@ func (t *table) unref(d *DB) {
 		return
 	}
 	if err := t.tc.remove(t); err != nil {
-		d.log.Error("simpledb: close table", "table", t.num, "err", err)
+		d.logger.Error("simpledb: close table", "table", t.num, "err", err)
 	}
 	if t.obsolete.Load() {
 		if d.cache != nil {
@@ -194,6 +194,13 @@ func searchLevel(cmp func(a, b []byte) int, tables []*table, key []byte) int {
 type memTable struct {
 	m      *memstore.Memstore
 	logNum uint64
+	logID  uint64 // the log's identity: see logIdentity
+	// logSize is the log's length once a rotation closed it, 0 before.
+	// abandoned: the log failed and was given up (see Resume); its file
+	// is deleted, not recycled, once the memstore is flushed. Both are
+	// guarded by DB.mu.
+	logSize   uint64
+	abandoned bool
 	// writes counts groups appended to its log but not yet applied; a
 	// flush waits for them. appended counts every group appended (guarded
 	// by DB.walMu).

@@ -101,6 +101,8 @@ func TestTruncatedAndForeignFiles(t *testing.T) {
 		require.NoError(t, os.WriteFile(cut, good[:n], 0o644))
 		_, err := Open(cut, nil)
 		require.ErrorIs(t, err, ErrCorruption, "cut at %d", n)
+		_, err = ReadMetadata(cut, nil)
+		require.ErrorIs(t, err, ErrCorruption, "ReadMetadata, cut at %d", n)
 	}
 
 	// A valid recordio file that is not a table.
@@ -113,6 +115,8 @@ func TestTruncatedAndForeignFiles(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 	_, err = Open(foreign, nil)
+	require.ErrorIs(t, err, ErrBadFooter)
+	_, err = ReadMetadata(foreign, nil)
 	require.ErrorIs(t, err, ErrBadFooter)
 
 	// Random bytes.

@@ -91,6 +91,8 @@ func FuzzProperties(f *testing.F) {
 	f.Add(m.encode())
 	m.rangeDelOffset, m.RangeDelSize, m.RangeDeletions = 100, 20, 2
 	f.Add(m.encode())
+	m.ID = 0x1234_5678_9abc_def0
+	f.Add(m.encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if m, err := decodeMetadata(data); err == nil {
 			if _, err := decodeMetadata(m.encode()); err != nil {

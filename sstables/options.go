@@ -65,6 +65,13 @@ type WriterOptions struct {
 	// every BytesPerSync bytes as it is written (recordio.WriterOptions).
 	// Default: 0, never: the table's sync writes it all back.
 	BytesPerSync int64
+	// ID, if not zero, is recorded in the table's properties
+	// (Metadata.ID): an identity its owner gives each table and checks
+	// when it opens one, so that a table of the same name and size from
+	// elsewhere (another database, a backup of another moment) is refused
+	// rather than read. Checksums cannot tell such a table apart: every
+	// block of it checks. Default: 0, none.
+	ID uint64
 }
 
 func (o *WriterOptions) withDefaults() WriterOptions {

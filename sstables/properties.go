@@ -41,6 +41,9 @@ type Metadata struct {
 	// RangeDelSize is its bytes on disk (0: none, as in every version 1
 	// table).
 	RangeDeletions, RangeDelSize uint64
+	// ID is the identity the writer was given (WriterOptions.ID); 0 if
+	// none.
+	ID uint64
 	// rangeDelOffset is where the range-deletion block starts.
 	rangeDelOffset uint64
 }
@@ -72,6 +75,9 @@ const (
 	propRangeDelOffset
 	propRangeDelSize
 	propRangeDeletions
+	// The table's identity (WriterOptions.ID), when it has one. Readers
+	// that predate it skip it as a field they do not know.
+	propID
 )
 
 // numericProps lists the numeric fields; FileSize is not stored.
@@ -85,7 +91,7 @@ func (m *Metadata) numericProps() map[uint64]*uint64 {
 		propBlockSize: &m.BlockSize, propRestartInterval: &m.RestartInterval,
 		propBloomBitsPerKey: &m.BloomBitsPerKey,
 		propRangeDelOffset:  &m.rangeDelOffset, propRangeDelSize: &m.RangeDelSize,
-		propRangeDeletions: &m.RangeDeletions,
+		propRangeDeletions: &m.RangeDeletions, propID: &m.ID,
 	}
 }
 
@@ -108,6 +114,9 @@ func (m *Metadata) encode() []byte {
 		for tag := uint64(propRangeDelOffset); tag <= propRangeDeletions; tag++ {
 			number(tag, *numbers[tag])
 		}
+	}
+	if m.ID != 0 {
+		number(propID, m.ID)
 	}
 	field(propMinKey, m.MinKey)
 	field(propMaxKey, m.MaxKey)
@@ -137,7 +146,7 @@ func decodeMetadata(b []byte) (Metadata, error) {
 		if tag != propMinKey && tag != propMaxKey && tag != propComparator {
 			var k int
 			if num, k = binary.Uvarint(v); k <= 0 || k != len(v) {
-				if tag <= propRangeDeletions {
+				if tag <= propID {
 					return m, fmt.Errorf("field %d: bad number", tag)
 				}
 				continue // a field from a newer writer

@@ -74,42 +74,71 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	return r, nil
 }
 
-func (r *Reader) load(cmp *Comparator) error {
+// ReadMetadata returns the properties of the named table, reading only its
+// footer and properties block, both checked: what a tool listing tables,
+// or an owner checking a table's identity, needs without opening it for
+// reads. opts gives the FS and the Comparator, which must be the table's
+// (ErrComparatorMismatch); its other fields are not used. Damage is an
+// error matching ErrCorruption.
+func ReadMetadata(name string, opts *ReaderOptions) (Metadata, error) {
+	o := opts.withDefaults()
+	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: true})
+	if err != nil {
+		return Metadata{}, fmt.Errorf("sstables: %w", err)
+	}
+	defer rr.Close()
+	r := &Reader{name: name, rr: rr, cmp: o.Comparator.Compare}
+	if _, _, err := r.loadProperties(o.Comparator); err != nil {
+		return Metadata{}, err
+	}
+	return r.meta, nil
+}
+
+// loadProperties reads and checks the footer and the properties, and
+// returns the footer and its offset.
+func (r *Reader) loadProperties(cmp *Comparator) (footer, int64, error) {
 	size := r.rr.Size()
 	footOff := size - footerRecordSize
 	if footOff < recordio.FileHeaderSize {
-		return base.Corruptf(r.name, 0, ErrBadFooter, "%d bytes is too short for a table", size)
+		return footer{}, 0, base.Corruptf(r.name, 0, ErrBadFooter, "%d bytes is too short for a table", size)
 	}
 	raw, _, err := r.rr.RecordViewSized(footOff, footerRecordSize, nil)
 	switch {
 	case errors.Is(err, ErrCorruption), errors.Is(err, io.EOF): // io.EOF: the file ends in zeros
-		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+		return footer{}, 0, base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
 	case err != nil:
-		return fmt.Errorf("sstables: %w", err)
+		return footer{}, 0, fmt.Errorf("sstables: %w", err)
 	}
 	f, err := decodeFooter(raw, uint64(footOff))
 	if err != nil {
-		return base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+		return footer{}, 0, base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
+	}
+	props, _, err := r.readBlock(f.props, nil)
+	if err != nil {
+		return footer{}, 0, err
+	}
+	if r.meta, err = decodeMetadata(props); err != nil {
+		return footer{}, 0, base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "%v", err)
+	}
+	r.meta.FileSize = uint64(size)
+	if r.meta.FormatVersion != f.version {
+		return footer{}, 0, base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "format version %d, the footer's is %d", r.meta.FormatVersion, f.version)
+	}
+	if r.meta.Comparator != cmp.Name {
+		return footer{}, 0, fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
+	}
+	return f, footOff, nil
+}
+
+func (r *Reader) load(cmp *Comparator) error {
+	f, footOff, err := r.loadProperties(cmp)
+	if err != nil {
+		return err
 	}
 	r.indexOff = int64(f.index.Offset)
 	r.dataEnd = f.index.Offset
 	if f.filter.Length > 0 {
 		r.dataEnd = f.filter.Offset
-	}
-
-	props, _, err := r.readBlock(f.props, nil)
-	if err != nil {
-		return err
-	}
-	if r.meta, err = decodeMetadata(props); err != nil {
-		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "%v", err)
-	}
-	r.meta.FileSize = uint64(size)
-	if r.meta.FormatVersion != f.version {
-		return base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "format version %d, the footer's is %d", r.meta.FormatVersion, f.version)
-	}
-	if r.meta.Comparator != cmp.Name {
-		return fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
 	}
 	if err := r.loadRangeDels(uint64(footOff)); err != nil {
 		return err

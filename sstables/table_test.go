@@ -94,6 +94,7 @@ func tableCases() []tableCase {
 	}
 	cases = append(cases,
 		tableCase{name: "defaults"},
+		tableCase{name: "identity", wopts: WriterOptions{ID: 0xfeed_f00d_0000_0001}},
 		tableCase{name: "restart=1/nofilter", wopts: WriterOptions{RestartInterval: 1, BlockSize: 256}},
 		tableCase{name: "tiny blocks", wopts: WriterOptions{BlockSize: 1, BloomBitsPerKey: 10}},
 		tableCase{name: "cache/mmap", wopts: WriterOptions{BlockSize: 700}, ropts: ReaderOptions{Cache: NewCache(64 << 10)}},
@@ -126,6 +127,10 @@ func TestTableRoundTrip(t *testing.T) {
 			require.Equal(t, es[0].key, got.MinKey)
 			require.Equal(t, es[len(es)-1].key, got.MaxKey)
 			require.Equal(t, meta.FileSize, got.FileSize)
+			require.Equal(t, tc.wopts.ID, got.ID, "the identity the writer was given")
+			props, err := ReadMetadata(path, &tc.ropts)
+			require.NoError(t, err)
+			require.Equal(t, got, props, "ReadMetadata reads the properties Open reads")
 			info, err := os.Stat(path)
 			require.NoError(t, err)
 			require.Equal(t, uint64(info.Size()), got.FileSize)

@@ -81,6 +81,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 			BlockSize:       uint64(o.BlockSize),
 			RestartInterval: uint64(o.RestartInterval),
 			BloomBitsPerKey: uint64(o.BloomBitsPerKey),
+			ID:              o.ID,
 		},
 	}
 	if o.BloomBitsPerKey > 0 {

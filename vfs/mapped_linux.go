@@ -8,7 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"syscall"
+	"unsafe"
 )
 
 // CreateMapped creates the named file for appending through a shared
@@ -24,6 +27,7 @@ func (osFS) CreateMapped(name string, chunk int64) (File, error) {
 	m, err := newMappedFile(f, chunk, 0)
 	if err != nil {
 		f.Close()
+		os.Remove(name)
 		return nil, err
 	}
 	return m, nil
@@ -59,13 +63,47 @@ func checkChunk(name string, chunk int64) error {
 	return nil
 }
 
+// Filesystem magic numbers (statfs f_type) of the filesystems a log may be
+// mapped on: those the filesystem matrix (make fs-matrix) runs.
+const (
+	ext4Magic  = 0xEF53 // ext2, ext3 and ext4
+	xfsMagic   = 0x58465342
+	tmpfsMagic = 0x01021994
+)
+
+// mappable reports whether f's filesystem is one on which appending
+// through a shared mapping is known to behave: a store into space
+// allocated ahead needs no more space (btrfs reserves space again at every
+// write fault after a writeback, so a full disk faults there), and the
+// mapping works at all (FUSE with direct I/O, virtiofs without a cache and
+// network filesystems refuse or mishandle shared writable mappings).
+func mappable(f *os.File) (bool, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
+		return false, &fs.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
+	}
+	switch uint32(st.Type) {
+	case ext4Magic, xfsMagic, tmpfsMagic:
+		return true, nil
+	}
+	return false, nil
+}
+
 // newMappedFile maps f's first chunk and starts preparing the next. The
-// first allocated bytes of f are space it has already.
+// first allocated bytes of f are space it has already. Where the file
+// cannot be appended to through a mapping (see mappable; fallocate or mmap
+// not supported) the error matches errors.ErrUnsupported.
 func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
+	if ok, err := mappable(f); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("vfs: mapped %s: %w: not a filesystem logs are mapped on", f.Name(), errors.ErrUnsupported)
+		}
+		return nil, err
+	}
 	m := &mappedFile{f: f, fd: int(f.Fd()), chunk: chunk, allocated: allocated}
 	first := m.mapChunk(0)
 	if first.err != nil {
-		if errors.Is(first.err, syscall.EOPNOTSUPP) {
+		if unsupported(first.err) {
 			return nil, fmt.Errorf("vfs: mapped %s: %w: %w", f.Name(), errors.ErrUnsupported, first.err)
 		}
 		return nil, first.err
@@ -75,13 +113,35 @@ func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
 	return m, nil
 }
 
+// unsupported reports whether a chunk failed because the filesystem cannot
+// allocate ahead or map the file, rather than for want of space or an I/O
+// error: the caller then appends with write(2) instead.
+func unsupported(err error) bool {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	if pe.Op == "mmap" {
+		return true // ENODEV and its kin: nothing a plain file needs
+	}
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
+}
+
 // mappedFile appends by copying into a shared mapping of one chunk of the
 // file at a time. Each chunk's blocks are allocated (fallocate) before it
-// is mapped, unless the file had them already (a reused file), so a store
-// into the mapping never faults for want of space (no SIGBUS): a full disk
-// is the error of the Write that needs the next chunk. While one chunk takes writes, a goroutine prepares the next:
-// allocates it, maps it and faults its pages in for writing, which is
-// where the copies of a fresh chunk otherwise spend most of their time.
+// is mapped, unless the file had them already (a reused file), so that a
+// full disk is, as a rule, the error of the Write that needs the next
+// chunk. While one chunk takes writes, a goroutine prepares the next:
+// allocates it, maps it and faults its pages in for writing, which is where
+// the copies of a fresh chunk otherwise spend most of their time.
+//
+// A store into the mapping can still fault: the filesystem refuses the
+// page (an I/O error, a filesystem shut down after one) or the file was cut
+// behind the mapping's back. The kernel then raises SIGBUS, which kills a
+// Go program unless the goroutine asked to panic instead
+// (debug.SetPanicOnFault). Write does, for its copy alone, and writes what
+// faulted with pwrite(2) instead, which returns the filesystem's error (or
+// succeeds): a fault is never a signal to the host process.
 type mappedFile struct {
 	f         *os.File
 	fd        int
@@ -90,9 +150,10 @@ type mappedFile struct {
 	size      int64         // bytes written: the file's logical length
 	base      int64         // file offset of the mapped chunk
 	data      []byte        // the mapped chunk
-	ahead     chan chunkMap // the next chunk, being prepared
+	ahead     chan chunkMap // the next chunk, being prepared; nil once closed
 	pos       int64         // Read's offset
-	err       error         // sticky: after a failed chunk the tail is unknown
+	err       error         // sticky: after a failed chunk the tail is unknown; fs.ErrClosed after Close
+	faults    int           // stores that faulted and went through pwrite(2)
 }
 
 // chunkMap is a chunk allocated and mapped, or why it could not be.
@@ -118,7 +179,9 @@ func (m *mappedFile) mapChunk(base int64) chunkMap {
 	if err != nil {
 		return chunkMap{err: &fs.PathError{Op: "mmap", Path: m.f.Name(), Err: err}}
 	}
-	syscall.Madvise(data, madvPopulateWrite) // a hint: older kernels refuse it, and the stores fault instead
+	// A hint: older kernels refuse it, and the stores fault instead. A page
+	// the filesystem refuses makes it fail, not raise a signal.
+	syscall.Madvise(data, madvPopulateWrite)
 	return chunkMap{data: data}
 }
 
@@ -141,20 +204,54 @@ func (m *mappedFile) Write(p []byte) (int, error) {
 				return n, err
 			}
 		}
-		c := copy(m.data[m.size-m.base:], p[n:])
+		off := m.size - m.base
+		c := min(len(p)-n, len(m.data)-int(off))
+		if !storeMapped(m.data[off:int(off)+c], p[n:n+c]) {
+			// The filesystem refused a page, or the file was cut: the same
+			// bytes through write(2) get its error, or go in.
+			m.faults++
+			if _, err := m.f.WriteAt(p[n:n+c], m.size); err != nil {
+				m.err = fmt.Errorf("vfs: mapped %s: a store faulted, and so did write(2): %w", m.f.Name(), err)
+				return n, m.err
+			}
+		}
 		n += c
 		m.size += int64(c)
 	}
 	return n, nil
 }
 
+// storeMapped copies src into dst, a part of a mapping, and reports false
+// if the copy faulted, instead of letting the fault kill the process. What
+// it copied before the fault is left in place.
+func storeMapped(dst, src []byte) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			fault, isFault := r.(interface{ Addr() uintptr })
+			start := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+			if _, isRuntime := r.(runtime.Error); !isFault || !isRuntime || fault.Addr() < start || fault.Addr() >= start+uintptr(len(dst)) {
+				panic(r) // not a fault of this copy
+			}
+			ok = false
+		}
+	}()
+	copy(dst, src)
+	return true
+}
+
 // nextChunk takes the chunk prepared at the logical end in place of the
-// current one, and starts preparing the one after it.
+// current one, and starts preparing the one after it. A chunk that could
+// not be prepared in the background is tried once more now: the space its
+// allocation lacked may have been freed since.
 func (m *mappedFile) nextChunk() error {
 	next := <-m.ahead
 	m.ahead = nil
 	if next.err != nil {
-		return next.err
+		next = m.mapChunk(m.size)
+		if next.err != nil {
+			return next.err
+		}
 	}
 	if err := m.unmap(); err != nil {
 		syscall.Munmap(next.data)
@@ -180,6 +277,9 @@ func (m *mappedFile) unmap() error {
 // Sync makes the written bytes durable: fdatasync writes back the pages
 // the mapping dirtied, as it does those write(2) dirtied.
 func (m *mappedFile) Sync() error {
+	if errors.Is(m.err, fs.ErrClosed) {
+		return m.err
+	}
 	if err := syscall.Fdatasync(m.fd); err != nil {
 		return &fs.PathError{Op: "fdatasync", Path: m.f.Name(), Err: err}
 	}
@@ -188,8 +288,12 @@ func (m *mappedFile) Sync() error {
 
 // Close unmaps the file and cuts it to its logical length, releasing the
 // space allocated ahead (or, in a reused file, the old bytes past it). It
-// does not sync: callers sync first.
+// does not sync: callers sync first. Every later call fails with
+// fs.ErrClosed.
 func (m *mappedFile) Close() error {
+	if errors.Is(m.err, fs.ErrClosed) {
+		return m.err
+	}
 	if m.ahead != nil {
 		if next := <-m.ahead; next.data != nil {
 			syscall.Munmap(next.data)
@@ -203,6 +307,7 @@ func (m *mappedFile) Close() error {
 	if cerr := m.f.Close(); err == nil {
 		err = cerr
 	}
+	m.err = &fs.PathError{Op: "write", Path: m.f.Name(), Err: fs.ErrClosed}
 	return err
 }
 

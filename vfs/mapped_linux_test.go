@@ -4,6 +4,7 @@ package vfs
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -113,4 +114,62 @@ func TestReuseMappedMissingFile(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+}
+
+// createMapped creates a mapped file in a temporary directory, or skips
+// the test where that directory's filesystem is not one logs are mapped on.
+func createMapped(t *testing.T, chunk int64) (File, string) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "log")
+	f, err := Default.(MappedCreator).CreateMapped(name, chunk)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("the temporary directory cannot map logs: %v", err)
+	}
+	require.NoError(t, err)
+	return f, name
+}
+
+// A store the filesystem refuses raises SIGBUS, which would kill the
+// process: the file cut behind the mapping's back does that. Write takes
+// the bytes to write(2) instead, and they land where they belong.
+func TestMappedWriteSurvivesFault(t *testing.T) {
+	page := int64(os.Getpagesize())
+	f, name := createMapped(t, 4*page)
+	defer f.Close()
+	first := bytes.Repeat([]byte{'a'}, 100)
+	_, err := f.Write(first)
+	require.NoError(t, err)
+	// Once the next chunk is prepared (its fallocate extends the file), the
+	// cut puts the mapped pages past the file's end.
+	m := f.(*mappedFile)
+	next := <-m.ahead
+	m.ahead <- next
+	require.NoError(t, os.Truncate(name, 0))
+
+	second := bytes.Repeat([]byte{'b'}, int(2*page)) // spans pages of the chunk
+	n, err := f.Write(second)
+	require.NoError(t, err)
+	require.Equal(t, len(second), n)
+	require.Positive(t, m.faults, "the store faulted and went through write(2)")
+
+	onDisk, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(onDisk), len(first)+len(second))
+	require.Equal(t, make([]byte, len(first)), onDisk[:len(first)], "what the cut took stays cut")
+	require.Equal(t, second, onDisk[len(first):len(first)+len(second)])
+}
+
+// A closed mapped file refuses writes and syncs with fs.ErrClosed, at a
+// chunk boundary too, rather than wait for a chunk never prepared or sync
+// a descriptor number that may be another file's by then.
+func TestMappedFileClosed(t *testing.T) {
+	page := int64(os.Getpagesize())
+	f, _ := createMapped(t, page)
+	_, err := f.Write(make([]byte, page)) // the chunk is full: the next byte needs another
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = f.Write([]byte{1})
+	require.ErrorIs(t, err, fs.ErrClosed)
+	require.ErrorIs(t, f.Sync(), fs.ErrClosed)
+	require.ErrorIs(t, f.Close(), fs.ErrClosed)
 }

@@ -95,13 +95,20 @@ func manifestDump(c *cli, args []string) error {
 				a := map[string]any{"level": t.Level, "number": t.Number, "size": t.Size, "smallest_seq": t.SmallestSeq, "largest_seq": t.LargestSeq}
 				p.keyField(a, "smallest", t.Smallest)
 				p.keyField(a, "largest", t.Largest)
+				if t.ID != 0 {
+					a["id"] = fmt.Sprintf("%016x", t.ID)
+				}
 				added = append(added, a)
 			}
 			for _, t := range e.Deleted {
 				deleted = append(deleted, map[string]any{"level": t.Level, "number": t.Number})
 			}
 			for _, l := range e.Logs {
-				logs = append(logs, map[string]any{"number": l.Number, "size": l.Size})
+				lg := map[string]any{"number": l.Number, "size": l.Size}
+				if l.ID != 0 {
+					lg["id"] = fmt.Sprintf("%016x", l.ID)
+				}
+				logs = append(logs, lg)
 			}
 			obj["added"], obj["deleted"], obj["logs"] = added, deleted, logs
 			p.object(obj)
@@ -125,11 +132,11 @@ func manifestDump(c *cli, args []string) error {
 		}
 		for _, t := range e.Added {
 			p.row("  add", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number), size(int64(t.Size)),
-				p.key(t.Smallest)+" .. "+p.key(t.Largest), fmt.Sprintf("seqs %d-%d", t.SmallestSeq, t.LargestSeq))
+				p.key(t.Smallest)+" .. "+p.key(t.Largest), fmt.Sprintf("seqs %d-%d", t.SmallestSeq, t.LargestSeq), identity(t.ID))
 		}
 		for _, l := range e.Logs {
 			if l.Size == 0 {
-				p.row("  log", fmt.Sprintf("%06d.log", l.Number), "started")
+				p.row("  log", fmt.Sprintf("%06d.log", l.Number), "started", identity(l.ID))
 			} else {
 				p.row("  log", fmt.Sprintf("%06d.log", l.Number), fmt.Sprintf("closed at %d bytes", l.Size))
 			}
@@ -139,8 +146,16 @@ func manifestDump(c *cli, args []string) error {
 	return notA(path, "a manifest", err)
 }
 
+// identity shows a table's or log's identity, if it has one.
+func identity(id uint64) string {
+	if id == 0 {
+		return ""
+	}
+	return fmt.Sprintf("id %016x", id)
+}
+
 func logFlags(fs *flag.FlagSet, c *cli) {
-	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 4); default: the format the manifest beside FILE records, else the current one")
+	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 5); default: the format the manifest beside FILE records, else the current one")
 }
 
 func logDump(c *cli, args []string) error {
@@ -157,9 +172,17 @@ func logDump(c *cli, args []string) error {
 	p := c.out
 	records := 0
 	err := simpledb.ReadLog(path, format, nil, func(r simpledb.LogRecord) error {
+		if id := r.Identity; id != nil {
+			if p.json {
+				p.object(map[string]any{"type": "identity", "offset": r.Offset, "size": r.Size, "log": id.Number, "id": fmt.Sprintf("%016x", id.ID)})
+			} else {
+				p.line("identity at %d (%d bytes): log %d, id %016x, stamp %08x", r.Offset, r.Size, id.Number, id.ID, uint32(id.ID))
+			}
+			return nil
+		}
 		records++
 		if p.json {
-			obj := map[string]any{"offset": r.Offset, "size": r.Size, "seq": r.Seq, "count": r.Count, "synced": r.Synced, "log": r.Log}
+			obj := map[string]any{"type": "batch", "offset": r.Offset, "size": r.Size, "seq": r.Seq, "count": r.Count, "synced": r.Synced, "log": fmt.Sprintf("%08x", r.Log)}
 			var ops []map[string]any
 			for _, op := range r.Ops {
 				o := map[string]any{"seq": op.Seq, "kind": op.Kind.String()}
@@ -173,7 +196,7 @@ func logDump(c *cli, args []string) error {
 			p.object(obj)
 			return nil
 		}
-		p.line("batch at %d (%d bytes): seq %d, %d op(s), synced %d, log %d", r.Offset, r.Size, r.Seq, r.Count, r.Synced, r.Log)
+		p.line("batch at %d (%d bytes): seq %d, %d op(s), synced %d, stamp %08x", r.Offset, r.Size, r.Seq, r.Count, r.Synced, r.Log)
 		for _, op := range r.Ops {
 			switch op.Kind {
 			case simpledb.OpPut:

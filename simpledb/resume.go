@@ -1,0 +1,242 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// A failure of the write path (the log, a rotation, a flush, the manifest)
+// fails the database: writes are refused with ErrBackground wrapping the
+// cause, reads go on. What happens next depends on the cause:
+//
+//   - A failure the filesystem caused (an I/O error, a full disk) is
+//     recoverable: Resume makes every write the memstores hold durable in
+//     new tables, on a new log where the log failed and in a new manifest
+//     where the manifest failed, and takes writes again. Out of space
+//     (ENOSPC, EDQUOT) resumes by itself: the database retries
+//     resumeFirstDelay after the failure, then at doubling intervals up to
+//     resumeMaxDelay, until space is back, as RocksDB's automatic recovery
+//     does.
+//   - Anything else (damage, a broken invariant) waits for a reopen.
+//
+// A compaction out of space fails nothing (unless it was the manifest's
+// write that failed): it is retried at the same intervals, and writes go
+// on while the log and flushes have room. If L0
+// reaches L0StopWritesThreshold meanwhile, a write that would stall is
+// refused with ErrBackground wrapping the compaction's error instead of
+// waiting without end.
+//
+// Abandoning a failed log is safe because nothing is written to the new one
+// until the memstore of the failed one is durable in a table: until then a
+// crash replays the failed log, torn tail and all, followed by an empty
+// one; after it, the failed log is obsolete, and the writes whose outcome
+// was unknown are known to be lost.
+
+const (
+	resumeFirstDelay = 100 * time.Millisecond
+	resumeMaxDelay   = 5 * time.Second
+)
+
+// recoverable reports whether a failure came from the filesystem, and so
+// may pass: an I/O error, a full disk. Damage never passes.
+func recoverable(err error) bool {
+	if errors.Is(err, ErrCorruption) {
+		return false
+	}
+	var errno syscall.Errno
+	var pe *fs.PathError
+	return errors.As(err, &errno) || errors.As(err, &pe)
+}
+
+// outOfSpace reports whether a failure is a full disk or quota, which the
+// database waits out by itself.
+func outOfSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// Resume recovers the database from a failure of its write path that the
+// filesystem caused, once the fault has cleared (see ErrBackground): it
+// writes what the memstores hold to new tables (on a new log, if the log
+// failed; into a new manifest, if the manifest failed) and takes writes
+// again. A write that failed with ErrWriteOutcomeUnknown before it is then
+// known to be lost. It returns nil at once if nothing failed; the failure,
+// unchanged, if only a reopen can clear it (ErrCorruption, say); or the
+// error that stopped it, the fault still being there: the database stays
+// failed, and Resume may be called again. Out of space resumes by itself.
+// Resume is safe for concurrent use; a Close meanwhile waits for it.
+func (d *DB) Resume() error {
+	d.closeMu.RLock()
+	defer d.closeMu.RUnlock()
+	if err := d.checkWritable(); err != nil {
+		return err
+	}
+	d.resumeMu.Lock()
+	defer d.resumeMu.Unlock()
+	d.mu.Lock()
+	failure, ok := d.bgErr, d.bgRecoverable
+	d.mu.Unlock()
+	if failure == nil || !ok {
+		return failure
+	}
+	err := d.restartLog()
+	if err == nil {
+		err = d.flushAll()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		// The latest cause is the one a caller needs to see.
+		d.bgErr = fmt.Errorf("%w: resume: %w", ErrBackground, err)
+		d.bgRecoverable = recoverable(err)
+		return d.bgErr
+	}
+	d.bgErr, d.bgRecoverable = nil, false
+	d.failed.Store(false)
+	d.stats.resumes++
+	d.cond.Broadcast()
+	d.logger.Info("simpledb: resumed writes after a background error", "err", failure)
+	return nil
+}
+
+// restartLog replaces a failed log, or a missing one (a rotation that
+// failed after closing the old log), with a new one, and starts a new
+// manifest if the manifest failed. The memstore of the log it replaces
+// joins those awaiting a flush. It waits for the groups appended before
+// the failure to be published, so that nothing is in flight.
+func (d *DB) restartLog() error {
+	d.walMu.Lock()
+	defer d.walMu.Unlock()
+	for {
+		d.pubMu.Lock()
+		pending := len(d.pending)
+		d.pubMu.Unlock()
+		d.syncMu.Lock()
+		syncing := d.syncing
+		d.syncMu.Unlock()
+		if pending == 0 && !syncing {
+			break
+		}
+		// A group waiting for its fsync needs walMu to start it.
+		d.walMu.Unlock()
+		time.Sleep(time.Millisecond)
+		d.walMu.Lock()
+	}
+	d.syncMu.Lock()
+	logFailed := d.logErr != nil
+	d.syncMu.Unlock()
+	if !logFailed && d.wal != nil {
+		return d.restartManifest()
+	}
+	if d.wal != nil {
+		// Not flushed, not synced: its tail is unknown, and after a failed
+		// fsync a retry proves nothing.
+		d.walFile.Close()
+		d.wal, d.walFile = nil, nil
+	}
+	d.mu.Lock()
+	num := d.newFileNum()
+	d.mu.Unlock()
+	w, f, err := d.createLog(num, logInfo{})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.mem.abandoned = true
+	d.imm = append(d.imm, d.mem)
+	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.id}
+	d.installReadState()
+	d.mu.Unlock()
+	d.wal, d.walFile = w, f
+	logical := d.writeStats.logBytes.Load()
+	d.walBase = logical - w.Size()
+	d.syncMu.Lock()
+	d.syncedTo.Store(uint64(logical))
+	d.logErr = nil
+	d.syncMu.Unlock()
+	d.pubMu.Lock()
+	d.pubErr = nil
+	d.pubMu.Unlock()
+	if err := d.restartManifest(); err != nil {
+		return err
+	}
+	// The new log, recorded before anything is written to it.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writeEdit(&versionEdit{logs: []logInfo{w.logInfo}})
+}
+
+// restartManifest starts a new manifest, describing the whole state, if
+// the current one failed: an edit whose write failed may or may not be on
+// disk, so nothing can be appended after it.
+func (d *DB) restartManifest() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.manifestErr == nil {
+		return nil
+	}
+	old, oldNum := d.manifest, d.manifestNum
+	if err := d.writeNewManifest(); err != nil {
+		return err
+	}
+	old.Close()
+	d.deleteFile(manifestName(d.dir, oldNum))
+	d.manifestErr = nil
+	return nil
+}
+
+// flushAll flushes every memstore awaiting a flush, oldest first. The
+// flush loop waits meanwhile: the database has failed.
+func (d *DB) flushAll() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.imm) > 0 {
+		if d.closed.Load() {
+			return ErrClosed
+		}
+		if err := d.flushOldest(); err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+	}
+	return nil
+}
+
+// autoResume retries Resume while the database is out of space, at
+// doubling intervals, until it resumes, fails for another reason, or
+// closes. The caller holds d.mu, set d.autoResuming and counted it in
+// d.bgWG.
+func (d *DB) autoResume() {
+	defer d.bgWG.Done()
+	defer func() {
+		d.mu.Lock()
+		d.autoResuming = false
+		d.mu.Unlock()
+	}()
+	for delay := resumeFirstDelay; ; delay = min(2*delay, resumeMaxDelay) {
+		select {
+		case <-d.closing:
+			return
+		case <-time.After(delay):
+		}
+		if err := d.Resume(); err == nil || !outOfSpace(err) {
+			return
+		}
+	}
+}
+
+// pauseCompactions puts compactions off after one ran out of space: the
+// next waits for the back-off to pass. The caller holds d.mu.
+func (d *DB) pauseCompactions(err error) {
+	d.compactPause = err
+	d.stats.compactionsPaused++
+	d.compactBackoff = min(max(2*d.compactBackoff, resumeFirstDelay), resumeMaxDelay)
+	d.compactRetry = time.Now().Add(d.compactBackoff)
+	d.logger.Warn("simpledb: compaction out of space; retrying later, writes go on", "err", err, "retry in", d.compactBackoff)
+	time.AfterFunc(d.compactBackoff, func() {
+		d.mu.Lock()
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	})
+}
