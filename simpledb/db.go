@@ -851,8 +851,11 @@ func (d *DB) Close() error {
 	case err != nil:
 		// The log's writer would flush and fsync it on Close, so its file
 		// is closed instead. The error is moot: the log failed already (and
-		// a rotation whose fsync failed closed the file).
-		d.walFile.Close()
+		// a rotation whose fsync failed closed the file). (A Resume that
+		// failed may have given the file up already.)
+		if d.walFile != nil {
+			d.walFile.Close()
+		}
 		d.wal = nil
 	case d.wal != nil:
 		logSize = d.wal.Size()

@@ -46,9 +46,9 @@
 // not wait.
 //
 // A log takes writes without a system call each where the filesystem can
-// allocate space ahead (Linux: vfs.MappedCreator, on ext4, XFS and tmpfs):
-// the log allocates 1 MiB at a time, maps it shared, and a write is a copy
-// into the mapping; the next chunk is allocated, mapped and its pages
+// allocate space ahead (Linux: vfs.MappedCreator, on ext4, XFS, btrfs and
+// tmpfs): the log allocates 1 MiB at a time, maps it shared, and a write is
+// a copy into the mapping; the next chunk is allocated, mapped and its pages
 // faulted in by a goroutine while the current one fills, since the page
 // faults of a fresh chunk were 16% of a fill's time, more than the copies
 // themselves. The copy is in the page cache when the write returns, as
@@ -60,9 +60,9 @@
 // full disk, where every write fault reserves space again) would raise
 // SIGBUS and kill the process; the copy runs with debug.SetPanicOnFault,
 // and what faulted goes through write(2), which returns the error: no
-// fault is ever a signal. Elsewhere (btrfs, FUSE, network filesystems),
-// and where fallocate or mmap is refused, logs are plain files written
-// with write(2). Measured on the 2-vCPU machine of the README
+// fault is ever a signal. Elsewhere (FUSE, network and overlay
+// filesystems), and where fallocate or mmap is refused, logs are plain
+// files written with write(2). Measured on the 2-vCPU machine of the README
 // (BenchmarkSimpleDBLogAppend, 1M unsynced puts of 16-byte keys and 100-byte
 // values, 3 runs each): 588K-740K ops/s mapped against 435K-440K with one
 // write(2) per write, which spent about half the process in the syscall.

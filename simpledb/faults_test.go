@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
@@ -493,4 +494,88 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Resume after a log failure, with the power lost at every step of it:
+// each image opens with every acknowledged write, the write whose outcome
+// was unknown whole or not at all, and takes new writes. Until the failed
+// log's memstore is in a table, a crash replays the failed log, torn tail
+// and all, then the new one, which holds nothing yet: no step leaves
+// records after a torn tail, which Open would refuse.
+func TestResumeInterrupted(t *testing.T) {
+	base, acked := workedDB(t, testseed.Seed(t))
+	crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
+		fault := &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO}
+		opts := smallOptions()
+		opts.FS, opts.Logger, opts.DisableAutoCompaction = errorfs.Wrap(fsys, fault), quietLogger, true
+		db, err := Open("/db", opts)
+		if err != nil {
+			return nil, err
+		}
+		fault.Enable()
+		err = db.Put([]byte("unknown"), []byte("outcome"))
+		fault.Disable()
+		if !errors.Is(err, ErrWriteOutcomeUnknown) {
+			return db, fmt.Errorf("the faulted write: %v", err)
+		}
+		arm()
+		if err := db.Resume(); err != nil {
+			return db, err
+		}
+		return db, db.Put([]byte("after"), []byte("resume"))
+	})
+}
+
+// resumeFaults are the faults the randomised tests (TestModel,
+// TestPowerLoss, FuzzDB) inject, one at a time, and resume from: a log
+// fsync failing a synced write, whose outcome is then unknown, and lost
+// once Resume has given up the log; a flush's table out of space; the
+// manifest's fsync failing a flush.
+type resumeFaults struct{ logSync, tableCreate, manifestSync *errorfs.Rule }
+
+func newResumeFaults() *resumeFaults {
+	return &resumeFaults{
+		logSync:      &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO},
+		tableCreate:  &errorfs.Rule{Ops: errorfs.OpCreate, Match: errorfs.Suffix(".sst.tmp"), Err: syscall.ENOSPC},
+		manifestSync: &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Contains("MANIFEST"), Err: syscall.EIO},
+	}
+}
+
+func (f *resumeFaults) injector() errorfs.Injector {
+	return injectors{f.logSync, f.tableCreate, f.manifestSync}
+}
+
+// faultKey is the key of the write a log failure fails: no test's model
+// holds it.
+var faultKey = []byte("fault-of-unknown-outcome")
+
+// inject injects fault kind (modulo 3) into the operation it fails, clears
+// it, and resumes: the database must then hold what it held before, take
+// writes, and not hold the write that failed. It returns what broke that.
+func (f *resumeFaults) inject(db *DB, kind byte) error {
+	var err error
+	switch kind % 3 {
+	case 0:
+		f.logSync.Enable()
+		err = db.Put(faultKey, []byte("lost"))
+		f.logSync.Disable()
+		if !errors.Is(err, ErrWriteOutcomeUnknown) {
+			return fmt.Errorf("a write whose log fsync failed: %v", err)
+		}
+	case 1:
+		f.tableCreate.Enable()
+		err = db.Flush()
+		f.tableCreate.Disable()
+	default:
+		f.manifestSync.Enable()
+		err = db.Flush()
+		f.manifestSync.Disable()
+	}
+	if rerr := db.Resume(); rerr != nil {
+		return fmt.Errorf("resume after %v: %w", err, rerr)
+	}
+	if _, gerr := db.Get(faultKey); !errors.Is(gerr, ErrNotFound) {
+		return fmt.Errorf("the write whose outcome was unknown, after Resume: %v", gerr)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -159,8 +160,9 @@ func FuzzDB(f *testing.F) {
 		"\x05\x00\x08\x01\x03\x03\x0a\x00\x01\x09\x05\x00\x03\x05"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := vfs.NewMem()
+		faults := newResumeFaults()
 		opts := smallOptions()
-		opts.FS, opts.Logger = fsys, quietLogger
+		opts.FS, opts.Logger = errorfs.Wrap(fsys, faults.injector()), quietLogger
 		opts.MemstoreSize = MinMemstoreSize
 		// Inputs of odd length run in reverse key order (Options.Comparator).
 		order := []*sstables.Comparator{sstables.Bytewise, reverseOrder}[len(data)%2]
@@ -265,13 +267,15 @@ func FuzzDB(f *testing.F) {
 					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
 				}
 			case 8:
-				switch next() % 3 {
+				switch b := next(); b % 4 {
 				case 0:
 					err = db.Flush()
 				case 1:
 					err = db.Compact()
-				default:
+				case 2:
 					err = checkCheckpoint(t, db, fsys, m, step, msg)
+				default:
+					err = faults.inject(db, b/4) // a fault, and Resume
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -339,9 +343,10 @@ func checkCheckpoint(t *testing.T, db *DB, fsys vfs.FS, m model, step int, msg s
 
 // FuzzLogRecord fuzzes what replay reads of a log record, in every log
 // format: decoding and the header fields replay reads (the synced length,
-// the log number) never panic on bytes of any length, a record is stale
-// only when its log number differs, and in the current format a record
-// decodes as its batch does.
+// the stamp) never panic on bytes of any length, formats without them read
+// them as 0, and in the current format a record decodes as its batch does;
+// and a log's identity record, which decodes only as one, and encodes back
+// to the same bytes.
 func FuzzLogRecord(f *testing.F) {
 	var b Batch
 	b.Put([]byte("key"), []byte("value"))
@@ -354,8 +359,17 @@ func FuzzLogRecord(f *testing.F) {
 	b.DeleteRange([]byte("a"), []byte("b"))
 	b.setSeq(7)
 	f.Add(b.data)
+	f.Add(encodeLogIdentity(7, newFileID(0)))
 	ignore := func(uint64, base.Kind, []byte, []byte) error { return nil }
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if num, id, ok := decodeLogIdentity(data); ok {
+			if !bytes.Equal(encodeLogIdentity(num, id), data) {
+				t.Fatalf("identity %d %x encodes to other bytes", num, id)
+			}
+			if _, _, err := decodeLogRecord(currentLogFormat, data, ignore); err == nil {
+				t.Fatal("an identity record decodes as a batch too")
+			}
+		}
 		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum, logFormatRangeDel, logFormatIdentity} {
 			rangeDel := false
 			_, _, err := decodeLogRecord(format, data, func(_ uint64, kind base.Kind, _, _ []byte) error {

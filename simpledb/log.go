@@ -100,7 +100,7 @@ func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
 			return f, err
 		}
 		d.plainLogs = true
-		d.logger.Info("simpledb: logs are written with write(2), not mapped", "reason", err)
+		d.logger.Debug("simpledb: logs are written with write(2), not mapped", "reason", err)
 	}
 	if recycled != 0 {
 		return d.fs.ReuseForWrite(old, path)

@@ -15,6 +15,8 @@ import (
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -127,13 +129,14 @@ func TestModel(t *testing.T) {
 	require.Positive(t, total.moves, "compaction moved tables")
 	require.Positive(t, total.recycled, "rotations reused logs")
 	require.Positive(t, total.reopens, "reads reopened tables")
+	require.Positive(t, total.resumes, "faults were resumed from")
 }
 
 // modelCounts counts what a model run exercised, over every session.
-type modelCounts struct{ moves, recycled, reopens int64 }
+type modelCounts struct{ moves, recycled, reopens, resumes int64 }
 
 func (c *modelCounts) add(o modelCounts) {
-	c.moves, c.recycled, c.reopens = c.moves+o.moves, c.recycled+o.recycled, c.reopens+o.reopens
+	c.moves, c.recycled, c.reopens, c.resumes = c.moves+o.moves, c.recycled+o.recycled, c.reopens+o.reopens, c.resumes+o.resumes
 }
 
 func testModel(t *testing.T, order modelOrder) modelCounts {
@@ -157,6 +160,9 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	// reopen tables all the time, iterators and compactions pin more
 	// tables than the bound.
 	opts.MaxOpenFiles = MinMaxOpenFiles
+	// Faults it injects now and then, and resumes from.
+	faults := newResumeFaults()
+	opts.FS, opts.Logger = errorfs.Wrap(vfs.Default, faults.injector()), quietLogger
 	const openTables = 4
 	db, err := Open(dir, opts)
 	require.NoError(t, err)
@@ -173,7 +179,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 		}
 		held = nil
 	}
-	var moves, recycled, reopens int64 // trivial moves, recycled logs and reopened tables, over every session
+	var moves, recycled, reopens, resumes int64 // trivial moves, recycled logs, reopened tables and resumes, over every session
 	key := func() []byte { return order.key(rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
@@ -261,7 +267,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			snaps = nil
 			closeHeld()
 			st := db.Stats()
-			moves, recycled, reopens = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens
+			moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes
 			require.NoError(t, db.Close(), msg)
 			if rng.IntN(2) == 0 {
 				// Read-only in between: the same contents, no writes.
@@ -279,6 +285,9 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			db, err = Open(dir, opts)
 			require.NoError(t, err, msg)
 			setTableCacheCapacity(db, openTables)
+		case op < 97 && rng.IntN(4) == 0:
+			// A fault, and Resume: nothing the model holds is lost.
+			require.NoError(t, faults.inject(db, byte(rng.IntN(3))), msg)
 		case op < 97:
 			// A checkpoint opens to the model as it is now, and stays so
 			// while the database moves on.
@@ -297,10 +306,10 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	checkScan(t, keyCmp, db.NewIterator, m, nil, nil, "final full scan")
 	closeHeld()
 	st := db.Stats()
-	moves, recycled, reopens = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens
-	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened",
-		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens)
-	return modelCounts{moves, recycled, reopens}
+	moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes
+	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults",
+		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens, resumes)
+	return modelCounts{moves, recycled, reopens, resumes}
 }
 
 // deleteRange deletes the model's keys in [lo, hi) (nil: unbounded), in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -166,9 +167,10 @@ func TestPowerLoss(t *testing.T) {
 	var total cycleCounts
 	for cycle := range cycles {
 		c := powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
-		total.moves, total.recycled, total.reopens = total.moves+c.moves, total.recycled+c.recycled, total.reopens+c.reopens
+		total.moves, total.recycled, total.reopens, total.resumes = total.moves+c.moves, total.recycled+c.recycled, total.reopens+c.reopens, total.resumes+c.resumes
 	}
-	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled, %d tables reopened", cycles, total.moves, total.recycled, total.reopens)
+	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults", cycles, total.moves, total.recycled, total.reopens, total.resumes)
+	require.Positive(t, total.resumes, "faults were resumed from")
 	require.Positive(t, total.moves, "compaction moved tables")
 	require.Positive(t, total.recycled, "rotations reused logs")
 	require.Positive(t, total.reopens, "reads reopened tables")
@@ -202,8 +204,9 @@ func (m crashMode) options(rng *rand.Rand) vfs.CrashOptions {
 func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCounts) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	fsys := vfs.NewMem()
+	faults := newResumeFaults() // now and then one, and Resume
 	opts := smallOptions()
-	opts.FS, opts.Logger = fsys, quietLogger
+	opts.FS, opts.Logger = errorfs.Wrap(fsys, faults.injector()), quietLogger
 	opts.MemstoreSize = MinMemstoreSize
 	// Few open tables, as in TestModel: reads reopen tables before the
 	// power loss and after it.
@@ -217,6 +220,13 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	durable := 0 // ops[:durable] were acknowledged as durable
 	steps := 50 + rng.IntN(450)
 	for step := range steps {
+		if rng.IntN(100) == 0 {
+			// A fault and Resume: what the memstores held is in tables
+			// now, durable, and the write the fault failed is lost.
+			require.NoError(t, faults.inject(db, byte(rng.IntN(3))), "seed %d", seed)
+			durable = len(ops)
+			continue
+		}
 		op := randomOp(rng, step, 300)
 		runOp(t, db, op)
 		ops = append(ops, op)
@@ -264,13 +274,15 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 }
 
 // cycleCounts sums what a power-loss cycle's sessions did that the test
-// requires to happen: trivial moves, recycled logs and reopened tables.
-type cycleCounts struct{ moves, recycled, reopens int64 }
+// requires to happen: trivial moves, recycled logs, reopened tables and
+// resumes after faults.
+type cycleCounts struct{ moves, recycled, reopens, resumes int64 }
 
 func (c *cycleCounts) add(s Stats) {
 	c.moves += s.TrivialMoves
 	c.recycled += s.LogsRecycled
 	c.reopens += s.TableReopens
+	c.resumes += s.Resumes
 }
 
 // A power loss that keeps the unsynced end of the log with pages lost in

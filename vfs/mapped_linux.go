@@ -64,26 +64,26 @@ func checkChunk(name string, chunk int64) error {
 }
 
 // Filesystem magic numbers (statfs f_type) of the filesystems a log may be
-// mapped on: those the filesystem matrix (make fs-matrix) runs.
+// mapped on: those the filesystem matrix (make fs-matrix) proves.
 const (
 	ext4Magic  = 0xEF53 // ext2, ext3 and ext4
 	xfsMagic   = 0x58465342
+	btrfsMagic = 0x9123683E
 	tmpfsMagic = 0x01021994
 )
 
 // mappable reports whether f's filesystem is one on which appending
-// through a shared mapping is known to behave: a store into space
-// allocated ahead needs no more space (btrfs reserves space again at every
-// write fault after a writeback, so a full disk faults there), and the
-// mapping works at all (FUSE with direct I/O, virtiofs without a cache and
-// network filesystems refuse or mishandle shared writable mappings).
+// through a shared mapping is proven to behave, faults included (see
+// mappedFile): elsewhere (FUSE with direct I/O, virtiofs without a cache,
+// network and overlay filesystems) shared writable mappings are refused,
+// mishandled or untested, and a plain file serves.
 func mappable(f *os.File) (bool, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Fstatfs(int(f.Fd()), &st); err != nil {
 		return false, &fs.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
 	}
 	switch uint32(st.Type) {
-	case ext4Magic, xfsMagic, tmpfsMagic:
+	case ext4Magic, xfsMagic, btrfsMagic, tmpfsMagic:
 		return true, nil
 	}
 	return false, nil
@@ -136,8 +136,9 @@ func unsupported(err error) bool {
 // the copies of a fresh chunk otherwise spend most of their time.
 //
 // A store into the mapping can still fault: the filesystem refuses the
-// page (an I/O error, a filesystem shut down after one) or the file was cut
-// behind the mapping's back. The kernel then raises SIGBUS, which kills a
+// page (an I/O error, a filesystem shut down after one, btrfs out of space:
+// it reserves space again at every write fault after a writeback, even in
+// space allocated ahead) or the file was cut behind the mapping's back. The kernel then raises SIGBUS, which kills a
 // Go program unless the goroutine asked to panic instead
 // (debug.SetPanicOnFault). Write does, for its copy alone, and writes what
 // faulted with pwrite(2) instead, which returns the filesystem's error (or
