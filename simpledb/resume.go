@@ -61,7 +61,7 @@ func outOfSpace(err error) bool {
 // filesystem caused, once the fault has cleared (see ErrBackground): it
 // writes what the memstores hold to new tables (on a new log, if the log
 // failed; into a new manifest, if the manifest failed) and takes writes
-// again. A write that failed with ErrWriteOutcomeUnknown before it is then
+// again. Compactions put off for want of space are retried at once. A write that failed with ErrWriteOutcomeUnknown before it is then
 // known to be lost. It returns nil at once if nothing failed; the failure,
 // unchanged, if only a reopen can clear it (ErrCorruption, say); or the
 // error that stopped it, the fault still being there: the database stays
@@ -77,6 +77,11 @@ func (d *DB) Resume() error {
 	defer d.resumeMu.Unlock()
 	d.mu.Lock()
 	failure, ok := d.bgErr, d.bgRecoverable
+	if d.compactPause != nil {
+		// Compactions put off for want of space try again now.
+		d.compactPause, d.compactRetry = nil, time.Time{}
+		d.cond.Broadcast()
+	}
 	d.mu.Unlock()
 	if failure == nil || !ok {
 		return failure
