@@ -163,6 +163,13 @@ type chunkMap struct {
 	err  error
 }
 
+// fallocate and mmap prepare a chunk: variables, so that tests can fail
+// them as a full disk or a filesystem that cannot map files would.
+var (
+	fallocate = syscall.Fallocate
+	mmap      = syscall.Mmap
+)
+
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in
 // writable, as the first store to each would.
 const madvPopulateWrite = 23
@@ -172,11 +179,11 @@ const madvPopulateWrite = 23
 // reused file, read in, since a page is written a record at a time.
 func (m *mappedFile) mapChunk(base int64) chunkMap {
 	if base+m.chunk > m.allocated {
-		if err := syscall.Fallocate(m.fd, 0, base, m.chunk); err != nil {
+		if err := fallocate(m.fd, 0, base, m.chunk); err != nil {
 			return chunkMap{err: &fs.PathError{Op: "fallocate", Path: m.f.Name(), Err: err}}
 		}
 	}
-	data, err := syscall.Mmap(m.fd, base, int(m.chunk), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	data, err := mmap(m.fd, base, int(m.chunk), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return chunkMap{err: &fs.PathError{Op: "mmap", Path: m.f.Name(), Err: err}}
 	}

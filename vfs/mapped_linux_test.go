@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -172,4 +174,62 @@ func TestMappedFileClosed(t *testing.T) {
 	require.ErrorIs(t, err, fs.ErrClosed)
 	require.ErrorIs(t, f.Sync(), fs.ErrClosed)
 	require.ErrorIs(t, f.Close(), fs.ErrClosed)
+}
+
+// A filesystem that cannot map the file (mmap fails with ENODEV: FUSE with
+// direct I/O, virtiofs without a cache) is no failure of the log:
+// CreateMapped says errors.ErrUnsupported, so that the caller appends with
+// write(2) instead, and leaves no file behind.
+func TestCreateMappedMmapRefused(t *testing.T) {
+	f, _ := createMapped(t, int64(os.Getpagesize())) // skips where the directory cannot map at all
+	require.NoError(t, f.Close())
+	saved := mmap
+	mmap = func(int, int64, int, int, int) ([]byte, error) { return nil, syscall.ENODEV }
+	t.Cleanup(func() { mmap = saved })
+
+	name := filepath.Join(t.TempDir(), "log")
+	_, err := Default.(MappedCreator).CreateMapped(name, int64(os.Getpagesize()))
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	require.ErrorIs(t, err, syscall.ENODEV)
+	_, err = os.Stat(name)
+	require.ErrorIs(t, err, fs.ErrNotExist, "the file it created is removed")
+}
+
+// A chunk that could not be allocated ahead, the disk full then, is tried
+// again by the write that needs it: space freed meanwhile serves, and no
+// error is left behind from a moment when the write had not come yet.
+func TestMappedChunkRetried(t *testing.T) {
+	var full atomic.Bool
+	full.Store(true)
+	saved := fallocate
+	fallocate = func(fd int, mode uint32, off, n int64) error {
+		if off > 0 && full.Load() {
+			return syscall.ENOSPC // the first chunk has room, the next none
+		}
+		return saved(fd, mode, off, n)
+	}
+	t.Cleanup(func() { fallocate = saved })
+
+	page := int64(os.Getpagesize())
+	f, name := createMapped(t, page)
+	defer f.Close()
+	m := f.(*mappedFile)
+	next := <-m.ahead
+	require.ErrorIs(t, next.err, syscall.ENOSPC, "the next chunk could not be prepared")
+	m.ahead <- next
+
+	want := bytes.Repeat([]byte{'a'}, int(page))
+	_, err := f.Write(want) // fills the first chunk
+	require.NoError(t, err)
+	full.Store(false) // space freed
+	more := bytes.Repeat([]byte{'b'}, 100)
+	_, err = f.Write(more)
+	require.NoError(t, err, "the write that needs the chunk prepares it again")
+	want = append(want, more...)
+
+	full.Store(true)
+	require.NoError(t, f.Close())
+	onDisk, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.Equal(t, want, onDisk)
 }
