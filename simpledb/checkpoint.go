@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/recordio"
@@ -116,20 +119,20 @@ func (c *checkpoint) write() error {
 	nextFileNum := d.nextFileNum
 	d.mu.Unlock()
 
-	edit := &versionEdit{comparator: d.opts.Comparator.Name, nextFileNum: nextFileNum, lastSeq: seq, logFormat: currentLogFormat}
+	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}
 	for level, tables := range rs.v.levels {
 		for _, t := range tables {
-			path := tableName(c.dir, t.num)
-			if _, err := vfs.LinkOrCopy(d.fs, tableName(d.dir, t.num), path); err != nil {
+			path := filenames.TablePath(c.dir, t.Num)
+			if _, err := vfs.LinkOrCopy(d.fs, filenames.TablePath(d.dir, t.Num), path); err != nil {
 				return err
 			}
 			c.written = append(c.written, path)
 			// The file linked must be the table read: one put in its place
 			// since is refused, as Open would refuse it.
-			if err := d.checkTableFile(path, t.tableInfo); err != nil {
+			if err := d.checkTableFile(path, t.TableInfo); err != nil {
 				return err
 			}
-			edit.added = append(edit.added, levelTable{level: level, info: t.tableInfo})
+			edit.Added = append(edit.Added, manifest.LevelTable{Level: level, Info: t.TableInfo})
 		}
 	}
 	info, err := c.writeMemstores(rs, seq, memNum)
@@ -137,16 +140,16 @@ func (c *checkpoint) write() error {
 		return err
 	}
 	if info != nil {
-		edit.added = append(edit.added, levelTable{level: 0, info: *info})
+		edit.Added = append(edit.Added, manifest.LevelTable{Level: 0, Info: *info})
 	}
 
-	path := manifestName(c.dir, manifestNum)
-	w, err := recordio.Create(path, metaFileOptions(d.fs))
+	path := filenames.ManifestPath(c.dir, manifestNum)
+	w, err := recordio.Create(path, manifest.FileOptions(d.fs))
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
 	c.written = append(c.written, path)
-	_, err = w.WriteSync(edit.encode())
+	_, err = w.WriteSync(edit.Encode())
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -156,15 +159,15 @@ func (c *checkpoint) write() error {
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
-	c.written = append(c.written, filepath.Join(c.dir, currentName+".tmp"), filepath.Join(c.dir, currentName))
-	return writeCurrent(d.fs, c.dir, filepath.Base(path))
+	c.written = append(c.written, filepath.Join(c.dir, filenames.CurrentName+".tmp"), filepath.Join(c.dir, filenames.CurrentName))
+	return manifest.WriteCurrent(d.fs, c.dir, filepath.Base(path))
 }
 
 // writeMemstores writes the versions of rs's memstores that a read at seq
 // sees, the newest of each key, tombstones and range tombstones included,
 // to table num of the checkpoint, and returns its description; nil if
 // there are none.
-func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo, error) {
+func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*manifest.TableInfo, error) {
 	if seq == 0 { // nothing is visible yet; and a memstore reads 0 as its newest
 		return nil, nil
 	}
@@ -189,7 +192,7 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo,
 	if !entries && (it.Err() != nil || len(tombs) == 0) {
 		return nil, it.Err()
 	}
-	path := tableName(c.dir, num)
+	path := filenames.TablePath(c.dir, num)
 	w, err := sstables.NewWriter(path, c.d.opts.tableWriterOptions())
 	if err != nil {
 		return nil, err
@@ -215,9 +218,9 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*tableInfo,
 	}
 	c.written = append(c.written, path)
 	m := w.Metadata()
-	info := &tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
-		smallestSeq: m.MinSeq, largestSeq: m.MaxSeq, id: m.ID}
-	info.includeRangeDels(m.Records, rangedel.Build(c.d.opts.Comparator.Compare, tombs))
+	info := &manifest.TableInfo{Num: num, Size: m.FileSize, Smallest: m.MinKey, Largest: m.MaxKey,
+		SmallestSeq: m.MinSeq, LargestSeq: m.MaxSeq, ID: m.ID}
+	includeRangeDels(info, m.Records, rangedel.Build(c.d.opts.Comparator.Compare, tombs))
 	return info, nil
 }
 

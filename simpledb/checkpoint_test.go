@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
@@ -243,7 +244,7 @@ func TestCheckpointRefuses(t *testing.T) {
 	require.ErrorIs(t, err, fs.ErrNotExist, "nothing created")
 
 	// A failure part way, here the last step, removes what it wrote.
-	rule := &errorfs.Rule{Ops: errorfs.OpRename, Match: errorfs.Suffix(currentName), Err: syscall.ENOSPC}
+	rule := &errorfs.Rule{Ops: errorfs.OpRename, Match: errorfs.Suffix(filenames.CurrentName), Err: syscall.ENOSPC}
 	opts := smallOptions()
 	opts.FS, opts.Logger = errorfs.Wrap(mem, rule), quietLogger
 	db, err = Open("/db", opts)

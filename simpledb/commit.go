@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -289,7 +291,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		}
 		batches++
 		w.batch.setSeq(seq)
-		w.batch.setSynced(synced)
+		logformat.SetSynced(w.batch.data, synced)
 		seq += uint64(w.batch.count)
 		if w.sync {
 			g.sync = true
@@ -496,7 +498,7 @@ func (d *DB) apply(g *commitGroup) {
 		if w.batch == nil {
 			continue
 		}
-		_, _, err := decodeBatch(w.batch.data, func(seq uint64, kind base.Kind, key, value []byte) error {
+		_, _, err := logformat.Decode(logformat.Current, w.batch.data, func(seq uint64, kind base.Kind, key, value []byte) error {
 			return g.mem.m.Apply(seq, kind, key, value)
 		})
 		if err != nil {
@@ -696,7 +698,7 @@ func (d *DB) rotate() error {
 	// The manifest records the old log's length and the new log before
 	// anything is written to it: see manifest.go.
 	d.mu.Lock()
-	err = d.writeEdit(&versionEdit{logs: []logInfo{{num: oldNum, size: uint64(oldSize)}, w.logInfo}})
+	err = d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: oldNum, Size: uint64(oldSize)}, w.info}})
 	d.mu.Unlock()
 	if err != nil {
 		w.Close()
@@ -706,11 +708,11 @@ func (d *DB) rotate() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if recycled.num != 0 {
+	if recycled.Num != 0 {
 		d.stats.logsRecycled++
 	}
 	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.id}
+	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}
 	d.installReadState()
 	d.cond.Broadcast()
 	return nil

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/sstables"
 )
@@ -27,7 +29,7 @@ type compaction struct {
 // A background compaction whose input is a single table that nothing in
 // the next level overlaps moves that table down by a manifest edit alone,
 // as LevelDB and Pebble do: the edit deletes it from level n and adds it,
-// same file and tableInfo, to level n+1. A sequential load then writes
+// same file and manifest.TableInfo, to level n+1. A sequential load then writes
 // each table once, by its flush. trivialMove allows a move only when:
 //
 //  1. The compaction has exactly one input table, of level n, and no
@@ -113,12 +115,12 @@ func (d *DB) pickCompaction() *compaction {
 	tables := v.levels[bestLevel]
 	pick := tables[0]
 	for _, t := range tables {
-		if v.cmp(t.smallest, d.compactPtr[bestLevel]) > 0 {
+		if v.cmp(t.Smallest, d.compactPtr[bestLevel]) > 0 {
 			pick = t
 			break
 		}
 	}
-	d.compactPtr[bestLevel] = append(d.compactPtr[bestLevel][:0], pick.largest...)
+	d.compactPtr[bestLevel] = append(d.compactPtr[bestLevel][:0], pick.Largest...)
 	c := d.newCompaction(bestLevel, []*table{pick})
 	c.move = d.trivialMove(c)
 	return c
@@ -130,13 +132,13 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 	c := &compaction{level: level, v: d.current}
 	// A smallest key may be empty: range tombstones from the start of the
 	// key space.
-	lo, hi := from[0].smallest, from[0].largest
+	lo, hi := from[0].Smallest, from[0].Largest
 	for _, t := range from[1:] {
-		if c.v.cmp(t.smallest, lo) < 0 {
-			lo = t.smallest
+		if c.v.cmp(t.Smallest, lo) < 0 {
+			lo = t.Smallest
 		}
-		if c.v.cmp(t.largest, hi) > 0 {
-			hi = t.largest
+		if c.v.cmp(t.Largest, hi) > 0 {
+			hi = t.Largest
 		}
 	}
 	c.inputs[0] = from
@@ -162,7 +164,7 @@ func (d *DB) trivialMove(c *compaction) bool {
 	if c.level == 0 {
 		l0 := c.v.levels[0] // newest first
 		for _, older := range l0[slices.Index(l0, t)+1:] {
-			if older.overlaps(c.v.cmp, t.smallest, t.largest) {
+			if older.overlaps(c.v.cmp, t.Smallest, t.Largest) {
 				return false
 			}
 		}
@@ -176,8 +178,8 @@ func (c *compaction) grandparentOverlap(t *table) int64 {
 	var n int64
 	if c.level+2 < NumLevels {
 		for _, g := range c.v.levels[c.level+2] {
-			if g.overlaps(c.v.cmp, t.smallest, t.largest) {
-				n += int64(g.size)
+			if g.overlaps(c.v.cmp, t.Smallest, t.Largest) {
+				n += int64(g.Size)
 			}
 		}
 	}
@@ -234,18 +236,18 @@ func (d *DB) runCompaction(c *compaction) error {
 	if err != nil {
 		return err
 	}
-	edit := &versionEdit{}
+	edit := &manifest.Edit{}
 	var added []levelTableRef
 	for i, tables := range c.inputs {
 		for _, t := range tables {
-			edit.deleted = append(edit.deleted, levelTable{level: c.level + i, info: tableInfo{num: t.num}})
+			edit.Deleted = append(edit.Deleted, manifest.LevelTable{Level: c.level + i, Info: manifest.TableInfo{Num: t.Num}})
 		}
 	}
 	var written int64
 	for _, t := range outputs {
-		edit.added = append(edit.added, levelTable{level: c.level + 1, info: t.tableInfo})
+		edit.Added = append(edit.Added, manifest.LevelTable{Level: c.level + 1, Info: t.TableInfo})
 		added = append(added, levelTableRef{c.level + 1, t})
-		written += int64(t.size)
+		written += int64(t.Size)
 	}
 	if err := d.writeEdit(edit); err != nil {
 		// As in a flush: the outputs stay for the next Open to sort out.
@@ -268,9 +270,9 @@ func (d *DB) runCompaction(c *compaction) error {
 // still current.
 func (d *DB) moveTable(c *compaction) error {
 	t := c.inputs[0][0]
-	edit := &versionEdit{
-		deleted: []levelTable{{level: c.level, info: tableInfo{num: t.num}}},
-		added:   []levelTable{{level: c.level + 1, info: t.tableInfo}},
+	edit := &manifest.Edit{
+		Deleted: []manifest.LevelTable{{Level: c.level, Info: manifest.TableInfo{Num: t.Num}}},
+		Added:   []manifest.LevelTable{{Level: c.level + 1, Info: t.TableInfo}},
 	}
 	if err := d.writeEdit(edit); err != nil {
 		// Whether or not the edit reached the disk, the table is live in
@@ -280,7 +282,7 @@ func (d *DB) moveTable(c *compaction) error {
 	t.ref() // the new version's, which applyEdit hands it
 	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}})
 	d.stats.trivialMoves++
-	d.logger.Debug("simpledb: moved table", "table", t.num, "from", c.level, "to", c.level+1, "bytes", t.size)
+	d.logger.Debug("simpledb: moved table", "table", t.Num, "from", c.level, "to", c.level+1, "bytes", t.Size)
 	return nil
 }
 
@@ -318,14 +320,14 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		}
 	}
 	for _, t := range slices.Concat(c.inputs[0], c.inputs[1]) {
-		read += int64(t.size)
+		read += int64(t.Size)
 		tombs = rangedel.List(t.rangeDels).Tombstones(tombs, base.MaxSeq)
 		if !d.opts.MmapTables {
 			continue
 		}
 		// Its own readers count against MaxOpenFiles too.
 		d.tables.reserve()
-		r, err := sstables.Open(tableName(d.dir, t.num), d.tableReaderOptions(true, true))
+		r, err := sstables.Open(filenames.TablePath(d.dir, t.Num), d.tableReaderOptions(true, true))
 		if err != nil {
 			d.tables.release()
 			return nil, 0, err
@@ -364,7 +366,7 @@ func (c *compaction) isBottomRange(start, end []byte) bool {
 	}
 	for level := c.level + 2; level < NumLevels; level++ {
 		tables := c.v.levels[level] // sorted and disjoint: below L1
-		if i := searchLevel(c.v.cmp, tables, start); i < len(tables) && (hi == nil || c.v.cmp(tables[i].smallest, hi) <= 0) {
+		if i := searchLevel(c.v.cmp, tables, start); i < len(tables) && (hi == nil || c.v.cmp(tables[i].Smallest, hi) <= 0) {
 			return false
 		}
 	}
@@ -387,9 +389,9 @@ type grandparentSplitter struct {
 
 // splitBefore is called with each key of the output, in order.
 func (g *grandparentSplitter) splitBefore(key []byte) bool {
-	for g.next < len(g.tables) && g.cmp(key, g.tables[g.next].largest) > 0 {
+	for g.next < len(g.tables) && g.cmp(key, g.tables[g.next].Largest) > 0 {
 		if g.started {
-			g.overlap += int64(g.tables[g.next].size)
+			g.overlap += int64(g.tables[g.next].Size)
 		}
 		g.next++
 	}

@@ -55,7 +55,7 @@ func tableLevels(db *DB) map[uint64]int {
 	levels := map[uint64]int{}
 	for level, tables := range db.current.levels {
 		for _, t := range tables {
-			levels[t.num] = level
+			levels[t.Num] = level
 		}
 	}
 	return levels
@@ -175,7 +175,7 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 				require.NoError(t, db.Flush())
 				db.mu.Lock()
 				defer db.mu.Unlock()
-				return db.current.levels[0][0].num // the newest
+				return db.current.levels[0][0].Num // the newest
 			}
 			flush(tc.l1)
 			require.NoError(t, db.Compact())
@@ -250,7 +250,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			put(fmt.Sprintf("k%04dx", tc.hi), 10)
 			require.NoError(t, db.Flush())
 			db.mu.Lock()
-			l0 := db.current.levels[0][0].num
+			l0 := db.current.levels[0][0].Num
 			db.mu.Unlock()
 			before := db.Stats()
 			compactAsBackground(t, db)
@@ -269,7 +269,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			overlaps := map[string]int64{} // L1 table -> the bytes of L2 it overlaps
 			for _, tb := range db.current.levels[1] {
 				c := &compaction{level: 0, v: db.current}
-				overlaps[fmt.Sprintf("%s-%s", tb.smallest, tb.largest)] = c.grandparentOverlap(tb)
+				overlaps[fmt.Sprintf("%s-%s", tb.Smallest, tb.Largest)] = c.grandparentOverlap(tb)
 			}
 			db.mu.Unlock()
 			for name, overlap := range overlaps {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
@@ -66,7 +67,7 @@ func TestCorruptionNeverGivesWrongValues(t *testing.T) {
 
 	names, err := base.List("/db")
 	require.NoError(t, err)
-	names = slices.DeleteFunc(names, func(n string) bool { return n == lockName })
+	names = slices.DeleteFunc(names, func(n string) bool { return n == filenames.LockName })
 	trials := 300
 	if *long {
 		trials = 3000

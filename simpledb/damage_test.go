@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
@@ -320,7 +321,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 	db.mu.Lock()
 	for level, tables := range db.current.levels {
 		for _, tb := range tables {
-			kinds[fmt.Sprintf("%06d.sst", tb.num)] = fmt.Sprintf("L%d %s", level, kindTable)
+			kinds[fmt.Sprintf("%06d.sst", tb.Num)] = fmt.Sprintf("L%d %s", level, kindTable)
 		}
 	}
 	for _, mt := range db.imm {
@@ -329,7 +330,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 	kinds[fmt.Sprintf("%06d.log", db.mem.logNum)] = kindActiveLog
 	active := slices.Index(logs, db.mem.logNum)
 	db.mu.Unlock()
-	kinds[currentName] = currentName
+	kinds[filenames.CurrentName] = filenames.CurrentName
 	var absent []string
 	for k := range written {
 		if _, ok := acked[k]; !ok {
@@ -341,16 +342,16 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 	image := func(name string, fsys vfs.FS) *damageImage {
 		img := &damageImage{name: name, files: readDirFiles(t, fsys, "/db"), kinds: map[string]string{},
 			acked: maps.Clone(acked), absent: absent, ops: ops, active: active}
-		delete(img.files, lockName)
+		delete(img.files, filenames.LockName)
 		for file := range img.files {
 			kind, ok := kinds[file]
-			switch fk, _ := parseFileName(file); {
+			switch fk, _ := filenames.Parse(file); {
 			case ok:
-			case fk == fileManifest:
+			case fk == filenames.Manifest:
 				kind = fmt.Sprintf("MANIFEST (%d edits)", len(readRecords(t, img.files[file])))
-			case fk == fileLog:
+			case fk == filenames.Log:
 				kind = "obsolete log"
-			case fk == fileTable:
+			case fk == filenames.Table:
 				kind = "obsolete table"
 			default:
 				kind = "other"

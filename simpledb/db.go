@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
@@ -51,8 +54,8 @@ type DB struct {
 	imm         []*memTable // full memstores awaiting flush, oldest first
 	current     *version
 	nextFileNum uint64
-	logNum      uint64    // the oldest log still needed
-	recycled    []logInfo // obsolete logs kept for reuse: see log.go
+	logNum      uint64             // the oldest log still needed
+	recycled    []manifest.LogInfo // obsolete logs kept for reuse: see log.go
 	manifest    *recordio.Writer
 	manifestNum uint64
 	// manifestErr is the manifest's failure: an edit whose write failed
@@ -169,7 +172,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
 		if createdLock {
-			d.deleteFile(filepath.Join(dir, lockName))
+			d.deleteFile(filepath.Join(dir, filenames.LockName))
 		}
 		d.releaseAll()
 		return nil, err
@@ -221,13 +224,13 @@ func (d *DB) recover() error {
 	if err != nil {
 		return fmt.Errorf("simpledb: list %s: %w", d.dir, err)
 	}
-	state := &manifestState{nextFileNum: 1, logFormat: currentLogFormat}
-	if slices.Contains(names, currentName) {
-		name, err := readCurrent(d.fs, d.dir)
+	state := &manifest.State{NextFileNum: 1, LogFormat: logformat.Current}
+	if slices.Contains(names, filenames.CurrentName) {
+		name, err := manifest.ReadCurrent(d.fs, d.dir)
 		if err != nil {
 			return fmt.Errorf("simpledb: %w", err)
 		}
-		if state, err = replayManifest(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
+		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
 			return err
 		}
 	} else if err := d.checkNewDir(names); err != nil {
@@ -237,9 +240,9 @@ func (d *DB) recover() error {
 	}
 	recovered := d.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {
-		if state.torn != nil {
+		if state.Torn != nil {
 			// What the dropped edit recorded was needed after all.
-			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.torn)
+			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.Torn)
 		}
 		return err
 	}
@@ -254,19 +257,19 @@ func (d *DB) recover() error {
 // it names exist, the tables it names open, and the logs replay with no
 // damage but a torn tail. It opens the version and replays the logs into
 // recovered; it writes nothing.
-func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Memstore) error {
+func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Memstore) error {
 	if err := d.checkLogsExist(state, names); err != nil {
 		return err
 	}
 	// Numbers a crashed session allocated but never recorded may name files
 	// still here: start after every number in use.
-	d.nextFileNum = max(state.nextFileNum, 1)
+	d.nextFileNum = max(state.NextFileNum, 1)
 	for _, name := range names {
-		if _, num := parseFileName(name); num >= d.nextFileNum {
+		if _, num := filenames.Parse(name); num >= d.nextFileNum {
 			d.nextFileNum = num + 1
 		}
 	}
-	d.lastSeq = state.lastSeq
+	d.lastSeq = state.LastSeq
 
 	// The database holds the version, and the version each table from the
 	// moment it is open, so that a failure part way closes (releaseAll)
@@ -274,7 +277,7 @@ func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Mem
 	v := &version{cmp: d.opts.Comparator.Compare}
 	v.refs.Store(1)
 	d.current = v
-	for level, tables := range state.levels {
+	for level, tables := range state.Levels {
 		for _, info := range tables {
 			t, err := d.openTable(info)
 			if err != nil {
@@ -287,7 +290,7 @@ func (d *DB) prove(state *manifestState, names []string, recovered *memstore.Mem
 
 	var logs []uint64
 	for _, name := range names {
-		if kind, num := parseFileName(name); kind == fileLog && num >= state.logNum {
+		if kind, num := filenames.Parse(name); kind == filenames.Log && num >= state.LogNum {
 			logs = append(logs, num)
 		}
 	}
@@ -315,13 +318,13 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	// and unnamed after the old ones, and the next Open replays it as
 	// such; once CURRENT switches, the logs replayed above are obsolete.
 	logNum := d.newFileNum()
-	w, f, err := d.createLog(logNum, logInfo{})
+	w, f, err := d.createLog(logNum, manifest.LogInfo{})
 	if err != nil {
 		return err
 	}
 	d.wal, d.walFile, d.walBase = w, f, -w.Size()
 	d.logNum = logNum
-	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.id}
+	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID}
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
@@ -335,20 +338,20 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 // checkLogsExist proves that the logs the manifest still needs are in the
 // directory: the oldest one, which every edit names as it advances, and
 // every later one it recorded when a rotation started it.
-func (d *DB) checkLogsExist(state *manifestState, names []string) error {
+func (d *DB) checkLogsExist(state *manifest.State, names []string) error {
 	present := map[uint64]bool{}
 	for _, name := range names {
-		if kind, num := parseFileName(name); kind == fileLog {
+		if kind, num := filenames.Parse(name); kind == filenames.Log {
 			present[num] = true
 		}
 	}
-	need := slices.Sorted(maps.Keys(state.logs))
-	if state.logNum > 0 {
-		need = append([]uint64{state.logNum}, need...)
+	need := slices.Sorted(maps.Keys(state.Logs))
+	if state.LogNum > 0 {
+		need = append([]uint64{state.LogNum}, need...)
 	}
 	for _, num := range need {
 		if !present[num] {
-			return base.Corruptf(logName(d.dir, num), 0, ErrCorruption, "a log the manifest names is missing")
+			return base.Corruptf(filenames.LogPath(d.dir, num), 0, ErrCorruption, "a log the manifest names is missing")
 		}
 	}
 	return nil
@@ -363,13 +366,16 @@ func (d *DB) checkLogsExist(state *manifestState, names []string) error {
 func (d *DB) checkNewDir(names []string) error {
 	var data, foreign string
 	for _, name := range names {
-		kind, num := parseFileName(name)
-		if kind == fileLog {
-			kind = d.classifyLog(num)
-		}
-		switch kind {
-		case fileLock, fileManifest, fileTemp, fileEmptyLog:
-		case fileLog, fileTable:
+		switch kind, num := filenames.Parse(name); kind {
+		case filenames.Lock, filenames.Manifest, filenames.Temp:
+		case filenames.Log:
+			switch d.logHolds(num) {
+			case logHoldsBatches:
+				data = name
+			case logHoldsOther:
+				foreign = name
+			}
+		case filenames.Table:
 			data = name
 		default:
 			foreign = name
@@ -377,38 +383,42 @@ func (d *DB) checkNewDir(names []string) error {
 	}
 	switch {
 	case foreign != "":
-		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, foreign, currentName)
+		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, foreign, filenames.CurrentName)
 	case data != "":
-		return base.Corruptf(filepath.Join(d.dir, currentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
+		return base.Corruptf(filepath.Join(d.dir, filenames.CurrentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
 	}
 	return nil
 }
 
-// classifyLog tells what a file named as log num holds: no batch
-// (fileEmptyLog: empty, zeros, a file header alone, or with the log's
-// identity), batches (fileLog), or something that is not a log at all
-// (fileUnknown).
-func (d *DB) classifyLog(num uint64) fileKind {
-	path := logName(d.dir, num)
+// What a file named as a log holds.
+const (
+	logHoldsNothing = iota // empty, zeros, a file header alone, or with the log's identity
+	logHoldsBatches
+	logHoldsOther // not a log at all
+)
+
+// logHolds tells what the file named as log num holds.
+func (d *DB) logHolds(num uint64) int {
+	path := filenames.LogPath(d.dir, num)
 	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
-		return fileEmptyLog
+		return logHoldsNothing
 	}
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
 	if err != nil {
 		if headerUnwritten(d.fs, path) {
-			return fileEmptyLog
+			return logHoldsNothing
 		}
-		return fileUnknown
+		return logHoldsOther
 	}
 	defer r.Close()
 	rec, err := r.Next()
-	if _, _, identity := decodeLogIdentity(rec); err == nil && identity {
+	if _, _, identity := logformat.DecodeIdentity(rec); err == nil && identity {
 		_, err = r.Next()
 	}
 	if err == io.EOF {
-		return fileEmptyLog
+		return logHoldsNothing
 	}
-	return fileLog
+	return logHoldsBatches
 }
 
 // replayLogs applies the batches of the logs nums, in order, to m, by
@@ -417,12 +427,12 @@ func (d *DB) classifyLog(num uint64) fileKind {
 // tail: the unacknowledged end of the last write, or a log whose creation
 // a crash interrupted before it was named. It is dropped. Any other damage
 // is ErrCorruption.
-func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstore) error {
+func (d *DB) replayLogs(nums []uint64, state *manifest.State, m *memstore.Memstore) error {
 	var tails tornTails
 	var torn *logOutcome
 	for _, num := range nums {
-		w := &logWalk{fsys: d.fs, path: logName(d.dir, num), num: num, info: state.logs[num], named: state.named(num),
-			format: state.logFormat, lastSeq: &d.lastSeq, apply: m.Apply}
+		w := &logWalk{fsys: d.fs, path: filenames.LogPath(d.dir, num), num: num, info: state.Logs[num], named: state.Named(num),
+			format: state.LogFormat, lastSeq: &d.lastSeq, apply: m.Apply}
 		out, err := w.run()
 		if err != nil {
 			return err
@@ -445,14 +455,14 @@ func (d *DB) replayLogs(nums []uint64, state *manifestState, m *memstore.Memstor
 
 // openTable opens a table the manifest names, into the table cache. The
 // table comes with one reference, the caller's.
-func (d *DB) openTable(info tableInfo) (*table, error) {
+func (d *DB) openTable(info manifest.TableInfo) (*table, error) {
 	d.tables.reserve()
 	r, err := d.openReader(info)
 	if err != nil {
 		d.tables.release()
 		return nil, err
 	}
-	t := &table{tableInfo: info, tc: d.tables, rangeDels: r.RangeDeletions()}
+	t := &table{TableInfo: info, tc: d.tables, rangeDels: r.RangeDeletions()}
 	t.refs.Store(1)
 	d.tables.add(t, r)
 	return t, nil
@@ -461,16 +471,16 @@ func (d *DB) openTable(info tableInfo) (*table, error) {
 // openReader opens a table's file and checks it against what the manifest
 // records: at Open, after the table is written, and whenever the table
 // cache reopens it. A missing or damaged file is ErrCorruption naming it.
-func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
-	path := tableName(d.dir, info.num)
+func (d *DB) openReader(info manifest.TableInfo) (*sstables.Reader, error) {
+	path := filenames.TablePath(d.dir, info.Num)
 	o := d.tableReaderOptions(!d.opts.MmapTables, false)
-	o.CacheID = info.num
+	o.CacheID = info.Num
 	r, err := sstables.Open(path, o)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
-	if errors.Is(err, sstables.ErrComparatorMismatch) {
-		return nil, fmt.Errorf("simpledb: open table %d: %w: %w", info.num, ErrComparatorMismatch, err)
+	if errors.Is(err, ErrComparatorMismatch) {
+		return nil, fmt.Errorf("simpledb: open table %d: %w", info.Num, err)
 	}
 	// A table cut or grown is damaged even if what is left reads as one.
 	// (An open Reader knows its file's size; a damaged one may be cut.)
@@ -480,16 +490,16 @@ func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
 	} else if fi, serr := d.fs.Stat(path); serr == nil {
 		size = fi.Size()
 	}
-	if size >= 0 && uint64(size) != info.size {
+	if size >= 0 && uint64(size) != info.Size {
 		if r != nil {
 			r.Close()
 		}
-		return nil, base.Corruptf(path, size, ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
+		return nil, base.Corruptf(path, size, ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.Size)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("simpledb: open table %d: %w", info.num, err)
+		return nil, fmt.Errorf("simpledb: open table %d: %w", info.Num, err)
 	}
-	if err := checkTableID(path, r.Metadata().ID, info.id); err != nil {
+	if err := checkTableID(path, r.Metadata().ID, info.ID); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -498,15 +508,15 @@ func (d *DB) openReader(info tableInfo) (*sstables.Reader, error) {
 
 // checkTableFile checks that the table file at path is the table the
 // manifest records as info: its size and identity.
-func (d *DB) checkTableFile(path string, info tableInfo) error {
+func (d *DB) checkTableFile(path string, info manifest.TableInfo) error {
 	m, err := sstables.ReadMetadata(path, &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator})
 	if err != nil {
 		return err
 	}
-	if m.FileSize != info.size {
-		return base.Corruptf(path, int64(m.FileSize), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size)
+	if m.FileSize != info.Size {
+		return base.Corruptf(path, int64(m.FileSize), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.Size)
 	}
-	return checkTableID(path, m.ID, info.id)
+	return checkTableID(path, m.ID, info.ID)
 }
 
 // checkTableID refuses a table file whose identity is not the one the
@@ -535,22 +545,22 @@ func (d *DB) newFileNum() uint64 {
 // has not shared the database yet.
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
-	path := manifestName(d.dir, num)
-	w, err := recordio.Create(path, metaFileOptions(d.fs))
+	path := filenames.ManifestPath(d.dir, num)
+	w, err := recordio.Create(path, manifest.FileOptions(d.fs))
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &versionEdit{comparator: d.opts.Comparator.Name, logNum: d.logNum, nextFileNum: d.nextFileNum, lastSeq: d.lastSeq,
-		logFormat: currentLogFormat}
+	snapshot := &manifest.Edit{Comparator: d.opts.Comparator.Name, LogNum: d.logNum, NextFileNum: d.nextFileNum, LastSeq: d.lastSeq,
+		LogFormat: logformat.Current}
 	for _, mt := range append(slices.Clone(d.imm), d.mem) {
-		snapshot.logs = append(snapshot.logs, logInfo{num: mt.logNum, size: mt.logSize, id: mt.logID})
+		snapshot.Logs = append(snapshot.Logs, manifest.LogInfo{Num: mt.logNum, Size: mt.logSize, ID: mt.logID})
 	}
 	for level, tables := range d.current.levels {
 		for _, t := range tables {
-			snapshot.added = append(snapshot.added, levelTable{level: level, info: t.tableInfo})
+			snapshot.Added = append(snapshot.Added, manifest.LevelTable{Level: level, Info: t.TableInfo})
 		}
 	}
-	if _, err := w.WriteSync(snapshot.encode()); err != nil {
+	if _, err := w.WriteSync(snapshot.Encode()); err != nil {
 		w.Close()
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
@@ -564,20 +574,20 @@ func (d *DB) writeNewManifest() error {
 
 // setCurrent atomically points the database's CURRENT at a manifest: see
 // writeCurrent.
-func (d *DB) setCurrent(manifest string) error {
-	return writeCurrent(d.fs, d.dir, manifest)
+func (d *DB) setCurrent(name string) error {
+	return manifest.WriteCurrent(d.fs, d.dir, name)
 }
 
 // writeEdit records an edit in the manifest, durably. The caller holds
 // d.mu and installs the edit with applyEdit once it returns nil. A flush's
 // edit carries the last sequence number it wrote; replay keeps the highest
 // of all, so the manifest's covers every table.
-func (d *DB) writeEdit(edit *versionEdit) error {
+func (d *DB) writeEdit(edit *manifest.Edit) error {
 	if d.manifestErr != nil {
 		return d.manifestErr
 	}
-	edit.nextFileNum = d.nextFileNum
-	if _, err := d.manifest.WriteSync(edit.encode()); err != nil {
+	edit.NextFileNum = d.nextFileNum
+	if _, err := d.manifest.WriteSync(edit.Encode()); err != nil {
 		d.manifestErr = fmt.Errorf("manifest: %w", err)
 		return d.manifestErr
 	}
@@ -589,25 +599,25 @@ func (d *DB) writeEdit(edit *versionEdit) error {
 // added tables. Tables the edit deletes become obsolete: their files go
 // when their last reader is done. A table it deletes and adds again, which
 // a trivial move does, stays live.
-func (d *DB) applyEdit(edit *versionEdit, added []levelTableRef) {
+func (d *DB) applyEdit(edit *manifest.Edit, added []levelTableRef) {
 	deleted := map[uint64]bool{}
-	for _, del := range edit.deleted {
-		deleted[del.info.num] = true
+	for _, del := range edit.Deleted {
+		deleted[del.Info.Num] = true
 	}
 	nv := d.current.withEdit(deleted, added)
 	readded := map[uint64]bool{}
 	for _, a := range added {
-		readded[a.t.num] = true
+		readded[a.t.Num] = true
 	}
 	for _, level := range d.current.levels {
 		for _, t := range level {
-			if deleted[t.num] && !readded[t.num] {
+			if deleted[t.Num] && !readded[t.Num] {
 				t.obsolete.Store(true)
 			}
 		}
 	}
-	if edit.logNum != 0 {
-		d.logNum = edit.logNum
+	if edit.LogNum != 0 {
+		d.logNum = edit.LogNum
 	}
 	old := d.current
 	d.current = nv
@@ -663,13 +673,13 @@ func (d *DB) removeObsoleteFiles() {
 	live := map[uint64]bool{}
 	for _, level := range d.current.levels {
 		for _, t := range level {
-			live[t.num] = true
+			live[t.Num] = true
 		}
 	}
 	for _, name := range names {
-		kind, num := parseFileName(name)
-		if kind == fileLog && num < d.logNum || kind == fileTable && !live[num] && num < d.nextFileNum ||
-			kind == fileManifest && num != d.manifestNum || kind == fileTemp {
+		kind, num := filenames.Parse(name)
+		if kind == filenames.Log && num < d.logNum || kind == filenames.Table && !live[num] && num < d.nextFileNum ||
+			kind == filenames.Manifest && num != d.manifestNum || kind == filenames.Temp {
 			d.deleteFile(filepath.Join(d.dir, name))
 		}
 	}
@@ -869,7 +879,7 @@ func (d *DB) Close() error {
 		// The log is whole and durable: record its length, so that the next
 		// Open tells damage to its end from a torn tail.
 		d.mu.Lock()
-		err = d.writeEdit(&versionEdit{logs: []logInfo{{num: d.mem.logNum, size: uint64(logSize)}}})
+		err = d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: d.mem.logNum, Size: uint64(logSize)}}})
 		d.mu.Unlock()
 	}
 	if rerr := d.releaseAll(); err == nil {
@@ -897,7 +907,7 @@ func (d *DB) releaseAll() error {
 		d.current.unref(d)
 	}
 	if d.removeLock {
-		d.deleteFile(filepath.Join(d.dir, lockName)) // while still held, as a failed Open does
+		d.deleteFile(filepath.Join(d.dir, filenames.LockName)) // while still held, as a failed Open does
 	}
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)

@@ -29,7 +29,7 @@ var (
 	// ErrNotDB: the directory holds files but no database; or, for a
 	// read-only Open, holds no database at all, or is missing (the error
 	// then matches fs.ErrNotExist too).
-	ErrNotDB = errors.New("simpledb: directory is not a database")
+	ErrNotDB = base.ErrNotDB
 	// ErrRangeDelOrder: range deletions need the bytewise key order; a
 	// database opened with another Options.Comparator refuses them. (A
 	// table's key range must hold its range tombstones, and an unbounded
@@ -66,8 +66,9 @@ var (
 	ErrWriteOutcomeUnknown = errors.New("simpledb: write outcome unknown")
 	// ErrComparatorMismatch: the database, or one of its tables, was
 	// written with another key order than this one. The files are intact:
-	// it does not match ErrCorruption.
-	ErrComparatorMismatch = errors.New("simpledb: written with another comparator")
+	// it does not match ErrCorruption. It is sstables.ErrComparatorMismatch
+	// too.
+	ErrComparatorMismatch = base.ErrComparatorMismatch
 	// ErrCorruption is matched by every error reporting damaged files; such
 	// errors name the file and offset. It is recordio.ErrCorruption and
 	// sstables.ErrCorruption too.

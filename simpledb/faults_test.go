@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
@@ -454,7 +455,7 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 					require.Equal(t, fsKind == "mem", db.plainLogs, "logs are mapped on the operating system's filesystem")
 					db.walMu.Unlock()
 					db.mu.Lock()
-					next = logName(dir, db.nextFileNum)
+					next = filenames.LogPath(dir, db.nextFileNum)
 					db.mu.Unlock()
 
 					rule.Enable()

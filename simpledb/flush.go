@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
@@ -62,10 +64,10 @@ func (d *DB) flushOldest() error {
 	if len(d.imm) > 1 {
 		next = d.imm[1].logNum
 	}
-	edit := &versionEdit{logNum: next, lastSeq: mt.m.LastSeq()}
+	edit := &manifest.Edit{LogNum: next, LastSeq: mt.m.LastSeq()}
 	var added []levelTableRef
 	if t != nil {
-		edit.added = []levelTable{{level: 0, info: t.tableInfo}}
+		edit.Added = []manifest.LevelTable{{Level: 0, Info: t.TableInfo}}
 		added = []levelTableRef{{0, t}}
 	}
 	if err := d.writeEdit(edit); err != nil {
@@ -81,14 +83,14 @@ func (d *DB) flushOldest() error {
 	d.applyEdit(edit, added)
 	if t != nil {
 		d.stats.flushes++
-		d.stats.flushBytes += int64(t.size)
-		d.logger.Debug("simpledb: flushed memstore", "table", t.num, "bytes", t.size, "took", time.Since(start))
+		d.stats.flushBytes += int64(t.Size)
+		d.logger.Debug("simpledb: flushed memstore", "table", t.Num, "bytes", t.Size, "took", time.Since(start))
 	}
 	// The edit is durable: the memstore's log is obsolete, to recycle or
 	// delete.
-	if mt.abandoned || !d.retireLog(logInfo{num: mt.logNum, id: mt.logID}) {
+	if mt.abandoned || !d.retireLog(manifest.LogInfo{Num: mt.logNum, ID: mt.logID}) {
 		d.mu.Unlock()
-		d.deleteFile(logName(d.dir, mt.logNum))
+		d.deleteFile(filenames.LogPath(d.dir, mt.logNum))
 		d.mu.Lock()
 	}
 	return nil
@@ -131,7 +133,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		num = d.newFileNum()
 		d.mu.Unlock()
 		var err error
-		w, err = sstables.NewWriter(tableName(d.dir, num), d.opts.tableWriterOptions())
+		w, err = sstables.NewWriter(filenames.TablePath(d.dir, num), d.opts.tableWriterOptions())
 		return err
 	}
 	// finish closes the table being written, giving it the range
@@ -160,9 +162,9 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		if err != nil {
 			return err
 		}
-		info := tableInfo{num: num, size: m.FileSize, smallest: m.MinKey, largest: m.MaxKey,
-			smallestSeq: m.MinSeq, largestSeq: m.MaxSeq, id: m.ID}
-		info.includeRangeDels(m.Records, frags)
+		info := manifest.TableInfo{Num: num, Size: m.FileSize, Smallest: m.MinKey, Largest: m.MaxKey,
+			SmallestSeq: m.MinSeq, LargestSeq: m.MaxSeq, ID: m.ID}
+		includeRangeDels(&info, m.Records, frags)
 		t, err := d.openTable(info)
 		if err != nil {
 			return err
@@ -216,16 +218,16 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 
 // includeRangeDels widens a table's key range, of its records entries, to
 // the range tombstones frags it holds (sorted, disjoint).
-func (info *tableInfo) includeRangeDels(records uint64, frags rangedel.List) {
+func includeRangeDels(info *manifest.TableInfo, records uint64, frags rangedel.List) {
 	if len(frags) == 0 {
 		return
 	}
 	lo, hi := rangeBounds(frags)
-	if records == 0 || bytes.Compare(lo, info.smallest) < 0 {
-		info.smallest = lo
+	if records == 0 || bytes.Compare(lo, info.Smallest) < 0 {
+		info.Smallest = lo
 	}
-	if records == 0 || bytes.Compare(hi, info.largest) > 0 {
-		info.largest = hi
+	if records == 0 || bytes.Compare(hi, info.Largest) > 0 {
+		info.Largest = hi
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
@@ -39,7 +42,7 @@ func FuzzBatch(f *testing.F) {
 	}
 	decode := func(data []byte) ([]op, error) {
 		var ops []op
-		_, _, err := decodeBatch(data, func(seq uint64, kind base.Kind, key, value []byte) error {
+		_, _, err := logformat.Decode(logformat.Current, data, func(seq uint64, kind base.Kind, key, value []byte) error {
 			ops = append(ops, op{seq, kind, string(key), string(value)})
 			return nil
 		})
@@ -75,21 +78,21 @@ func FuzzBatch(f *testing.F) {
 // FuzzVersionEdit fuzzes the decoder of manifest records: an edit that
 // decodes must encode and decode to the same edit.
 func FuzzVersionEdit(f *testing.F) {
-	e := versionEdit{comparator: sstables.Bytewise.Name, logNum: 7, nextFileNum: 12, lastSeq: 99, logFormat: currentLogFormat,
-		logs:    []logInfo{{num: 7, size: 4096}, {num: 11}},
-		deleted: []levelTable{{level: 1, info: tableInfo{num: 3}}},
-		added:   []levelTable{{level: 2, info: tableInfo{num: 9, size: 100, smallest: []byte("a"), largest: []byte("z"), smallestSeq: 1, largestSeq: 50}}}}
-	f.Add(e.encode())
+	e := manifest.Edit{Comparator: sstables.Bytewise.Name, LogNum: 7, NextFileNum: 12, LastSeq: 99, LogFormat: logformat.Current,
+		Logs:    []manifest.LogInfo{{Num: 7, Size: 4096}, {Num: 11}},
+		Deleted: []manifest.LevelTable{{Level: 1, Info: manifest.TableInfo{Num: 3}}},
+		Added:   []manifest.LevelTable{{Level: 2, Info: manifest.TableInfo{Num: 9, Size: 100, Smallest: []byte("a"), Largest: []byte("z"), SmallestSeq: 1, LargestSeq: 50}}}}
+	f.Add(e.Encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := decodeEdit(data)
+		e, err := manifest.DecodeEdit(data)
 		if err != nil {
 			return
 		}
-		again, err := decodeEdit(e.encode())
+		again, err := manifest.DecodeEdit(e.Encode())
 		if err != nil {
 			t.Fatalf("re-encoded edit does not decode: %v", err)
 		}
-		if !bytes.Equal(again.encode(), e.encode()) {
+		if !bytes.Equal(again.Encode(), e.Encode()) {
 			t.Fatal("edit does not round-trip")
 		}
 	})
@@ -104,7 +107,7 @@ func FuzzCurrent(f *testing.F) {
 	require.NoError(f, fsys.MkdirAll("/db", 0o755))
 	d := &DB{fs: fsys, dir: "/db"}
 	require.NoError(f, d.setCurrent("MANIFEST-000007"))
-	file, err := fsys.Open("/db/" + currentName)
+	file, err := fsys.Open("/db/" + filenames.CurrentName)
 	require.NoError(f, err)
 	valid, err := io.ReadAll(file)
 	require.NoError(f, err)
@@ -114,30 +117,30 @@ func FuzzCurrent(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("MANIFEST-000007"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		canonical := map[fileKind]func(string, uint64) string{fileLog: logName, fileTable: tableName, fileManifest: manifestName}
-		if kind, num := parseFileName(string(data)); canonical[kind] != nil {
+		canonical := map[filenames.Kind]func(string, uint64) string{filenames.Log: filenames.LogPath, filenames.Table: filenames.TablePath, filenames.Manifest: filenames.ManifestPath}
+		if kind, num := filenames.Parse(string(data)); canonical[kind] != nil {
 			again := filepath.Base(canonical[kind]("/db", num))
-			if k, n := parseFileName(again); k != kind || n != num {
+			if k, n := filenames.Parse(again); k != kind || n != num {
 				t.Fatalf("%q parses as %v %d, its canonical name %q as %v %d", data, kind, num, again, k, n)
 			}
 		}
 
 		fsys := vfs.NewMem()
 		fsys.MkdirAll("/db", 0o755)
-		w, err := fsys.Create("/db/" + currentName)
+		w, err := fsys.Create("/db/" + filenames.CurrentName)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.Write(data)
 		w.Close()
-		name, err := readCurrent(fsys, "/db")
+		name, err := manifest.ReadCurrent(fsys, "/db")
 		if err != nil {
 			if !errors.Is(err, ErrCorruption) {
 				t.Fatalf("CURRENT %q: %v, not ErrCorruption", data, err)
 			}
 			return
 		}
-		if kind, _ := parseFileName(name); kind != fileManifest {
+		if kind, _ := filenames.Parse(name); kind != filenames.Manifest {
 			t.Fatalf("CURRENT %q names %q, not a manifest", data, name)
 		}
 	})
@@ -339,57 +342,4 @@ func checkCheckpoint(t *testing.T, db *DB, fsys vfs.FS, m model, step int, msg s
 	}
 	checkScan(t, db.opts.Comparator.Compare, cdb.NewIterator, m, nil, nil, msg+" (checkpoint)")
 	return cdb.Close()
-}
-
-// FuzzLogRecord fuzzes what replay reads of a log record, in every log
-// format: decoding and the header fields replay reads (the synced length,
-// the stamp) never panic on bytes of any length, formats without them read
-// them as 0, and in the current format a record decodes as its batch does;
-// and a log's identity record, which decodes only as one, and encodes back
-// to the same bytes.
-func FuzzLogRecord(f *testing.F) {
-	var b Batch
-	b.Put([]byte("key"), []byte("value"))
-	b.setSeq(7)
-	b.setSynced(1234)
-	setRecordStamp(b.data, 9)
-	f.Add(b.data)
-	f.Add(b.data[:batchHeaderSizeSynced])
-	f.Add(b.data[:batchHeaderSizeV1])
-	b.DeleteRange([]byte("a"), []byte("b"))
-	b.setSeq(7)
-	f.Add(b.data)
-	f.Add(encodeLogIdentity(7, newFileID(0)))
-	ignore := func(uint64, base.Kind, []byte, []byte) error { return nil }
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if num, id, ok := decodeLogIdentity(data); ok {
-			if !bytes.Equal(encodeLogIdentity(num, id), data) {
-				t.Fatalf("identity %d %x encodes to other bytes", num, id)
-			}
-			if _, _, err := decodeLogRecord(currentLogFormat, data, ignore); err == nil {
-				t.Fatal("an identity record decodes as a batch too")
-			}
-		}
-		for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum, logFormatRangeDel, logFormatIdentity} {
-			rangeDel := false
-			_, _, err := decodeLogRecord(format, data, func(_ uint64, kind base.Kind, _, _ []byte) error {
-				rangeDel = rangeDel || kind == base.KindRangeDelete
-				return nil
-			})
-			if err == nil && rangeDel && format < logFormatRangeDel {
-				t.Fatalf("a format-%d record holds a range deletion", format)
-			}
-			if synced := recordSynced(format, data); format == logFormatV1 && synced != 0 {
-				t.Fatalf("a format-1 record has no synced field, read %d", synced)
-			}
-			if stamp := recordStamp(format, data); format < logFormatLogNum && stamp != 0 {
-				t.Fatalf("a format-%d record has no stamp, read %08x", format, stamp)
-			}
-			if format == currentLogFormat {
-				if _, _, berr := decodeBatch(data, ignore); (err == nil) != (berr == nil) {
-					t.Fatalf("the log record and the batch decode differently: %v, %v", err, berr)
-				}
-			}
-		}
-	})
 }

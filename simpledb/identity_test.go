@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
@@ -79,7 +82,7 @@ func twinDatabases(t *testing.T) (a, b map[string][]byte) {
 		}
 		require.NoError(t, db.Close())
 		files := readDirFiles(t, mem, "/db")
-		delete(files, lockName)
+		delete(files, filenames.LockName)
 		return files
 	}
 	a, b = build('A'), build('B')
@@ -98,10 +101,10 @@ func TestForeignFilesRefused(t *testing.T) {
 	a, b := twinDatabases(t)
 	var tables, logs []string
 	for name := range a {
-		switch kind, _ := parseFileName(name); kind {
-		case fileTable:
+		switch kind, _ := filenames.Parse(name); kind {
+		case filenames.Table:
 			tables = append(tables, name)
-		case fileLog:
+		case filenames.Log:
 			logs = append(logs, name)
 		}
 	}
@@ -141,12 +144,12 @@ func TestForeignFilesRefused(t *testing.T) {
 		defer db.Close()
 		var victim *table // one of the twin's tables: not the one Open wrote from the log
 		for _, tb := range db.current.levels[0] {
-			if b[filepath.Base(tableName("/db", tb.num))] != nil {
+			if b[filepath.Base(filenames.TablePath("/db", tb.Num))] != nil {
 				victim = tb
 			}
 		}
 		require.NotNil(t, victim)
-		path := tableName("/db", victim.num)
+		path := filenames.TablePath("/db", victim.Num)
 		rewriteFile(t, fsys, path, b[filepath.Base(path)])
 
 		err = db.Checkpoint("/backup")
@@ -157,7 +160,7 @@ func TestForeignFilesRefused(t *testing.T) {
 		require.Error(t, err, "a failed checkpoint leaves nothing")
 
 		setTableCacheCapacity(db, 0) // the table's file is closed: the next read reopens it
-		_, err = db.Get(victim.smallest)
+		_, err = db.Get(victim.Smallest)
 		require.ErrorIs(t, err, ErrCorruption)
 		require.ErrorContains(t, err, path)
 		require.ErrorContains(t, err, "another database")
@@ -182,7 +185,7 @@ func TestTablesWithoutIdentity(t *testing.T) {
 	require.NoError(t, db.Put([]byte("new"), []byte("write")))
 	require.NoError(t, db.Compact())
 	for _, tb := range db.current.levels[1] {
-		require.NotZero(t, tb.id, "a table written now has an identity")
+		require.NotZero(t, tb.ID, "a table written now has an identity")
 	}
 	require.NoError(t, db.Close())
 
@@ -217,30 +220,30 @@ func legacyTablesDB(t *testing.T, firstID uint64) (map[string][]byte, model) {
 		acked[k] = v
 	}
 	require.NoError(t, db.Flush())
-	edit := versionEdit{comparator: sstables.Bytewise.Name, logFormat: logFormatRangeDel, lastSeq: db.lastSeq}
+	edit := manifest.Edit{Comparator: sstables.Bytewise.Name, LogFormat: logformat.RangeDel, LastSeq: db.lastSeq}
 	files := map[string][]byte{}
 	for i, tb := range db.current.levels[0] {
-		name := filepath.Base(tableName("/db", tb.num))
+		name := filepath.Base(filenames.TablePath("/db", tb.Num))
 		id := uint64(0)
 		if i == 0 {
 			id = firstID
 		}
 		data := withTableID(t, readDirFiles(t, mem, "/db")[name], id)
-		info := tb.tableInfo
-		info.id, info.size = 0, uint64(len(data))
-		edit.added = append(edit.added, levelTable{level: 0, info: info})
+		info := tb.TableInfo
+		info.ID, info.Size = 0, uint64(len(data))
+		edit.Added = append(edit.Added, manifest.LevelTable{Level: 0, Info: info})
 		files[name] = data
 	}
-	edit.nextFileNum = db.nextFileNum
+	edit.NextFileNum = db.nextFileNum
 	require.NoError(t, db.Close())
-	files[filepath.Base(manifestName("/db", 1))] = recordFile(t, edit.encode())
+	files[filepath.Base(filenames.ManifestPath("/db", 1))] = recordFile(t, edit.Encode())
 	var current recordSink
-	w, err := recordio.NewWriter(&current, metaFileOptions(nil))
+	w, err := recordio.NewWriter(&current, manifest.FileOptions(nil))
 	require.NoError(t, err)
-	_, err = w.Write([]byte(filepath.Base(manifestName("/db", 1))))
+	_, err = w.Write([]byte(filepath.Base(filenames.ManifestPath("/db", 1))))
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	files[currentName] = current.Bytes()
+	files[filenames.CurrentName] = current.Bytes()
 	return files, acked
 }
 

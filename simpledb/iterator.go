@@ -267,7 +267,7 @@ func (l *levelIter) SeekGE(key []byte) bool {
 
 // SeekLT starts from the last table whose smallest key is before key.
 func (l *levelIter) SeekLT(key []byte) bool {
-	i, _ := slices.BinarySearchFunc(l.tables, key, func(t *table, k []byte) int { return l.cmp(t.smallest, k) })
+	i, _ := slices.BinarySearchFunc(l.tables, key, func(t *table, k []byte) int { return l.cmp(t.Smallest, k) })
 	return l.open(i-1) && l.settle(l.cur.SeekLT(key), true)
 }
 
@@ -302,8 +302,8 @@ func (l *levelIter) open(i int) bool {
 	}
 	l.idx = i
 	if i < 0 || i >= len(l.tables) ||
-		l.opts.UpperBound != nil && l.cmp(l.tables[i].smallest, l.opts.UpperBound) >= 0 ||
-		l.opts.LowerBound != nil && l.cmp(l.tables[i].largest, l.opts.LowerBound) < 0 {
+		l.opts.UpperBound != nil && l.cmp(l.tables[i].Smallest, l.opts.UpperBound) >= 0 ||
+		l.opts.LowerBound != nil && l.cmp(l.tables[i].Largest, l.opts.LowerBound) < 0 {
 		return false
 	}
 	l.cur = l.tables[i].newIterator(&l.opts)

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
 )
@@ -36,13 +40,13 @@ var logWriterOptions = &recordio.WriterOptions{Compression: recordio.NoCompressi
 // of the log's identity.
 type logWriter struct {
 	*recordio.Writer
-	logInfo // num and id
+	info manifest.LogInfo // num and id
 }
 
 // Write stamps rec, a batch's encoding, with the log's identity, in place,
 // and appends it.
 func (w *logWriter) Write(rec []byte) (int64, error) {
-	setRecordStamp(rec, uint32(w.id))
+	logformat.SetStamp(rec, uint32(w.info.ID))
 	return w.Writer.Write(rec)
 }
 
@@ -50,16 +54,16 @@ func (w *logWriter) Write(rec []byte) (int64, error) {
 // log recycled when that is not 0, with a new identity, and makes its
 // headers (the file header and the identity record) and its directory
 // entry durable. On failure it removes what it created.
-func (d *DB) createLog(num uint64, recycled logInfo) (*logWriter, vfs.File, error) {
-	path := logName(d.dir, num)
-	f, err := d.openLogFile(path, recycled.num)
+func (d *DB) createLog(num uint64, recycled manifest.LogInfo) (*logWriter, vfs.File, error) {
+	path := filenames.LogPath(d.dir, num)
+	f, err := d.openLogFile(path, recycled.Num)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
-	lw := &logWriter{logInfo: logInfo{num: num, id: newFileID(recycled.id)}}
+	lw := &logWriter{info: manifest.LogInfo{Num: num, ID: base.NewFileID(recycled.ID)}}
 	lw.Writer, err = recordio.NewWriter(f, logWriterOptions)
 	if err == nil {
-		_, err = lw.Writer.Write(encodeLogIdentity(num, lw.id))
+		_, err = lw.Writer.Write(logformat.EncodeIdentity(num, lw.info.ID))
 	}
 	if err == nil {
 		err = lw.Sync()
@@ -87,7 +91,7 @@ const logChunk = 1 << 20
 // learnt from the first log that tries and holds for the session. The
 // caller holds d.walMu or has not shared the database yet.
 func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
-	old := logName(d.dir, recycled)
+	old := filenames.LogPath(d.dir, recycled)
 	if m, ok := d.fs.(vfs.MappedCreator); ok && !d.plainLogs {
 		var f vfs.File
 		var err error
@@ -112,7 +116,7 @@ func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
 // than Options.RecycledLogs are kept, and reports whether it did; the
 // caller deletes it otherwise. The caller holds d.mu, and calls it once the
 // edit that made the log obsolete is durable.
-func (d *DB) retireLog(l logInfo) bool {
+func (d *DB) retireLog(l manifest.LogInfo) bool {
 	if len(d.recycled) >= d.opts.RecycledLogs {
 		return false
 	}
@@ -121,12 +125,12 @@ func (d *DB) retireLog(l logInfo) bool {
 }
 
 // takeRecycledLog returns an obsolete log kept for reuse, or a zero
-// logInfo if none is: the one retired last, whose pages are the likeliest
+// manifest.LogInfo if none is: the one retired last, whose pages are the likeliest
 // to be cached still. The caller holds d.mu.
-func (d *DB) takeRecycledLog() logInfo {
+func (d *DB) takeRecycledLog() manifest.LogInfo {
 	n := len(d.recycled)
 	if n == 0 {
-		return logInfo{}
+		return manifest.LogInfo{}
 	}
 	l := d.recycled[n-1]
 	d.recycled = d.recycled[:n-1]
@@ -141,6 +145,6 @@ func (d *DB) deleteRecycledLogs() {
 	d.recycled = nil
 	d.mu.Unlock()
 	for _, l := range logs {
-		d.deleteFile(logName(d.dir, l.num))
+		d.deleteFile(filenames.LogPath(d.dir, l.Num))
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
@@ -45,8 +49,8 @@ func framed(t *testing.T, records ...[]byte) []byte {
 func logRecord(stamp uint32, seq uint64, synced int64, key string) []byte {
 	b := batchOf([]byte(key), []byte("v-"+key))
 	b.setSeq(seq)
-	b.setSynced(synced)
-	setRecordStamp(b.data, stamp)
+	logformat.SetSynced(b.data, synced)
+	logformat.SetStamp(b.data, stamp)
 	return b.data
 }
 
@@ -56,7 +60,7 @@ func logStamp(t *testing.T, data []byte) uint32 {
 	t.Helper()
 	recs := readRecords(t, data)
 	require.NotEmpty(t, recs)
-	_, id, ok := decodeLogIdentity(recs[0])
+	_, id, ok := logformat.DecodeIdentity(recs[0])
 	require.True(t, ok, "the log starts with its identity")
 	return uint32(id)
 }
@@ -64,7 +68,7 @@ func logStamp(t *testing.T, data []byte) uint32 {
 // logFile returns a log file as createLog writes it, with identity id,
 // then records.
 func logFile(t *testing.T, num, id uint64, records ...[]byte) []byte {
-	return recordFile(t, append([][]byte{encodeLogIdentity(num, id)}, records...)...)
+	return recordFile(t, append([][]byte{logformat.EncodeIdentity(num, id)}, records...)...)
 }
 
 // recycledLogDB returns a database as a power loss left it, whose active
@@ -91,7 +95,7 @@ func recycledLogDB(t *testing.T) (*vfs.MemFS, model, uint64, int64) {
 	crashed := live.CrashClone(vfs.CrashOptions{})
 	require.NoError(t, db.Close())
 
-	data := readDirFiles(t, crashed, "/db")[filepath.Base(logName("/db", active))]
+	data := readDirFiles(t, crashed, "/db")[filepath.Base(filenames.LogPath("/db", active))]
 	end, stale := scanLog(t, data)
 	require.Positive(t, stale, "the earlier use's records follow the log's own")
 	return crashed, acked, active, end
@@ -126,7 +130,7 @@ func scanLog(t *testing.T, data []byte) (end int64, stale int) {
 			}
 		case r.Offset() == recordio.FileHeaderSize: // the identity
 		default:
-			if recordStamp(currentLogFormat, rec) != stamp {
+			if logformat.Stamp(logformat.Current, rec) != stamp {
 				ended(r.Offset())
 				stale++
 			}
@@ -164,7 +168,7 @@ func TestRecycledLogReplaysOnlyItsOwnRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fsys, acked, num, end := recycledLogDB(t)
-			path := logName("/db", num)
+			path := filenames.LogPath("/db", num)
 			if tt.tail != nil {
 				data := readDirFiles(t, fsys, "/db")[filepath.Base(path)]
 				rewriteFile(t, fsys, path, append(data[:end:end], tt.tail(t, logStamp(t, data), end)...))
@@ -200,12 +204,12 @@ func TestStaleRecordInsideRecordedLengthIsCorruption(t *testing.T) {
 	db.mu.Unlock()
 	require.NoError(t, db.Close()) // records the log's length
 
-	path := logName("/db", num)
+	path := filenames.LogPath("/db", num)
 	data := readDirFiles(t, mem, "/db")[filepath.Base(path)]
 	recs := readRecords(t, data)
 	require.Len(t, recs, 21, "the identity, then 20 batches")
 	second := recordio.FileHeaderSize + int64(len(framed(t, recs[0], recs[1])))
-	setRecordStamp(recs[2], logStamp(t, data)+1) // the same record, of another log: as long
+	logformat.SetStamp(recs[2], logStamp(t, data)+1) // the same record, of another log: as long
 	rewriteFile(t, mem, path, append(data[:recordio.FileHeaderSize:recordio.FileHeaderSize], framed(t, recs...)...))
 	before := readDirFiles(t, mem, "/db")
 
@@ -239,11 +243,11 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	db.mu.Lock()
 	next := db.nextFileNum
 	db.mu.Unlock()
-	f, err := crashed.ReuseForWrite(logName("/db", retired), logName("/db", next))
+	f, err := crashed.ReuseForWrite(filenames.LogPath("/db", retired), filenames.LogPath("/db", next))
 	require.NoError(t, err)
 	w, err := recordio.NewWriter(f, logWriterOptions)
 	require.NoError(t, err)
-	_, err = w.Write(encodeLogIdentity(next, newFileID(0)))
+	_, err = w.Write(logformat.EncodeIdentity(next, base.NewFileID(0)))
 	require.NoError(t, err)
 	require.NoError(t, w.Sync())
 	require.NoError(t, crashed.SyncDir("/db"))
@@ -281,7 +285,7 @@ func TestRecycledLogsOption(t *testing.T) {
 // format, and an Open interrupted anywhere leaves one the next Open
 // recovers, so that no old log is ever read in the new format.
 func TestOldLogFormatsUpgrade(t *testing.T) {
-	for _, format := range []uint64{logFormatV1, logFormatSynced} {
+	for _, format := range []uint64{logformat.V1, logformat.WithSynced} {
 		t.Run(fmt.Sprint(format), func(t *testing.T) {
 			base, acked := oldFormatDB(t, format)
 			opts := smallOptions()
@@ -305,7 +309,7 @@ func TestOldLogFormatsUpgrade(t *testing.T) {
 // it: a manifest and two logs of that format, and the writes they hold.
 func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
 	t.Helper()
-	header := map[uint64]int{logFormatV1: batchHeaderSizeV1, logFormatSynced: batchHeaderSizeSynced}[format]
+	header := map[uint64]int{logformat.V1: logformat.HeaderSizeV1, logformat.WithSynced: logformat.HeaderSizeSynced}[format]
 	acked := model{}
 	files := map[string][]byte{}
 	seq := uint64(1)
@@ -317,18 +321,18 @@ func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
 			b.setSeq(seq)
 			seq++
 			// The old header, then the ops.
-			recs = append(recs, append(bytes.Clone(b.data[:header]), b.data[batchHeaderSize:]...))
+			recs = append(recs, append(bytes.Clone(b.data[:header]), b.data[logformat.HeaderSize:]...))
 			acked[k] = "v-" + k
 		}
-		files[filepath.Base(logName("/db", num))] = recordFile(t, recs...)
+		files[filepath.Base(filenames.LogPath("/db", num))] = recordFile(t, recs...)
 	}
-	edit := versionEdit{comparator: sstables.Bytewise.Name, logNum: 2, nextFileNum: 4}
-	if format != logFormatV1 { // V1 manifests predate the field
-		edit.logFormat = format
+	edit := manifest.Edit{Comparator: sstables.Bytewise.Name, LogNum: 2, NextFileNum: 4}
+	if format != logformat.V1 { // V1 manifests predate the field
+		edit.LogFormat = format
 	}
-	files[filepath.Base(manifestName("/db", 1))] = recordFile(t, edit.encode())
+	files[filepath.Base(filenames.ManifestPath("/db", 1))] = recordFile(t, edit.Encode())
 	fsys := writeDirFiles(t, "/db", files)
 	require.NoError(t, fsys.SyncDir("/"))
-	require.NoError(t, (&DB{fs: fsys, dir: "/db"}).setCurrent(filepath.Base(manifestName("/db", 1))))
+	require.NoError(t, (&DB{fs: fsys, dir: "/db"}).setCurrent(filepath.Base(filenames.ManifestPath("/db", 1))))
 	return fsys, acked
 }

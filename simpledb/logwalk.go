@@ -1,64 +1,17 @@
 package simpledb
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
 )
-
-// A log of format 5 on starts with its identity: the first record after
-// the file header, written and synced with it before any manifest names
-// the log.
-//
-//	+-----------+-----------+-----------+
-//	| "strata.l"| number    | identity  |
-//	| 8 bytes   | uint64 LE | uint64 LE |
-//	+-----------+-----------+-----------+
-//
-// The identity is random, never 0, and recorded by the manifest with the
-// log; its low 32 bits stamp every batch appended to the log (the batch
-// header's log field), so the records of a recycled file's earlier use,
-// and a value that embeds a well-formed record (CRC-32C is no secret),
-// are not this log's: neither can know the stamp.
-const (
-	logIdentityMagic = "strata.l"
-	logIdentitySize  = 24
-)
-
-func encodeLogIdentity(num, id uint64) []byte {
-	b := append(make([]byte, 0, logIdentitySize), logIdentityMagic...)
-	b = binary.LittleEndian.AppendUint64(b, num)
-	return binary.LittleEndian.AppendUint64(b, id)
-}
-
-// decodeLogIdentity parses a log's identity record.
-func decodeLogIdentity(rec []byte) (num, id uint64, ok bool) {
-	if len(rec) != logIdentitySize || string(rec[:8]) != logIdentityMagic {
-		return 0, 0, false
-	}
-	num, id = binary.LittleEndian.Uint64(rec[8:]), binary.LittleEndian.Uint64(rec[16:])
-	return num, id, id != 0
-}
-
-// newFileID returns a random identity for a table or log, with low 32
-// bits other than those of avoid, the identity of the file's earlier use,
-// so that a recycled log's stamp always differs from the one its file's
-// old records carry. Its top bit is set: never 0, and always 10 bytes as
-// a uvarint, so that a table's size does not vary with its identity.
-func newFileID(avoid uint64) uint64 {
-	for {
-		if id := rand.Uint64() | 1<<63; uint32(id) != uint32(avoid) {
-			return id
-		}
-	}
-}
 
 // logWalk reads one log by recovery's rules. Replay applies the batches it
 // accepts and refuses the database at the first damage it reports; Verify
@@ -87,8 +40,8 @@ type logWalk struct {
 	fsys   vfs.FS
 	path   string
 	num    uint64
-	info   logInfo // what the manifest records: size 0 if none, id 0 if none
-	named  bool    // the manifest names the log: its headers were durable before that
+	info   manifest.LogInfo // what the manifest records: size 0 if none, id 0 if none
+	named  bool             // the manifest names the log: its headers were durable before that
 	format uint64
 	// lastSeq is the last sequence number accepted so far, across logs: the
 	// next batch's must be above it. The walk advances it.
@@ -117,7 +70,7 @@ type logOutcome struct {
 // apply that failed), not for damage, which the outcome lists.
 func (w *logWalk) run() (*logOutcome, error) {
 	out := &logOutcome{}
-	size := int64(w.info.size)
+	size := int64(w.info.Size)
 	cut := false // the file is shorter than its recorded length
 	if size > 0 {
 		info, err := w.fsys.Stat(w.path)
@@ -152,11 +105,11 @@ func (w *logWalk) run() (*logOutcome, error) {
 	// manifest of the new format named it (it holds nothing else then).
 	stamp := uint32(w.num) // what the log's own batches carry
 	id, problem, first := w.identity(r)
-	_, _, isIdentity := decodeLogIdentity(first)
+	_, _, isIdentity := logformat.DecodeIdentity(first)
 	switch {
 	case problem == nil:
 		stamp = uint32(id)
-	case w.format < logFormatIdentity && !isIdentity:
+	case w.format < logformat.Identity && !isIdentity:
 		if first != nil {
 			// The first record is a batch: read the log again from it.
 			r.Close()
@@ -199,7 +152,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 		var stop *base.CorruptionError // what ends the log's own records here, if anything
 		if err != nil {
 			errors.As(err, &stop)
-		} else if got := recordStamp(w.format, rec); got != stamp && w.format >= logFormatLogNum {
+		} else if got := logformat.Stamp(w.format, rec); got != stamp && w.format >= logformat.LogNum {
 			stop = base.Corruptf(w.path, at, errStaleRecord, "it carries the stamp %08x, not this log's %08x", got, stamp)
 		}
 		if stop != nil {
@@ -218,7 +171,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 			continue
 		}
 		end = r.Offset() + r.Info().Size
-		synced := recordSynced(w.format, rec)
+		synced := logformat.Synced(w.format, rec)
 		for len(pending) > 0 && pending[0].Offset < synced {
 			out.damage = append(out.damage, fmt.Errorf("%w: the record at offset %d says the log was durable up to %d", pending[0], r.Offset(), synced))
 			pending = pending[1:]
@@ -259,15 +212,15 @@ func (w *logWalk) identity(r *recordio.Reader) (uint64, *base.CorruptionError, [
 		}
 		return 0, base.Corruptf(w.path, recordio.FileHeaderSize, ErrCorruption, "the log's identity record cannot be read: %v", err), nil
 	}
-	num, id, ok := decodeLogIdentity(rec)
+	num, id, ok := logformat.DecodeIdentity(rec)
 	switch {
 	case !ok:
 		return 0, base.Corruptf(w.path, r.Offset(), ErrCorruption, "the log's first record is not its identity"), rec
 	case num != w.num:
 		return 0, base.Corruptf(w.path, r.Offset(), ErrCorruption, "the log's identity names log %d: the file is another log's", num), rec
-	case w.info.id != 0 && id != w.info.id:
+	case w.info.ID != 0 && id != w.info.ID:
 		return 0, base.Corruptf(w.path, r.Offset(), ErrCorruption,
-			"the log's identity is %016x, the manifest recorded %016x: a log of another database, or of an earlier life of this one", id, w.info.id), rec
+			"the log's identity is %016x, the manifest recorded %016x: a log of another database, or of an earlier life of this one", id, w.info.ID), rec
 	}
 	return id, nil, rec
 }
@@ -278,9 +231,9 @@ func (w *logWalk) identity(r *recordio.Reader) (uint64, *base.CorruptionError, [
 // failure.
 func (w *logWalk) accept(rec []byte) (bad, err error) {
 	last := *w.lastSeq
-	_, _, bad = decodeLogRecord(w.format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
+	_, _, bad = logformat.Decode(w.format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 		if seq <= last {
-			return fmt.Errorf("%w: sequence number %d after %d", errBadBatch, seq, last)
+			return fmt.Errorf("%w: sequence number %d after %d", logformat.ErrBadBatch, seq, last)
 		}
 		last = seq
 		if w.apply != nil {

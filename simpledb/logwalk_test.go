@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
@@ -39,7 +41,7 @@ func newWalkImage(t *testing.T, closed bool, n int) *walkImage {
 		img.keys = append(img.keys, k)
 	}
 	db.mu.Lock()
-	img.log = filepath.Base(logName("/db", db.mem.logNum))
+	img.log = filepath.Base(filenames.LogPath("/db", db.mem.logNum))
 	require.Empty(t, db.imm)
 	db.mu.Unlock()
 	var fsys vfs.FS = mem.CrashClone(vfs.CrashOptions{})
@@ -48,7 +50,7 @@ func newWalkImage(t *testing.T, closed bool, n int) *walkImage {
 	}
 	require.NoError(t, db.Close())
 	img.files = readDirFiles(t, fsys, "/db")
-	delete(img.files, lockName)
+	delete(img.files, filenames.LockName)
 	img.bounds = recordBoundaries(t, img.files[img.log])[1:] // after the identity
 	require.Len(t, img.bounds, n)
 	return img
@@ -87,7 +89,7 @@ func TestLogWalkCases(t *testing.T) {
 	restamp := func(img *walkImage, from int) []byte {
 		return img.reframe(t, func(i int, rec []byte) []byte {
 			if i > from {
-				setRecordStamp(rec, recordStamp(currentLogFormat, rec)+1)
+				logformat.SetStamp(rec, logformat.Stamp(logformat.Current, rec)+1)
 			}
 			return rec
 		})
@@ -95,8 +97,8 @@ func TestLogWalkCases(t *testing.T) {
 	identity := func(img *walkImage, num, id uint64) []byte {
 		return img.reframe(t, func(i int, rec []byte) []byte {
 			if i == 0 {
-				gotNum, gotID, _ := decodeLogIdentity(rec)
-				return encodeLogIdentity(gotNum+num, gotID+id)
+				gotNum, gotID, _ := logformat.DecodeIdentity(rec)
+				return logformat.EncodeIdentity(gotNum+num, gotID+id)
 			}
 			return rec
 		})
@@ -107,8 +109,8 @@ func TestLogWalkCases(t *testing.T) {
 		data := img.files[img.log]
 		b := batchOf([]byte("late"), []byte("write"))
 		b.setSeq(1 << 40)
-		b.setSynced(synced)
-		setRecordStamp(b.data, logStamp(t, data))
+		logformat.SetSynced(b.data, synced)
+		logformat.SetStamp(b.data, logStamp(t, data))
 		end := img.bounds[n-1]
 		return slices.Concat(data[:end], []byte("#damage#"), framed(t, b.data))
 	}
@@ -259,11 +261,11 @@ func TestEmbeddedRecordCannotVouch(t *testing.T) {
 	require.NoError(t, db.WriteWithOptions(batchOf([]byte("crafted"), value), &WriteOptions{Sync: false}))
 	files := readDirFiles(t, mem, "/db") // the unsynced write's bytes too, as the page cache held them
 	require.NoError(t, db.Close())
-	delete(files, lockName)
+	delete(files, filenames.LockName)
 
 	// The power loss kept the crafted write up to the end of the embedded
 	// record, not its last bytes.
-	name := filepath.Base(logName("/db", num))
+	name := filepath.Base(filenames.LogPath("/db", num))
 	log := files[name]
 	at := bytes.Index(log, forged)
 	require.Positive(t, at)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
@@ -33,7 +34,7 @@ const (
 
 // NumLevels is the number of levels, L0 and L1 to L6: the length of
 // Stats.Levels.
-const NumLevels = 7
+const NumLevels = manifest.NumLevels
 
 // Options configure a database. The zero value (or nil) gives the defaults,
 // each documented on its field. A numeric field that is zero or negative
@@ -243,7 +244,7 @@ func (d *DB) newMemstore() *memstore.Memstore {
 // each with a new identity.
 func (o *Options) tableWriterOptions() *sstables.WriterOptions {
 	return &sstables.WriterOptions{
-		ID:              newFileID(0),
+		ID:              base.NewFileID(0),
 		FS:              o.FS,
 		Comparator:      o.Comparator,
 		BlockSize:       o.BlockSize,

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
@@ -355,7 +356,7 @@ func TestSyncedDamageIsNoTornTail(t *testing.T) {
 	require.NoError(t, err)
 	var log string
 	for _, name := range names {
-		if kind, _ := parseFileName(name); kind == fileLog {
+		if kind, _ := filenames.Parse(name); kind == filenames.Log {
 			log = "/db/" + name
 		}
 	}

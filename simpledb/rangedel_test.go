@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/sstables"
@@ -233,16 +235,16 @@ func TestDeleteRangeSplitAcrossCompactionOutputs(t *testing.T) {
 	holding := 0
 	for i, tb := range tables {
 		if i > 0 {
-			require.Positive(t, bytes.Compare(tb.smallest, tables[i-1].largest), "L1 tables %d and %d overlap", i-1, i)
+			require.Positive(t, bytes.Compare(tb.Smallest, tables[i-1].Largest), "L1 tables %d and %d overlap", i-1, i)
 		}
 		fs := tb.rangeDels
 		if len(fs) > 0 {
 			holding++
 		}
 		for _, f := range fs {
-			require.GreaterOrEqual(t, bytes.Compare(f.Start, tb.smallest), 0, "table %d: fragment starts before the table", i)
+			require.GreaterOrEqual(t, bytes.Compare(f.Start, tb.Smallest), 0, "table %d: fragment starts before the table", i)
 			_, hi := rangeBounds(rangedel.List{f})
-			require.LessOrEqual(t, bytes.Compare(hi, tb.largest), 0, "table %d: fragment ends after the table", i)
+			require.LessOrEqual(t, bytes.Compare(hi, tb.Largest), 0, "table %d: fragment ends after the table", i)
 			frags = append(frags, pieceBounds{string(f.Start), string(f.End)})
 		}
 	}
@@ -393,21 +395,21 @@ func TestDeleteRangeIteratorWalks(t *testing.T) {
 // how a build from before range deletions (log format 3) refuses a
 // database this build wrote (log format 4).
 func TestNewerLogFormatIsRefused(t *testing.T) {
-	_, err := decodeEdit((&versionEdit{logFormat: currentLogFormat + 1}).encode())
-	require.ErrorIs(t, err, errBadEdit)
-	require.ErrorContains(t, err, fmt.Sprintf("log format %d", currentLogFormat+1))
-	e, err := decodeEdit((&versionEdit{logFormat: logFormatRangeDel}).encode())
+	_, err := manifest.DecodeEdit((&manifest.Edit{LogFormat: logformat.Current + 1}).Encode())
+	require.ErrorIs(t, err, manifest.ErrBadEdit)
+	require.ErrorContains(t, err, fmt.Sprintf("log format %d", logformat.Current+1))
+	e, err := manifest.DecodeEdit((&manifest.Edit{LogFormat: logformat.RangeDel}).Encode())
 	require.NoError(t, err)
-	require.Equal(t, uint64(logFormatRangeDel), e.logFormat)
+	require.Equal(t, uint64(logformat.RangeDel), e.LogFormat)
 	// Records of the formats before it hold no range deletions.
 	var b Batch
 	require.NoError(t, b.DeleteRange([]byte("a"), []byte("b")))
 	b.setSeq(1)
-	for _, format := range []uint64{logFormatV1, logFormatSynced, logFormatLogNum} {
-		_, _, err := decodeLogRecord(format, b.data, nil)
-		require.ErrorIs(t, err, errBadBatch, "format %d", format)
+	for _, format := range []uint64{logformat.V1, logformat.WithSynced, logformat.LogNum} {
+		_, _, err := logformat.Decode(format, b.data, nil)
+		require.ErrorIs(t, err, logformat.ErrBadBatch, "format %d", format)
 	}
-	_, _, err = decodeLogRecord(logFormatRangeDel, b.data, nil)
+	_, _, err = logformat.Decode(logformat.RangeDel, b.data, nil)
 	require.NoError(t, err)
 }
 

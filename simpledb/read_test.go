@@ -5,10 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/stratadb/strata/internal/race"
 	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
 )
 
 // Has and AppendValue reject what Get rejects, with the same errors, and

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/vfs"
 )
@@ -69,7 +70,7 @@ func checkReadOnlyDir(fsys vfs.FS, dir string) error {
 	if err != nil {
 		return fmt.Errorf("simpledb: open %s read-only: %w: %w", dir, ErrNotDB, err)
 	}
-	if slices.Contains(names, currentName) {
+	if slices.Contains(names, filenames.CurrentName) {
 		return nil
 	}
 	d := &DB{fs: fsys, dir: dir}
@@ -90,7 +91,7 @@ func errNoDatabase(dir string) error {
 // when it is done. A read-only Open on a read-only filesystem gets a
 // readOnlyFSLock instead.
 func lockDir(o *Options, dir string) (lock io.Closer, created bool, err error) {
-	path := filepath.Join(dir, lockName)
+	path := filepath.Join(dir, filenames.LockName)
 	_, statErr := o.FS.Stat(path)
 	lock, err = o.FS.Lock(path)
 	if err != nil && o.ReadOnly && errors.Is(err, syscall.EROFS) {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
@@ -186,16 +187,16 @@ func TestReadOnlyDamagedDatabase(t *testing.T) {
 	}{
 		{"a table missing", func(files map[string][]byte) {
 			for name := range files {
-				if kind, _ := parseFileName(name); kind == fileTable {
+				if kind, _ := filenames.Parse(name); kind == filenames.Table {
 					delete(files, name)
 					return
 				}
 			}
 		}},
-		{"CURRENT missing", func(files map[string][]byte) { delete(files, currentName) }},
+		{"CURRENT missing", func(files map[string][]byte) { delete(files, filenames.CurrentName) }},
 		{"a log cut short of its recorded length", func(files map[string][]byte) {
 			for name, data := range files {
-				if kind, _ := parseFileName(name); kind == fileLog && len(data) > 100 {
+				if kind, _ := filenames.Parse(name); kind == filenames.Log && len(data) > 100 {
 					files[name] = data[:len(data)-50]
 				}
 			}
@@ -240,11 +241,11 @@ func TestReadOnlyLock(t *testing.T) {
 	require.ErrorIs(t, err, ErrLocked, "readers exclude each other")
 	require.NoError(t, ro.Close())
 
-	require.NoError(t, mem.Remove("/db/"+lockName))
+	require.NoError(t, mem.Remove("/db/"+filenames.LockName))
 	before := readDirFiles(t, mem, "/db")
 	ro, err = Open("/db", roOpts)
 	require.NoError(t, err)
-	_, err = mem.Stat("/db/" + lockName)
+	_, err = mem.Stat("/db/" + filenames.LockName)
 	require.NoError(t, err, "created for the lock")
 	require.NoError(t, ro.Close())
 	require.Equal(t, before, readDirFiles(t, mem, "/db"), "and removed at Close")

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
@@ -79,7 +82,7 @@ func TestCrashWithoutClose(t *testing.T) {
 	defer db.Close()
 	acked := putAcked(t, db, 0, 3000)
 	crashed := copyDir(t, dir)
-	os.Remove(filepath.Join(crashed, lockName))
+	os.Remove(filepath.Join(crashed, filenames.LockName))
 
 	db2, err := Open(crashed, smallOptions())
 	require.NoError(t, err)
@@ -105,7 +108,7 @@ func TestTornLogTailIsDropped(t *testing.T) {
 			defer db.Close()
 			acked := putAcked(t, db, 0, 500)
 			dir := copyDir(t, live)
-			require.NoError(t, os.Remove(filepath.Join(dir, lockName)))
+			require.NoError(t, os.Remove(filepath.Join(dir, filenames.LockName)))
 			log := lastLog(t, dir)
 			data, err := os.ReadFile(log)
 			require.NoError(t, err)
@@ -494,8 +497,8 @@ func TestInterruptedLogs(t *testing.T) {
 		require.NoError(t, fsys.SyncDir("/db"))
 	}
 	withRecord := func(t *testing.T, fsys *vfs.MemFS, num uint64) {
-		id := newFileID(0)
-		rewriteFile(t, fsys, logName("/db", num), logFile(t, num, id, logRecord(uint32(id), 1<<40, 0, "late")))
+		id := base.NewFileID(0)
+		rewriteFile(t, fsys, filenames.LogPath("/db", num), logFile(t, num, id, logRecord(uint32(id), 1<<40, 0, "late")))
 	}
 	// tornDB returns a database, as a crash left it, whose last log lost
 	// the end of its last record, the number of that log, and the writes
@@ -514,16 +517,16 @@ func TestInterruptedLogs(t *testing.T) {
 		require.NoError(t, err)
 		var last uint64
 		for _, name := range names {
-			if kind, num := parseFileName(name); kind == fileLog {
+			if kind, num := filenames.Parse(name); kind == filenames.Log {
 				last = max(last, num)
 			}
 		}
-		f, err := mem.Open(logName("/db", last))
+		f, err := mem.Open(filenames.LogPath("/db", last))
 		require.NoError(t, err)
 		data, err := io.ReadAll(f)
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
-		rewriteFile(t, mem, logName("/db", last), data[:len(data)-3])
+		rewriteFile(t, mem, filenames.LogPath("/db", last), data[:len(data)-3])
 		return mem, last, acked
 	}
 	tests := []struct {
@@ -532,23 +535,23 @@ func TestInterruptedLogs(t *testing.T) {
 		damage  bool
 	}{
 		{"torn tail, then a header-only log", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			headerOnly(t, fsys, logName("/db", last+1))
+			headerOnly(t, fsys, filenames.LogPath("/db", last+1))
 		}, false},
 		{"torn tail, then an empty log, then a header-only one", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewriteFile(t, fsys, logName("/db", last+1), nil)
-			headerOnly(t, fsys, logName("/db", last+2))
+			rewriteFile(t, fsys, filenames.LogPath("/db", last+1), nil)
+			headerOnly(t, fsys, filenames.LogPath("/db", last+2))
 		}, false},
 		{"torn tail, then a log cut inside its header", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewriteFile(t, fsys, logName("/db", last+1), []byte{1, 0, 0})
+			rewriteFile(t, fsys, filenames.LogPath("/db", last+1), []byte{1, 0, 0})
 		}, false},
 		{"torn tail, then a log allocated ahead, its header unwritten", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewriteFile(t, fsys, logName("/db", last+1), make([]byte, 4096))
+			rewriteFile(t, fsys, filenames.LogPath("/db", last+1), make([]byte, 4096))
 		}, false},
 		{"torn tail, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
 			withRecord(t, fsys, last+1)
 		}, true},
 		{"torn tail, then an empty log, then records", func(t *testing.T, fsys *vfs.MemFS, last uint64) {
-			rewriteFile(t, fsys, logName("/db", last+1), nil)
+			rewriteFile(t, fsys, filenames.LogPath("/db", last+1), nil)
 			withRecord(t, fsys, last+2)
 		}, true},
 	}
@@ -563,7 +566,7 @@ func TestInterruptedLogs(t *testing.T) {
 			db, err := Open("/db", opts)
 			if tt.damage {
 				require.ErrorIs(t, err, ErrCorruption)
-				require.Contains(t, err.Error(), filepath.Base(logName("/db", last)))
+				require.Contains(t, err.Error(), filepath.Base(filenames.LogPath("/db", last)))
 				after, err := fsys.List("/db")
 				require.NoError(t, err)
 				require.Equal(t, before, after, "nothing deleted")
@@ -582,9 +585,9 @@ func TestInterruptedLogs(t *testing.T) {
 			mem := vfs.NewMem()
 			require.NoError(t, mem.MkdirAll("/db", 0o755))
 			if data == nil {
-				rewriteFile(t, mem, logName("/db", 1), nil)
+				rewriteFile(t, mem, filenames.LogPath("/db", 1), nil)
 			} else {
-				headerOnly(t, mem, logName("/db", 1))
+				headerOnly(t, mem, filenames.LogPath("/db", 1))
 			}
 			db, err := Open("/db", &Options{FS: mem, Logger: quietLogger})
 			require.NoError(t, err)
@@ -630,13 +633,13 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 			tables, active := db.current.levels[0], db.mem.logNum
 			db.mu.Unlock()
 			require.Len(t, tables, 1)
-			info, err := mem.Stat(tableName("/db", tables[0].num))
+			info, err := mem.Stat(filenames.TablePath("/db", tables[0].Num))
 			require.NoError(t, err)
-			require.Equal(t, uint64(info.Size()), tables[0].size)
-			require.Equal(t, "key0010", string(tables[0].smallest))
-			require.Equal(t, "key0019", string(tables[0].largest))
-			require.Equal(t, uint64(1), tables[0].smallestSeq)
-			require.Equal(t, uint64(11), tables[0].largestSeq)
+			require.Equal(t, uint64(info.Size()), tables[0].Size)
+			require.Equal(t, "key0010", string(tables[0].Smallest))
+			require.Equal(t, "key0019", string(tables[0].Largest))
+			require.Equal(t, uint64(1), tables[0].SmallestSeq)
+			require.Equal(t, uint64(11), tables[0].LargestSeq)
 
 			want := []uint64{active}
 			if recycle {
@@ -656,7 +659,7 @@ func logFiles(t *testing.T, fsys vfs.FS) []uint64 {
 	require.NoError(t, err)
 	var logs []uint64
 	for _, name := range names {
-		if kind, num := parseFileName(name); kind == fileLog {
+		if kind, num := filenames.Parse(name); kind == filenames.Log {
 			logs = append(logs, num)
 		}
 	}
@@ -679,13 +682,13 @@ func TestComparatorMismatch(t *testing.T) {
 	}
 	t.Run("manifest", func(t *testing.T) {
 		mem, opts := setup(t)
-		w, err := recordio.Create(manifestName("/db", 100), &recordio.WriterOptions{FS: mem, Compression: recordio.NoCompression})
+		w, err := recordio.Create(filenames.ManifestPath("/db", 100), &recordio.WriterOptions{FS: mem, Compression: recordio.NoCompression})
 		require.NoError(t, err)
-		edit := versionEdit{comparator: "other.order", nextFileNum: 101}
-		_, err = w.Write(edit.encode())
+		edit := manifest.Edit{Comparator: "other.order", NextFileNum: 101}
+		_, err = w.Write(edit.Encode())
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
-		require.NoError(t, (&DB{fs: mem, dir: "/db"}).setCurrent(filepath.Base(manifestName("/db", 100))))
+		require.NoError(t, (&DB{fs: mem, dir: "/db"}).setCurrent(filepath.Base(filenames.ManifestPath("/db", 100))))
 
 		_, err = Open("/db", opts)
 		require.ErrorIs(t, err, ErrComparatorMismatch)
@@ -697,7 +700,7 @@ func TestComparatorMismatch(t *testing.T) {
 		require.NoError(t, err)
 		var table string
 		for _, name := range names {
-			if kind, _ := parseFileName(name); kind == fileTable {
+			if kind, _ := filenames.Parse(name); kind == filenames.Table {
 				table = "/db/" + name
 			}
 		}

@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"syscall"
 	"time"
+
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/manifest"
 )
 
 // A failure of the write path (the log, a rotation, a flush, the manifest)
@@ -144,14 +147,14 @@ func (d *DB) restartLog() error {
 	d.mu.Lock()
 	num := d.newFileNum()
 	d.mu.Unlock()
-	w, f, err := d.createLog(num, logInfo{})
+	w, f, err := d.createLog(num, manifest.LogInfo{})
 	if err != nil {
 		return err
 	}
 	d.mu.Lock()
 	d.mem.abandoned = true
 	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.id}
+	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}
 	d.installReadState()
 	d.mu.Unlock()
 	d.wal, d.walFile = w, f
@@ -170,7 +173,7 @@ func (d *DB) restartLog() error {
 	// The new log, recorded before anything is written to it.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.writeEdit(&versionEdit{logs: []logInfo{w.logInfo}})
+	return d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{w.info}})
 }
 
 // restartManifest starts a new manifest, describing the whole state, if
@@ -187,7 +190,7 @@ func (d *DB) restartManifest() error {
 		return err
 	}
 	old.Close()
-	d.deleteFile(manifestName(d.dir, oldNum))
+	d.deleteFile(filenames.ManifestPath(d.dir, oldNum))
 	d.manifestErr = nil
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -26,7 +27,7 @@ import (
 // or closed while it is held.
 type tableCache struct {
 	capacity int
-	open     func(tableInfo) (*sstables.Reader, error)
+	open     func(manifest.TableInfo) (*sstables.Reader, error)
 
 	mu sync.Mutex
 	// files counts the Readers open or being opened, in the cache or
@@ -37,7 +38,7 @@ type tableCache struct {
 	lru     table // sentinel of the open, unpinned tables: lru.next is the most recently used
 }
 
-func newTableCache(capacity int, open func(tableInfo) (*sstables.Reader, error)) *tableCache {
+func newTableCache(capacity int, open func(manifest.TableInfo) (*sstables.Reader, error)) *tableCache {
 	c := &tableCache{capacity: capacity, open: open}
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
@@ -77,7 +78,7 @@ func (c *tableCache) pin(t *table) (*sstables.Reader, error) {
 	c.mu.Unlock()
 
 	closeReaders(victims) // before opening: the files open stay within the bound
-	r, err := c.open(t.tableInfo)
+	r, err := c.open(t.TableInfo)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
@@ -283,15 +284,15 @@ func TestTableCacheReopenOfDamagedTable(t *testing.T) {
 			closed := victim.reader == nil
 			db.tables.mu.Unlock()
 			require.True(t, closed, "the first table is closed")
-			path := tableName(db.dir, victim.num)
+			path := filenames.TablePath(db.dir, victim.Num)
 			tc.damage(t, fsys.FS, path)
 
-			_, err := db.Get(victim.smallest)
+			_, err := db.Get(victim.Smallest)
 			require.ErrorIs(t, err, ErrCorruption)
 			require.ErrorContains(t, err, path)
 			it, err := db.NewIterator(nil, nil)
 			require.NoError(t, err)
-			require.False(t, it.SeekGE(victim.smallest))
+			require.False(t, it.SeekGE(victim.Smallest))
 			require.ErrorIs(t, it.Err(), ErrCorruption)
 			require.ErrorContains(t, it.Err(), path)
 			require.NoError(t, it.Close())

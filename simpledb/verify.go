@@ -9,6 +9,9 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -64,7 +67,7 @@ func Verify(dir string, opts *Options, progress func(bytes int64)) (*VerifyRepor
 	defer func() {
 		lock.Close()
 		if createdLock {
-			o.FS.Remove(filepath.Join(dir, lockName))
+			o.FS.Remove(filepath.Join(dir, filenames.LockName))
 		}
 	}()
 	if err := v.run(); err != nil {
@@ -92,7 +95,7 @@ func (v *verifier) fileError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ErrComparatorMismatch) || errors.Is(err, sstables.ErrComparatorMismatch) {
+	if errors.Is(err, ErrComparatorMismatch) {
 		return err
 	}
 	v.damage(err)
@@ -122,22 +125,22 @@ func (v *verifier) run() error {
 	if state == nil {
 		// Without the manifest, every table and log on its own.
 		for _, name := range names {
-			switch kind, num := parseFileName(name); kind {
-			case fileTable:
-				if err := v.fileError(v.table(tableInfo{num: num}, -1)); err != nil {
+			switch kind, num := filenames.Parse(name); kind {
+			case filenames.Table:
+				if err := v.fileError(v.table(manifest.TableInfo{Num: num}, -1)); err != nil {
 					return err
 				}
-			case fileLog:
-				if err := v.fileError(v.log(num, logInfo{}, false, currentLogFormat)); err != nil {
+			case filenames.Log:
+				if err := v.fileError(v.log(num, manifest.LogInfo{}, false, logformat.Current)); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	v.lastSeq = state.lastSeq
+	v.lastSeq = state.LastSeq
 	v.levels(state)
-	for level, tables := range state.levels {
+	for level, tables := range state.Levels {
 		for _, num := range slices.Sorted(maps.Keys(tables)) {
 			if err := v.fileError(v.table(tables[num], level)); err != nil {
 				return err
@@ -147,49 +150,49 @@ func (v *verifier) run() error {
 	present := map[uint64]bool{}
 	var logs []uint64
 	for _, name := range names {
-		if kind, num := parseFileName(name); kind == fileLog && num >= state.logNum {
+		if kind, num := filenames.Parse(name); kind == filenames.Log && num >= state.LogNum {
 			present[num] = true
 			logs = append(logs, num)
 		}
 	}
-	need := slices.Sorted(maps.Keys(state.logs))
-	if state.logNum > 0 {
-		need = append(need, state.logNum)
+	need := slices.Sorted(maps.Keys(state.Logs))
+	if state.LogNum > 0 {
+		need = append(need, state.LogNum)
 	}
 	for _, num := range need {
 		if !present[num] {
-			v.damage(base.Corruptf(logName(v.dir, num), 0, ErrCorruption, "a log the manifest names is missing"))
+			v.damage(base.Corruptf(filenames.LogPath(v.dir, num), 0, ErrCorruption, "a log the manifest names is missing"))
 			present[num] = true
 		}
 	}
 	slices.Sort(logs)
 	for _, num := range logs {
-		if err := v.fileError(v.log(num, state.logs[num], state.named(num), state.logFormat)); err != nil {
+		if err := v.fileError(v.log(num, state.Logs[num], state.Named(num), state.LogFormat)); err != nil {
 			return err
 		}
 	}
-	if state.torn != nil && len(v.report.Damage) > 0 {
+	if state.Torn != nil && len(v.report.Damage) > 0 {
 		// What the dropped edit recorded may be what is missing, as
 		// Open says too.
-		v.damage(fmt.Errorf("the manifest's last edit was dropped as torn: %w", state.torn))
+		v.damage(fmt.Errorf("the manifest's last edit was dropped as torn: %w", state.Torn))
 	}
 	return nil
 }
 
 // manifest reads CURRENT and replays the manifest. It returns nil, having
 // reported the damage, when either is damaged.
-func (v *verifier) manifest(names []string) (*manifestState, error) {
-	if !slices.Contains(names, currentName) {
+func (v *verifier) manifest(names []string) (*manifest.State, error) {
+	if !slices.Contains(names, filenames.CurrentName) {
 		return nil, nil // reported by checkReadOnlyDir
 	}
-	name, err := readCurrent(v.opts.FS, v.dir)
+	name, err := manifest.ReadCurrent(v.opts.FS, v.dir)
 	if err != nil {
 		v.damage(fmt.Errorf("simpledb: verify: %w", err))
 		return nil, nil
 	}
 	path := filepath.Join(v.dir, name)
 	v.report.Manifest = path
-	state, err := replayManifest(v.opts.FS, path, v.opts.Comparator.Name)
+	state, err := manifest.Replay(v.opts.FS, path, v.opts.Comparator.Name)
 	switch {
 	case errors.Is(err, ErrComparatorMismatch):
 		return nil, err
@@ -201,21 +204,21 @@ func (v *verifier) manifest(names []string) (*manifestState, error) {
 	if info, err := v.opts.FS.Stat(path); err == nil {
 		v.done(info.Size())
 	}
-	if state.torn != nil {
-		v.note("the manifest's last edit is torn, as a crash leaves it; Open drops it: %v", state.torn)
+	if state.Torn != nil {
+		v.note("the manifest's last edit is torn, as a crash leaves it; Open drops it: %v", state.Torn)
 	}
 	return state, nil
 }
 
 // levels checks that the tables of each level below L0 are disjoint.
-func (v *verifier) levels(state *manifestState) {
+func (v *verifier) levels(state *manifest.State) {
 	cmp := v.opts.Comparator.Compare
 	for level := 1; level < NumLevels; level++ {
-		tables := slices.Collect(maps.Values(state.levels[level]))
-		slices.SortFunc(tables, func(a, b tableInfo) int { return cmp(a.smallest, b.smallest) })
+		tables := slices.Collect(maps.Values(state.Levels[level]))
+		slices.SortFunc(tables, func(a, b manifest.TableInfo) int { return cmp(a.Smallest, b.Smallest) })
 		for i := 1; i < len(tables); i++ {
-			if a, b := tables[i-1], tables[i]; cmp(a.largest, b.smallest) >= 0 {
-				v.damage(fmt.Errorf("%w: %s: L%d's tables %06d and %06d overlap", ErrCorruption, v.report.Manifest, level, a.num, b.num))
+			if a, b := tables[i-1], tables[i]; cmp(a.Largest, b.Smallest) >= 0 {
+				v.damage(fmt.Errorf("%w: %s: L%d's tables %06d and %06d overlap", ErrCorruption, v.report.Manifest, level, a.Num, b.Num))
 			}
 		}
 	}
@@ -223,8 +226,8 @@ func (v *verifier) levels(state *manifestState) {
 
 // table verifies a table against what the manifest records of it (level
 // -1: nothing, the manifest being unreadable).
-func (v *verifier) table(info tableInfo, level int) error {
-	path := tableName(v.dir, info.num)
+func (v *verifier) table(info manifest.TableInfo, level int) error {
+	path := filenames.TablePath(v.dir, info.Num)
 	stat, err := v.opts.FS.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		v.damage(base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing"))
@@ -238,8 +241,8 @@ func (v *verifier) table(info tableInfo, level int) error {
 	}
 	v.report.Tables++
 	defer v.done(stat.Size())
-	if level >= 0 && uint64(stat.Size()) != info.size {
-		v.damage(base.Corruptf(path, stat.Size(), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.size))
+	if level >= 0 && uint64(stat.Size()) != info.Size {
+		v.damage(base.Corruptf(path, stat.Size(), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.Size))
 	}
 	ropts := &sstables.ReaderOptions{FS: v.opts.FS, Comparator: v.opts.Comparator, NoMmap: true}
 	if level >= 0 {
@@ -258,7 +261,7 @@ func (v *verifier) table(info tableInfo, level int) error {
 // tableMetadata checks that a table's keys and sequence numbers lie
 // within what the manifest records. A table that does not open is left to
 // VerifyFile to report.
-func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.ReaderOptions) error {
+func (v *verifier) tableMetadata(path string, info manifest.TableInfo, ropts *sstables.ReaderOptions) error {
 	r, err := sstables.Open(path, ropts)
 	if errors.Is(err, ErrCorruption) {
 		return nil
@@ -268,18 +271,18 @@ func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.Re
 	}
 	defer r.Close()
 	m := r.Metadata()
-	if err := checkTableID(path, m.ID, info.id); err != nil {
+	if err := checkTableID(path, m.ID, info.ID); err != nil {
 		v.damage(err)
 	}
 	if m.Records+m.RangeDeletions == 0 {
 		return nil
 	}
 	cmp := v.opts.Comparator.Compare
-	if m.MinSeq < info.smallestSeq || m.MaxSeq > info.largestSeq {
-		v.damage(base.Corruptf(path, 0, ErrCorruption, "sequence numbers %d to %d; the manifest records %d to %d", m.MinSeq, m.MaxSeq, info.smallestSeq, info.largestSeq))
+	if m.MinSeq < info.SmallestSeq || m.MaxSeq > info.LargestSeq {
+		v.damage(base.Corruptf(path, 0, ErrCorruption, "sequence numbers %d to %d; the manifest records %d to %d", m.MinSeq, m.MaxSeq, info.SmallestSeq, info.LargestSeq))
 	}
-	if m.Records > 0 && (cmp(m.MinKey, info.smallest) < 0 || cmp(m.MaxKey, info.largest) > 0) {
-		v.damage(base.Corruptf(path, 0, ErrCorruption, "keys %q to %q; the manifest records %q to %q", m.MinKey, m.MaxKey, info.smallest, info.largest))
+	if m.Records > 0 && (cmp(m.MinKey, info.Smallest) < 0 || cmp(m.MaxKey, info.Largest) > 0) {
+		v.damage(base.Corruptf(path, 0, ErrCorruption, "keys %q to %q; the manifest records %q to %q", m.MinKey, m.MaxKey, info.Smallest, info.Largest))
 	}
 	return nil
 }
@@ -287,8 +290,8 @@ func (v *verifier) tableMetadata(path string, info tableInfo, ropts *sstables.Re
 // log verifies log num by recovery's rules (see logWalk): damage is
 // damage, a torn tail or a log a crash interrupted while creating it a
 // note.
-func (v *verifier) log(num uint64, info logInfo, named bool, format uint64) error {
-	path := logName(v.dir, num)
+func (v *verifier) log(num uint64, info manifest.LogInfo, named bool, format uint64) error {
+	path := filenames.LogPath(v.dir, num)
 	stat, err := v.opts.FS.Stat(path)
 	if err != nil {
 		return fmt.Errorf("simpledb: verify: %w", err)

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -19,7 +21,7 @@ import (
 // reopened on demand; reads pin it, so it is never closed under a Get, an
 // iterator or a compaction.
 type table struct {
-	tableInfo
+	manifest.TableInfo
 	tc       *tableCache
 	refs     atomic.Int32
 	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
@@ -44,13 +46,13 @@ func (t *table) unref(d *DB) {
 		return
 	}
 	if err := t.tc.remove(t); err != nil {
-		d.logger.Error("simpledb: close table", "table", t.num, "err", err)
+		d.logger.Error("simpledb: close table", "table", t.Num, "err", err)
 	}
 	if t.obsolete.Load() {
 		if d.cache != nil {
-			d.cache.EvictTable(t.num)
+			d.cache.EvictTable(t.Num)
 		}
-		d.deleteFile(tableName(d.dir, t.num))
+		d.deleteFile(filenames.TablePath(d.dir, t.Num))
 	}
 }
 
@@ -74,7 +76,7 @@ func (t *table) newIterator(opts *sstables.IterOptions) *tableIter {
 // overlaps reports whether the table may hold keys in [lo, hi] (nil: open)
 // in cmp's order.
 func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
-	return (hi == nil || cmp(t.smallest, hi) <= 0) && (lo == nil || cmp(t.largest, lo) >= 0)
+	return (hi == nil || cmp(t.Smallest, hi) <= 0) && (lo == nil || cmp(t.Largest, lo) >= 0)
 }
 
 // version is an immutable set of tables per level. L0 tables may overlap
@@ -111,7 +113,7 @@ func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *vers
 	nv := &version{cmp: v.cmp}
 	for level, tables := range v.levels {
 		for _, t := range tables {
-			if !deleted[t.num] {
+			if !deleted[t.Num] {
 				t.ref()
 				nv.levels[level] = append(nv.levels[level], t)
 			}
@@ -131,18 +133,9 @@ type levelTableRef struct {
 }
 
 func (v *version) sortLevels() {
-	// L0: newest first. Flushes produce tables of ever higher sequence
-	// numbers, so the largest sequence number orders them.
-	slices.SortFunc(v.levels[0], func(a, b *table) int {
-		switch {
-		case a.largestSeq != b.largestSeq:
-			return cmpUint(b.largestSeq, a.largestSeq)
-		default:
-			return cmpUint(b.num, a.num)
-		}
-	})
-	for level := 1; level < NumLevels; level++ {
-		slices.SortFunc(v.levels[level], func(a, b *table) int { return v.cmp(a.smallest, b.smallest) })
+	for level := range v.levels {
+		order := manifest.TableOrder(level, v.cmp)
+		slices.SortFunc(v.levels[level], func(a, b *table) int { return order(&a.TableInfo, &b.TableInfo) })
 	}
 	for level, tables := range v.levels {
 		v.rangeDelTables[level] = v.rangeDelTables[level][:0]
@@ -154,21 +147,11 @@ func (v *version) sortLevels() {
 	}
 }
 
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // levelSize returns the bytes of a level's tables.
 func (v *version) levelSize(level int) int64 {
 	var n int64
 	for _, t := range v.levels[level] {
-		n += int64(t.size)
+		n += int64(t.Size)
 	}
 	return n
 }
@@ -176,7 +159,7 @@ func (v *version) levelSize(level int) int64 {
 // tableFor returns the table of level (1 and below) whose range holds key.
 func (v *version) tableFor(level int, key []byte) *table {
 	tables := v.levels[level]
-	if i := searchLevel(v.cmp, tables, key); i < len(tables) && v.cmp(tables[i].smallest, key) <= 0 {
+	if i := searchLevel(v.cmp, tables, key); i < len(tables) && v.cmp(tables[i].Smallest, key) <= 0 {
 		return tables[i]
 	}
 	return nil
@@ -186,7 +169,7 @@ func (v *version) tableFor(level int, key []byte) *table {
 // below: sorted and disjoint) whose largest key is at or after key: the
 // one table that may hold key, and where a scan from key starts.
 func searchLevel(cmp func(a, b []byte) int, tables []*table, key []byte) int {
-	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return cmp(t.largest, k) })
+	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return cmp(t.Largest, k) })
 	return i
 }
 

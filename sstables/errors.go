@@ -58,5 +58,6 @@ var (
 	// ErrBadCacheID: ReaderOptions.CacheID has its top bit set.
 	ErrBadCacheID = errors.New("sstables: CacheID out of range")
 	// ErrComparatorMismatch: the table was written with another comparator.
-	ErrComparatorMismatch = errors.New("sstables: table written with another comparator")
+	// It is simpledb.ErrComparatorMismatch too.
+	ErrComparatorMismatch = base.ErrComparatorMismatch
 )

@@ -125,7 +125,7 @@ func (r *Reader) loadProperties(cmp *Comparator) (footer, int64, error) {
 		return footer{}, 0, base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "format version %d, the footer's is %d", r.meta.FormatVersion, f.version)
 	}
 	if r.meta.Comparator != cmp.Name {
-		return footer{}, 0, fmt.Errorf("%w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
+		return footer{}, 0, fmt.Errorf("sstables: %w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
 	}
 	return f, footOff, nil
 }

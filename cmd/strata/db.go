@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/stratadb/strata/inspect"
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
 )
@@ -35,7 +36,7 @@ func dbLs(c *cli, args []string) error {
 		return err
 	}
 	defer db.Close()
-	layout, err := simpledb.ReadLayout(dir, nil)
+	layout, err := inspect.ReadLayout(dir, nil)
 	if err != nil {
 		return err
 	}

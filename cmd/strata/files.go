@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratadb/strata/inspect"
 	"github.com/stratadb/strata/recordio"
-	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -72,14 +72,14 @@ func notA(path, expected string, err error) error {
 func manifestDump(c *cli, args []string) error {
 	path := args[0]
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		if path, err = simpledb.CurrentManifest(path, nil); err != nil {
+		if path, err = inspect.CurrentManifest(path, nil); err != nil {
 			return err
 		}
 	} else if err := checkRecordio(path, "a manifest"); err != nil {
 		return err
 	}
 	p := c.out
-	err := simpledb.ReadManifest(path, nil, func(e simpledb.ManifestEdit) error {
+	err := inspect.ReadManifest(path, nil, func(e inspect.ManifestEdit) error {
 		if p.json {
 			obj := map[string]any{"type": "edit", "offset": e.Offset}
 			for name, v := range map[string]uint64{"log_number": e.LogNumber, "next_file": e.NextFileNumber, "last_seq": e.LastSeq, "log_format": e.LogFormat} {
@@ -165,13 +165,13 @@ func logDump(c *cli, args []string) error {
 	}
 	format := c.logFormat
 	if format == 0 {
-		if layout, err := simpledb.ReadLayout(filepath.Dir(path), nil); err == nil {
+		if layout, err := inspect.ReadLayout(filepath.Dir(path), nil); err == nil {
 			format = layout.LogFormat
 		}
 	}
 	p := c.out
 	records := 0
-	err := simpledb.ReadLog(path, format, nil, func(r simpledb.LogRecord) error {
+	err := inspect.ReadLog(path, format, nil, func(r inspect.LogRecord) error {
 		if id := r.Identity; id != nil {
 			if p.json {
 				p.object(map[string]any{"type": "identity", "offset": r.Offset, "size": r.Size, "log": id.Number, "id": fmt.Sprintf("%016x", id.ID)})
@@ -187,7 +187,7 @@ func logDump(c *cli, args []string) error {
 			for _, op := range r.Ops {
 				o := map[string]any{"seq": op.Seq, "kind": op.Kind.String()}
 				p.keyField(o, "key", op.Key)
-				if op.Kind != simpledb.OpDelete {
+				if op.Kind != inspect.OpDelete {
 					p.keyField(o, "value", op.Value)
 				}
 				ops = append(ops, o)
@@ -199,9 +199,9 @@ func logDump(c *cli, args []string) error {
 		p.line("batch at %d (%d bytes): seq %d, %d op(s), synced %d, stamp %08x", r.Offset, r.Size, r.Seq, r.Count, r.Synced, r.Log)
 		for _, op := range r.Ops {
 			switch op.Kind {
-			case simpledb.OpPut:
+			case inspect.OpPut:
 				p.row("  ", fmt.Sprint(op.Seq), "put", p.key(op.Key), p.key(op.Value))
-			case simpledb.OpDelete:
+			case inspect.OpDelete:
 				p.row("  ", fmt.Sprint(op.Seq), "delete", p.key(op.Key))
 			default:
 				p.row("  ", fmt.Sprint(op.Seq), op.Kind.String(), "["+p.key(op.Key)+", "+p.key(op.Value)+")")

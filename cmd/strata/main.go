@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stratadb/strata/inspect"
 	"github.com/stratadb/strata/simpledb"
 )
 
@@ -98,7 +99,7 @@ func exitStatus(err error) int {
 	switch {
 	case errors.Is(err, simpledb.ErrCorruption):
 		return exitFailure // damage inside a database, whatever else it wraps
-	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, simpledb.ErrUnknownLogFormat),
+	case errors.As(err, &u), errors.Is(err, simpledb.ErrNotDB), errors.Is(err, inspect.ErrUnknownLogFormat),
 		errors.Is(err, simpledb.ErrEmptyKey), errors.Is(err, simpledb.ErrKeyTooLarge), errors.Is(err, simpledb.ErrValueTooLarge):
 		return exitUsage
 	}

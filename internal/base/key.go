@@ -41,3 +41,11 @@ func CheckKind(kind Kind) error {
 	}
 	return nil
 }
+
+// ErrComparatorMismatch: a database or table was written with another key
+// order than the one it is opened with. The files are intact: it does not
+// match ErrCorruption. simpledb and sstables export it.
+var ErrComparatorMismatch = errors.New("written with another comparator")
+
+// ErrNotDB: a directory holds no database. simpledb and inspect export it.
+var ErrNotDB = errors.New("directory is not a database")

@@ -4,104 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/inspect"
+	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
-
-// ReadLayout describes what the manifest says, and the files are there:
-// each table of its recorded size, the logs after the last flush.
-func TestReadLayout(t *testing.T) {
-	mem, _ := builtDB(t)
-	l, err := ReadLayout("/db", &Options{FS: mem})
-	require.NoError(t, err)
-	require.Equal(t, "/db/MANIFEST", l.Manifest[:len("/db/MANIFEST")])
-	require.Equal(t, sstables.Bytewise.Name, l.Comparator)
-	require.Equal(t, uint64(currentLogFormat), l.LogFormat)
-	require.NotEmpty(t, l.Levels[0])
-	require.NotEmpty(t, l.Levels[1])
-	require.NotEmpty(t, l.Logs)
-	require.Nil(t, l.TornEdit)
-	for level, tables := range l.Levels {
-		for i, tb := range tables {
-			require.Equal(t, level, tb.Level)
-			info, err := mem.Stat(tableName("/db", tb.Number))
-			require.NoError(t, err)
-			require.Equal(t, tb.Size, uint64(info.Size()))
-			if level > 0 && i > 0 {
-				require.Negative(t, slices.Compare(tables[i-1].Largest, tb.Smallest), "L%d in key order, disjoint", level)
-			}
-		}
-	}
-
-	// The edits, applied in order, give the same tables.
-	tables := map[uint64]int{}
-	require.NoError(t, ReadManifest(l.Manifest, &Options{FS: mem}, func(e ManifestEdit) error {
-		for _, d := range e.Deleted {
-			delete(tables, d.Number)
-		}
-		for _, a := range e.Added {
-			tables[a.Number] = a.Level
-		}
-		return nil
-	}))
-	want := map[uint64]int{}
-	for level, ts := range l.Levels {
-		for _, tb := range ts {
-			want[tb.Number] = level
-		}
-	}
-	require.Equal(t, want, tables)
-
-	_, err = ReadLayout("/nothing", &Options{FS: mem})
-	require.ErrorIs(t, err, ErrNotDB)
-	require.NoError(t, mem.MkdirAll("/empty", 0o755))
-	_, err = ReadLayout("/empty", &Options{FS: mem})
-	require.ErrorIs(t, err, ErrNotDB)
-}
-
-// ReadLog shows every batch of a log with its sequence numbers: the
-// writes after the last flush, in order.
-func TestReadLog(t *testing.T) {
-	mem, _ := builtDB(t)
-	l, err := ReadLayout("/db", &Options{FS: mem})
-	require.NoError(t, err)
-	var ops []LogOp
-	var last uint64
-	for _, lg := range l.Logs {
-		records := 0
-		require.NoError(t, ReadLog(logName("/db", lg.Number), l.LogFormat, &Options{FS: mem}, func(r LogRecord) error {
-			if records++; records == 1 {
-				require.Equal(t, &LogIdentity{Number: lg.Number, ID: lg.ID}, r.Identity, "a log starts with its identity, the one the manifest records")
-				return nil
-			}
-			require.Nil(t, r.Identity)
-			require.Greater(t, r.Seq, last)
-			require.Len(t, r.Ops, r.Count)
-			require.Equal(t, uint32(lg.ID), r.Log, "stamped with its log's identity")
-			for _, op := range r.Ops {
-				op.Key, op.Value = slices.Clone(op.Key), slices.Clone(op.Value)
-				ops = append(ops, op)
-				last = op.Seq
-			}
-			return nil
-		}))
-	}
-	// builtDB's last writes: puts of 350 to 449, then a delete.
-	require.Len(t, ops, 101)
-	for i, op := range ops[:100] {
-		require.Equal(t, OpPut, op.Kind)
-		require.Equal(t, fmt.Sprintf("key%04d", 350+i), string(op.Key))
-	}
-	require.Equal(t, LogOp{Seq: ops[99].Seq + 1, Kind: OpDelete, Key: []byte("key0001")}, ops[100])
-	require.Equal(t, "delete-range", OpDeleteRange.String())
-
-	err = ReadLog(logName("/db", l.Logs[0].Number), 9, &Options{FS: mem}, func(LogRecord) error { return nil })
-	require.ErrorIs(t, err, ErrUnknownLogFormat)
-}
 
 // Verify reads everything of a whole database and finds nothing; it
 // takes the lock, and leaves no LOCK file where there was none.
@@ -113,7 +22,7 @@ func TestVerifyWholeDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, report.Damage)
 	require.Empty(t, report.Notes)
-	l, err := ReadLayout("/db", &Options{FS: mem})
+	l, err := inspect.ReadLayout("/db", &inspect.Options{FS: mem})
 	require.NoError(t, err)
 	tables := 0
 	for _, ts := range l.Levels {
@@ -157,15 +66,15 @@ func TestVerifyUnreadableFiles(t *testing.T) {
 	}
 	require.NoError(t, db.Put([]byte("in the log"), []byte("v")))
 	require.NoError(t, db.Close())
-	l, err := ReadLayout(dir, nil)
+	l, err := inspect.ReadLayout(dir, nil)
 	require.NoError(t, err)
 	require.Len(t, l.Levels[0], 3)
 	require.Len(t, l.Logs, 1)
 
-	table := tableName(dir, l.Levels[0][0].Number)
+	table := filenames.TablePath(dir, l.Levels[0][0].Number)
 	require.NoError(t, os.Remove(table))
 	require.NoError(t, os.Mkdir(table, 0o755))
-	log := logName(dir, l.Logs[0].Number)
+	log := filenames.LogPath(dir, l.Logs[0].Number)
 	require.NoError(t, os.Remove(log))
 	require.NoError(t, os.Mkdir(log, 0o755))
 
@@ -193,11 +102,11 @@ func TestNamedLogWithoutHeader(t *testing.T) {
 		putAcked(t, db, 0, 50)
 		crashed := mem.CrashClone(vfs.CrashOptions{})
 		require.NoError(t, db.Close())
-		l, err := ReadLayout("/db", &Options{FS: crashed})
+		l, err := inspect.ReadLayout("/db", &inspect.Options{FS: crashed})
 		require.NoError(t, err)
 		active := l.Logs[len(l.Logs)-1]
 		require.Zero(t, active.Size, "no length recorded")
-		log := logName("/db", active.Number)
+		log := filenames.LogPath("/db", active.Number)
 		data := readDirFiles(t, crashed, "/db")[filepath.Base(log)]
 		rewriteFile(t, crashed, log, data[:cut])
 

@@ -1,0 +1,72 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/manifest"
+	"github.com/stratadb/strata/recordio"
+)
+
+// ManifestEdit is one edit of a manifest: a change to the set of tables
+// and logs, and the counters recovery needs. Zero fields are unchanged.
+type ManifestEdit struct {
+	// Offset is where the edit's record starts in the manifest.
+	Offset int64
+	// Comparator names the key order; the first edit of a manifest
+	// records it.
+	Comparator string
+	// LogNumber is the oldest log still needed, NextFileNumber the next
+	// unused file number, LastSeq the highest sequence number in any
+	// table, LogFormat the encoding of the logs' batches.
+	LogNumber, NextFileNumber, LastSeq, LogFormat uint64
+	// Deleted lists the tables removed (only Level and Number set), Added
+	// those added.
+	Deleted, Added []TableInfo
+	// Logs lists logs started (Size 0) or closed (Size their length).
+	Logs []LogInfo
+}
+
+// ReadManifest calls fn with each edit of the manifest at path, in order
+// (opts: its FS; nil for the default). Damage ends the walk with an
+// ErrCorruption naming the file and offset, after fn has seen every edit
+// before it; so does an error fn returns.
+func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error {
+	if fn == nil {
+		fn = func(ManifestEdit) error { return nil } // a check alone
+	}
+	o := opts.withDefaults()
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: o.FS, NoMmap: true})
+	if err != nil {
+		return fmt.Errorf("inspect: manifest: %w", err)
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("inspect: manifest: %w", err)
+		}
+		e, err := manifest.DecodeEdit(rec)
+		if err != nil {
+			return base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
+		}
+		me := ManifestEdit{Offset: r.Offset(), Comparator: e.Comparator, LogNumber: e.LogNum,
+			NextFileNumber: e.NextFileNum, LastSeq: e.LastSeq, LogFormat: e.LogFormat}
+		for _, d := range e.Deleted {
+			me.Deleted = append(me.Deleted, TableInfo{Level: d.Level, Number: d.Info.Num})
+		}
+		for _, a := range e.Added {
+			me.Added = append(me.Added, exportTable(a.Info, a.Level))
+		}
+		for _, l := range e.Logs {
+			me.Logs = append(me.Logs, LogInfo{Number: l.Num, Size: l.Size, ID: l.ID})
+		}
+		if err := fn(me); err != nil {
+			return err
+		}
+	}
+}
