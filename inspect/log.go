@@ -75,7 +75,7 @@ type LogIdentity struct {
 }
 
 // ErrUnknownLogFormat reports a log format this build does not read.
-var ErrUnknownLogFormat = errors.New("simpledb: unknown log format")
+var ErrUnknownLogFormat = errors.New("inspect: unknown log format")
 
 // ReadLog calls fn with each record of the log at path, in the given
 // format (a Layout's LogFormat; 0 for the current one), and opts' FS.

@@ -2,82 +2,10 @@ package simpledb
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 
-	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/manifest"
-	"github.com/stratadb/strata/memstore"
-	"github.com/stratadb/strata/sstables"
 )
-
-// table is a live table: what the manifest records, and its reader. It is
-// reference-counted by the versions that contain it (and, until a version
-// takes it over, by whoever opened it): when the last reference goes, its
-// reader is closed and, if an edit has removed the table, its blocks leave
-// the block cache and its file is deleted. The reader itself is the table
-// cache's (tablecache.go): closed when unused to bound the open files, and
-// reopened on demand; reads pin it, so it is never closed under a Get, an
-// iterator or a compaction.
-type table struct {
-	manifest.TableInfo
-	tc       *tableCache
-	refs     atomic.Int32
-	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
-
-	// Guarded by tc.mu.
-	reader     *sstables.Reader // nil while the file is closed
-	opening    chan struct{}    // closed when the open under way ends
-	pins       int
-	prev, next *table // in the cache's LRU list while open and unpinned
-
-	// rangeDels are the table's range tombstones, taken from its reader
-	// when the table was opened first and kept while the table lives, so
-	// that iterators and compactions need not open it to learn them: they
-	// are small, and few tables hold any.
-	rangeDels []sstables.RangeFragment
-}
-
-func (t *table) ref() { t.refs.Add(1) }
-
-func (t *table) unref(d *DB) {
-	if t.refs.Add(-1) != 0 {
-		return
-	}
-	if err := t.tc.remove(t); err != nil {
-		d.logger.Error("simpledb: close table", "table", t.Num, "err", err)
-	}
-	if t.obsolete.Load() {
-		if d.cache != nil {
-			d.cache.EvictTable(t.Num)
-		}
-		d.deleteFile(filenames.TablePath(d.dir, t.Num))
-	}
-}
-
-// find is sstables.Reader.FindHash on the table's reader, pinned for the
-// lookup.
-func (t *table) find(key []byte, hash sstables.KeyHash, seq uint64, use func([]byte)) (base.Kind, bool, error) {
-	r, err := t.tc.pin(t)
-	if err != nil {
-		return 0, false, err
-	}
-	defer t.tc.unpin(t)
-	return r.FindHash(key, hash, seq, use)
-}
-
-// newIterator returns an iterator over the table that pins its reader from
-// its first positioning to Close.
-func (t *table) newIterator(opts *sstables.IterOptions) *tableIter {
-	return &tableIter{t: t, opts: opts}
-}
-
-// overlaps reports whether the table may hold keys in [lo, hi] (nil: open)
-// in cmp's order.
-func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
-	return (hi == nil || cmp(t.Smallest, hi) <= 0) && (lo == nil || cmp(t.Largest, lo) >= 0)
-}
 
 // version is an immutable set of tables per level. L0 tables may overlap
 // and are ordered newest first; in L1 and below tables are ordered by key
@@ -171,39 +99,4 @@ func (v *version) tableFor(level int, key []byte) *table {
 func searchLevel(cmp func(a, b []byte) int, tables []*table, key []byte) int {
 	i, _ := slices.BinarySearchFunc(tables, key, func(t *table, k []byte) int { return cmp(t.Largest, k) })
 	return i
-}
-
-// memTable is a memstore and the log that holds its writes.
-type memTable struct {
-	m      *memstore.Memstore
-	logNum uint64
-	logID  uint64 // the log's identity: see logIdentity
-	// logSize is the log's length once a rotation closed it, 0 before.
-	// abandoned: the log failed and was given up (see Resume); its file
-	// is deleted, not recycled, once the memstore is flushed. Both are
-	// guarded by DB.mu.
-	logSize   uint64
-	abandoned bool
-	// writes counts groups appended to its log but not yet applied; a
-	// flush waits for them. appended counts every group appended (guarded
-	// by DB.walMu).
-	writes   sync.WaitGroup
-	appended int
-}
-
-// readState is what a read needs: the memstores, newest first, and the
-// version. Reads take a reference for their duration, so that flushes and
-// compactions can install a new state with a pointer swap while the old
-// one's tables stay until its last reader is done.
-type readState struct {
-	mem  *memTable
-	imm  []*memTable // oldest first
-	v    *version
-	refs atomic.Int32
-}
-
-func (rs *readState) unref(d *DB) {
-	if rs.refs.Add(-1) == 0 {
-		rs.v.unref(d)
-	}
 }

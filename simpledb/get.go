@@ -1,0 +1,134 @@
+package simpledb
+
+import (
+	"errors"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/sstables"
+)
+
+// Get returns a copy of the value of key, or ErrNotFound when it is absent
+// or deleted. The copy is the caller's; AppendValue reads into a buffer the
+// caller reuses instead, and Has reads no value.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	return d.read(key, nil, readCopy)
+}
+
+// AppendValue appends the value of key to dst and returns the extended
+// slice, or dst and ErrNotFound when key is absent or deleted. A read into a
+// buffer with room allocates nothing: reuse the result, truncated, for the
+// next read.
+//
+// Reads hand values back this way rather than as views of the database's
+// memory released by a closer (Pebble's Get) or passed to a callback
+// (bbolt's View): the value is the caller's, with no lifetime rule to
+// break, and copying it costs little beside finding it (see
+// BenchmarkSimpleDBGetAppendValue).
+func (d *DB) AppendValue(dst, key []byte) ([]byte, error) {
+	return d.read(key, dst, readAppend)
+}
+
+// Has reports whether key has a value: false, with a nil error, when it is
+// absent or deleted. It reads no value.
+func (d *DB) Has(key []byte) (bool, error) {
+	return found(d.read(key, nil, readNone))
+}
+
+// found turns a read's ErrNotFound into false.
+func found(_ []byte, err error) (bool, error) {
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d *DB) read(key, dst []byte, mode readMode) ([]byte, error) {
+	if err := d.checkOpen(); err != nil {
+		return dst, err
+	}
+	if err := base.CheckKey(key); err != nil {
+		return dst, err
+	}
+	rs, err := d.acquire()
+	if err != nil {
+		return dst, err
+	}
+	defer rs.unref(d)
+	return rs.get(key, d.visibleSeq.Load(), dst, mode)
+}
+
+// readMode says what a read does with the value it finds.
+type readMode uint8
+
+const (
+	readCopy   readMode = iota // return a new copy, never nil
+	readAppend                 // append it to dst
+	readNone                   // leave it: only whether it is there matters
+)
+
+// value returns v as mode asks for it.
+func (m readMode) value(dst, v []byte) []byte {
+	switch m {
+	case readCopy:
+		return append(make([]byte, 0, len(v)), v...)
+	case readAppend:
+		return append(dst, v...)
+	}
+	return dst
+}
+
+// get reads key as of seq, which is a snapshot's or the visible sequence
+// number loaded after rs was acquired, and returns its value as mode asks.
+//
+// The order matters. A flush or compaction that built rs's tables kept, of
+// each key's versions that no snapshot tells apart, only the newest, which
+// was applied, so at or below the visible sequence number, before rs was
+// installed: a seq loaded later still sees it, and a dropped version could
+// only have hidden behind it. A seq loaded before acquiring could predate
+// a flush installed in between, and find its version dropped in favour of
+// one above seq. Writes at or below seq that rs lacks went to memstores
+// created after rs, so they come after all that rs holds: the read sees
+// the state after a prefix of the commits, between acquire and load.
+func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
+	for i := len(rs.imm); i >= 0; i-- {
+		mt := rs.mem
+		if i < len(rs.imm) {
+			mt = rs.imm[i]
+		}
+		switch v, res := mt.m.GetAt(key, seq); res {
+		case memstore.Found:
+			return mode.value(dst, v), nil
+		case memstore.Deleted:
+			return dst, ErrNotFound
+		}
+	}
+	hash := sstables.HashKey(key) // once for every table's filter
+	find := func(t *table) ([]byte, bool, error) {
+		out := dst
+		kind, found, err := t.find(key, hash, seq, func(v []byte) { out = mode.value(dst, v) })
+		if err != nil || !found {
+			return dst, found, err
+		}
+		if kind == base.KindDelete {
+			return dst, true, ErrNotFound
+		}
+		return out, true, nil
+	}
+	for _, t := range rs.v.levels[0] {
+		if !t.overlaps(rs.v.cmp, key, key) {
+			continue
+		}
+		if v, found, err := find(t); found || err != nil {
+			return v, err
+		}
+	}
+	for level := 1; level < NumLevels; level++ {
+		if t := rs.v.tableFor(level, key); t != nil {
+			if v, found, err := find(t); found || err != nil {
+				return v, err
+			}
+		}
+	}
+	return dst, ErrNotFound
+}

@@ -1,0 +1,425 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/internal/manifest"
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/recordio"
+	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
+)
+
+// Open opens the database in dir, creating it (and dir) if missing and
+// recovering it after a crash. A nil opts gives the defaults. A second Open
+// of the same directory fails with ErrLocked until the first is closed.
+// With Options.ReadOnly it creates nothing and writes nothing: see
+// readonly.go.
+func Open(dir string, opts *Options) (*DB, error) {
+	o := opts.withDefaults()
+	if o.ReadOnly || o.ErrorIfNotExists {
+		if err := checkReadOnlyDir(o.FS, dir); err != nil {
+			return nil, err
+		}
+	} else if err := createDir(o.FS, dir); err != nil {
+		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
+	}
+	lock, createdLock, err := lockDir(&o, dir)
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
+	}
+	d := &DB{
+		dir:       dir,
+		opts:      o,
+		fs:        o.FS,
+		logger:    o.Logger,
+		lock:      lock,
+		snapshots: map[uint64]int{},
+		closing:   make(chan struct{}),
+	}
+	d.cond = sync.NewCond(&d.mu)
+	d.syncCond = sync.NewCond(&d.syncMu)
+	d.gather.init(d.syncCond)
+	if o.BlockCacheSize > 0 {
+		d.cache = sstables.NewCache(o.BlockCacheSize)
+	}
+	d.tables = newTableCache(o.MaxOpenFiles, d.openReader)
+	if err := d.recover(); err != nil {
+		// A failed Open leaves the directory as it found it: a LOCK file
+		// it created goes too, removed while still held.
+		if createdLock {
+			d.deleteFile(filepath.Join(dir, filenames.LockName))
+		}
+		d.releaseAll()
+		return nil, err
+	}
+	if o.ReadOnly {
+		d.removeLock = createdLock
+		return d, nil
+	}
+	d.startBackground()
+	return d, nil
+}
+
+// checkReadOnlyDir returns ErrNotDB unless dir holds a database's CURRENT,
+// and ErrCorruption where it lacks one but holds a database's files, as
+// recovery would, so that a read-only Open of anything else, or one with
+// ErrorIfNotExists, fails before it creates a LOCK file. (Recovery checks
+// again, under the lock.)
+func checkReadOnlyDir(fsys vfs.FS, dir string) error {
+	names, err := fsys.List(dir)
+	if err != nil {
+		return fmt.Errorf("simpledb: open %s read-only: %w: %w", dir, ErrNotDB, err)
+	}
+	if slices.Contains(names, filenames.CurrentName) {
+		return nil
+	}
+	d := &DB{fs: fsys, dir: dir}
+	if err := d.checkNewDir(names); err != nil {
+		return err
+	}
+	return errNoDatabase(dir)
+}
+
+// errNoDatabase is a read-only Open's error for a directory that holds no
+// database, nor the files of one.
+func errNoDatabase(dir string) error {
+	return fmt.Errorf("%w: %s holds none, and this Open creates none (read-only or ErrorIfNotExists)", ErrNotDB, dir)
+}
+
+// createDir creates dir if it is missing, and makes its entry in the parent
+// durable, and the entry of every parent it created: a database whose
+// directory a power loss could unlink would lose every write acknowledged
+// in it.
+func createDir(fsys vfs.FS, dir string) error {
+	var missing []string
+	for p := filepath.Clean(dir); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := fsys.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range missing {
+		if err := fsys.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockDir takes the lock of the database in dir, and reports whether it
+// created the LOCK file, which a read-only Open (or Verify) removes again
+// when it is done. A read-only Open on a read-only filesystem gets a
+// readOnlyFSLock instead.
+func lockDir(o *Options, dir string) (lock io.Closer, created bool, err error) {
+	path := filepath.Join(dir, filenames.LockName)
+	_, statErr := o.FS.Stat(path)
+	lock, err = o.FS.Lock(path)
+	if err != nil && o.ReadOnly && errors.Is(err, syscall.EROFS) {
+		return readOnlyFSLock{}, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return lock, errors.Is(statErr, fs.ErrNotExist), nil
+}
+
+// readOnlyFSLock stands for the lock of a directory on a read-only
+// filesystem, which nothing can change: it holds nothing.
+type readOnlyFSLock struct{}
+
+func (readOnlyFSLock) Close() error { return nil }
+
+// recover loads the manifest's version, proves that every file it needs is
+// there and whole, replays the logs it still needs, makes what they held a
+// table, and starts a new log and manifest.
+//
+// Nothing is written, renamed or deleted until the proof is complete: the
+// tables the manifest names exist, have their recorded sizes and open; the
+// logs it names exist; every log replays, with damage only in a torn tail.
+// Anything else is ErrCorruption, and the directory stays as it was.
+func (d *DB) recover() error {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return fmt.Errorf("simpledb: list %s: %w", d.dir, err)
+	}
+	state := &manifest.State{NextFileNum: 1, LogFormat: logformat.Current}
+	if slices.Contains(names, filenames.CurrentName) {
+		name, err := manifest.ReadCurrent(d.fs, d.dir)
+		if err != nil {
+			return fmt.Errorf("simpledb: %w", err)
+		}
+		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
+			return err
+		}
+	} else if err := d.checkNewDir(names); err != nil {
+		return err
+	} else if d.opts.ReadOnly || d.opts.ErrorIfNotExists {
+		return errNoDatabase(d.dir)
+	}
+	recovered := d.newMemstore()
+	if err := d.prove(state, names, recovered); err != nil {
+		if state.Torn != nil {
+			// What the dropped edit recorded was needed after all.
+			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.Torn)
+		}
+		return err
+	}
+	if d.opts.ReadOnly {
+		d.serveReadOnly(recovered)
+		return nil
+	}
+	return d.start(recovered)
+}
+
+// checkNewDir accepts a directory without CURRENT as a new database only if
+// it holds nothing, or just what a crash during creation leaves (a
+// manifest, temporary files, a log without records). One that holds only a
+// database's files, among them tables or logs with records, has lost its
+// CURRENT: that is corruption. Anything else is not a database and is left
+// alone.
+func (d *DB) checkNewDir(names []string) error {
+	var data, foreign string
+	for _, name := range names {
+		switch kind, num := filenames.Parse(name); kind {
+		case filenames.Lock, filenames.Manifest, filenames.Temp:
+		case filenames.Log:
+			switch d.logHolds(num) {
+			case logHoldsBatches:
+				data = name
+			case logHoldsOther:
+				foreign = name
+			}
+		case filenames.Table:
+			data = name
+		default:
+			foreign = name
+		}
+	}
+	switch {
+	case foreign != "":
+		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, foreign, filenames.CurrentName)
+	case data != "":
+		return base.Corruptf(filepath.Join(d.dir, filenames.CurrentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
+	}
+	return nil
+}
+
+// What a file named as a log holds.
+const (
+	logHoldsNothing = iota // empty, zeros, a file header alone, or with the log's identity
+	logHoldsBatches
+	logHoldsOther // not a log at all
+)
+
+// logHolds tells what the file named as log num holds.
+func (d *DB) logHolds(num uint64) int {
+	path := filenames.LogPath(d.dir, num)
+	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
+		return logHoldsNothing
+	}
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
+	if err != nil {
+		if headerUnwritten(d.fs, path) {
+			return logHoldsNothing
+		}
+		return logHoldsOther
+	}
+	defer r.Close()
+	rec, err := r.Next()
+	if _, _, identity := logformat.DecodeIdentity(rec); err == nil && identity {
+		_, err = r.Next()
+	}
+	if err == io.EOF {
+		return logHoldsNothing
+	}
+	return logHoldsBatches
+}
+
+// prove checks that every file state needs is there and whole: the logs
+// it names exist, the tables it names open, and the logs replay with no
+// damage but a torn tail. It opens the version and replays the logs into
+// recovered; it writes nothing.
+func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Memstore) error {
+	if err := d.checkLogsExist(state, names); err != nil {
+		return err
+	}
+	// Numbers a crashed session allocated but never recorded may name files
+	// still here: start after every number in use.
+	d.nextFileNum = max(state.NextFileNum, 1)
+	for _, name := range names {
+		if _, num := filenames.Parse(name); num >= d.nextFileNum {
+			d.nextFileNum = num + 1
+		}
+	}
+	d.lastSeq = state.LastSeq
+
+	// The database holds the version, and the version each table from the
+	// moment it is open, so that a failure part way closes (releaseAll)
+	// those opened before it.
+	v := &version{cmp: d.opts.Comparator.Compare}
+	v.refs.Store(1)
+	d.current = v
+	for level, tables := range state.Levels {
+		for _, info := range tables {
+			t, err := d.openTable(info)
+			if err != nil {
+				return err
+			}
+			v.levels[level] = append(v.levels[level], t)
+		}
+	}
+	v.sortLevels()
+
+	var logs []uint64
+	for _, name := range names {
+		if kind, num := filenames.Parse(name); kind == filenames.Log && num >= state.LogNum {
+			logs = append(logs, num)
+		}
+	}
+	slices.Sort(logs)
+	return d.replayLogs(logs, state, recovered)
+}
+
+// checkLogsExist proves that the logs the manifest still needs are in the
+// directory: the oldest one, which every edit names as it advances, and
+// every later one it recorded when a rotation started it.
+func (d *DB) checkLogsExist(state *manifest.State, names []string) error {
+	present := map[uint64]bool{}
+	for _, name := range names {
+		if kind, num := filenames.Parse(name); kind == filenames.Log {
+			present[num] = true
+		}
+	}
+	need := slices.Sorted(maps.Keys(state.Logs))
+	if state.LogNum > 0 {
+		need = append([]uint64{state.LogNum}, need...)
+	}
+	for _, num := range need {
+		if !present[num] {
+			return base.Corruptf(filenames.LogPath(d.dir, num), 0, ErrCorruption, "a log the manifest names is missing")
+		}
+	}
+	return nil
+}
+
+// replayLogs applies the batches of the logs nums, in order, to m, by
+// the rules of a log walk (see logWalk and tornTails). Damage at the end of
+// the last log's records, which no later record vouches for, is a torn
+// tail: the unacknowledged end of the last write, or a log whose creation
+// a crash interrupted before it was named. It is dropped. Any other damage
+// is ErrCorruption.
+func (d *DB) replayLogs(nums []uint64, state *manifest.State, m *memstore.Memstore) error {
+	var tails tornTails
+	var torn *logOutcome
+	for _, num := range nums {
+		w := &logWalk{fsys: d.fs, path: filenames.LogPath(d.dir, num), num: num, info: state.Logs[num], named: state.Named(num),
+			format: state.LogFormat, lastSeq: &d.lastSeq, apply: m.Apply}
+		out, err := w.run()
+		if err != nil {
+			return err
+		}
+		if len(out.damage) > 0 {
+			return fmt.Errorf("simpledb: replay: %w", out.damage[0])
+		}
+		if err := tails.next(num, out); err != nil {
+			return fmt.Errorf("simpledb: replay: %w", err)
+		}
+		if out.tail != nil && torn == nil {
+			torn = out
+		}
+	}
+	if torn != nil {
+		d.logger.Warn("simpledb: dropped the torn tail of the log", "damage", torn.tail)
+	}
+	return nil
+}
+
+// serveReadOnly makes the version that prove opened, and the writes it
+// replayed into recovered, what reads see.
+func (d *DB) serveReadOnly(recovered *memstore.Memstore) {
+	d.mem = &memTable{m: recovered}
+	d.visibleSeq.Store(d.lastSeq)
+	d.l0Tables.Store(int64(len(d.current.levels[0])))
+	d.installReadState()
+}
+
+// start makes the recovered writes a table, starts a new log and a new
+// manifest naming it, and removes what the previous session left behind.
+func (d *DB) start(recovered *memstore.Memstore) error {
+	if recovered.Len() > 0 || len(recovered.RangeDeletions()) > 0 {
+		t, err := d.writeL0(recovered, nil)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			nv := d.current.withEdit(nil, []levelTableRef{{0, t}})
+			d.current.unref(d)
+			d.current = nv
+		}
+	}
+	// The new log exists, durably, before the new manifest names it, so
+	// that the log a manifest names is always there: one that is missing
+	// was lost. A crash before CURRENT switches leaves the new log empty
+	// and unnamed after the old ones, and the next Open replays it as
+	// such; once CURRENT switches, the logs replayed above are obsolete.
+	logNum := d.newFileNum()
+	w, f, err := d.createLog(logNum, manifest.LogInfo{})
+	if err != nil {
+		return err
+	}
+	d.wal, d.walFile, d.walBase = w, f, -w.Size()
+	d.logNum = logNum
+	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID}
+	if err := d.writeNewManifest(); err != nil {
+		return err
+	}
+	d.visibleSeq.Store(d.lastSeq)
+	d.l0Tables.Store(int64(len(d.current.levels[0])))
+	d.installReadState()
+	d.removeObsoleteFiles()
+	return nil
+}
+
+// removeObsoleteFiles deletes what a previous session left behind: logs
+// older than the oldest one needed, tables the version does not name, old
+// manifests and temporary files. It runs while opening, before any flush
+// or compaction can be writing; from then on each flush deletes the log it
+// made obsolete, and each table goes with its last reference.
+func (d *DB) removeObsoleteFiles() {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		d.logger.Error("simpledb: list for cleanup", "err", err)
+		return
+	}
+	live := map[uint64]bool{}
+	for _, level := range d.current.levels {
+		for _, t := range level {
+			live[t.Num] = true
+		}
+	}
+	for _, name := range names {
+		kind, num := filenames.Parse(name)
+		if kind == filenames.Log && num < d.logNum || kind == filenames.Table && !live[num] && num < d.nextFileNum ||
+			kind == filenames.Manifest && num != d.manifestNum || kind == filenames.Temp {
+			d.deleteFile(filepath.Join(d.dir, name))
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package simpledb
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/memstore"
+)
+
+// memTable is a memstore and the log that holds its writes.
+type memTable struct {
+	m      *memstore.Memstore
+	logNum uint64
+	logID  uint64 // the log's identity: see logIdentity
+	// logSize is the log's length once a rotation closed it, 0 before.
+	// abandoned: the log failed and was given up (see Resume); its file
+	// is deleted, not recycled, once the memstore is flushed. Both are
+	// guarded by DB.mu.
+	logSize   uint64
+	abandoned bool
+	// writes counts groups appended to its log but not yet applied; a
+	// flush waits for them. appended counts every group appended (guarded
+	// by DB.walMu).
+	writes   sync.WaitGroup
+	appended int
+}
+
+// readState is what a read needs: the memstores, newest first, and the
+// version. Reads take a reference for their duration, so that flushes and
+// compactions can install a new state with a pointer swap while the old
+// one's tables stay until its last reader is done.
+type readState struct {
+	mem  *memTable
+	imm  []*memTable // oldest first
+	v    *version
+	refs atomic.Int32
+}
+
+func (rs *readState) unref(d *DB) {
+	if rs.refs.Add(-1) == 0 {
+		rs.v.unref(d)
+	}
+}
+
+// installReadState publishes the current memstores and version to readers.
+// The caller holds d.mu (or has not shared the database yet).
+func (d *DB) installReadState() {
+	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.current}
+	rs.refs.Store(1)
+	d.current.ref()
+	d.swapReadState(rs)
+}
+
+// swapReadState makes rs the state reads acquire (nil: none, after Close)
+// and drops the database's reference on the one it replaces.
+func (d *DB) swapReadState(rs *readState) {
+	d.rsMu.Lock()
+	old := d.rs
+	d.rs = rs
+	d.rsMu.Unlock()
+	if old != nil {
+		old.unref(d)
+	}
+}
+
+// acquire returns the read state with a reference the caller must drop,
+// or ErrClosed once Close has released it: its tables may be closed.
+func (d *DB) acquire() (*readState, error) {
+	d.rsMu.RLock()
+	defer d.rsMu.RUnlock()
+	if d.rs == nil {
+		return nil, ErrClosed
+	}
+	d.rs.refs.Add(1)
+	return d.rs, nil
+}

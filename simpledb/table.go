@@ -1,0 +1,158 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/manifest"
+	"github.com/stratadb/strata/sstables"
+)
+
+// table is a live table: what the manifest records, and its reader. It is
+// reference-counted by the versions that contain it (and, until a version
+// takes it over, by whoever opened it): when the last reference goes, its
+// reader is closed and, if an edit has removed the table, its blocks leave
+// the block cache and its file is deleted. The reader itself is the table
+// cache's (tablecache.go): closed when unused to bound the open files, and
+// reopened on demand; reads pin it, so it is never closed under a Get, an
+// iterator or a compaction.
+type table struct {
+	manifest.TableInfo
+	tc       *tableCache
+	refs     atomic.Int32
+	obsolete atomic.Bool // removed by an edit: delete the file once unreferenced
+
+	// Guarded by tc.mu.
+	reader     *sstables.Reader // nil while the file is closed
+	opening    chan struct{}    // closed when the open under way ends
+	pins       int
+	prev, next *table // in the cache's LRU list while open and unpinned
+
+	// rangeDels are the table's range tombstones, taken from its reader
+	// when the table was opened first and kept while the table lives, so
+	// that iterators and compactions need not open it to learn them: they
+	// are small, and few tables hold any.
+	rangeDels []sstables.RangeFragment
+}
+
+func (t *table) ref() { t.refs.Add(1) }
+
+func (t *table) unref(d *DB) {
+	if t.refs.Add(-1) != 0 {
+		return
+	}
+	if err := t.tc.remove(t); err != nil {
+		d.logger.Error("simpledb: close table", "table", t.Num, "err", err)
+	}
+	if t.obsolete.Load() {
+		if d.cache != nil {
+			d.cache.EvictTable(t.Num)
+		}
+		d.deleteFile(filenames.TablePath(d.dir, t.Num))
+	}
+}
+
+// find is sstables.Reader.FindHash on the table's reader, pinned for the
+// lookup.
+func (t *table) find(key []byte, hash sstables.KeyHash, seq uint64, use func([]byte)) (base.Kind, bool, error) {
+	r, err := t.tc.pin(t)
+	if err != nil {
+		return 0, false, err
+	}
+	defer t.tc.unpin(t)
+	return r.FindHash(key, hash, seq, use)
+}
+
+// newIterator returns an iterator over the table that pins its reader from
+// its first positioning to Close.
+func (t *table) newIterator(opts *sstables.IterOptions) *tableIter {
+	return &tableIter{t: t, opts: opts}
+}
+
+// overlaps reports whether the table may hold keys in [lo, hi] (nil: open)
+// in cmp's order.
+func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
+	return (hi == nil || cmp(t.Smallest, hi) <= 0) && (lo == nil || cmp(t.Largest, lo) >= 0)
+}
+
+// openTable opens a table the manifest names, into the table cache. The
+// table comes with one reference, the caller's.
+func (d *DB) openTable(info manifest.TableInfo) (*table, error) {
+	d.tables.reserve()
+	r, err := d.openReader(info)
+	if err != nil {
+		d.tables.release()
+		return nil, err
+	}
+	t := &table{TableInfo: info, tc: d.tables, rangeDels: r.RangeDeletions()}
+	t.refs.Store(1)
+	d.tables.add(t, r)
+	return t, nil
+}
+
+// openReader opens a table's file and checks it against what the manifest
+// records: at Open, after the table is written, and whenever the table
+// cache reopens it. A missing or damaged file is ErrCorruption naming it.
+func (d *DB) openReader(info manifest.TableInfo) (*sstables.Reader, error) {
+	path := filenames.TablePath(d.dir, info.Num)
+	o := d.tableReaderOptions(!d.opts.MmapTables, false)
+	o.CacheID = info.Num
+	r, err := sstables.Open(path, o)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
+	}
+	if errors.Is(err, ErrComparatorMismatch) {
+		return nil, fmt.Errorf("simpledb: open table %d: %w", info.Num, err)
+	}
+	// A table cut or grown is damaged even if what is left reads as one.
+	// (An open Reader knows its file's size; a damaged one may be cut.)
+	size := int64(-1)
+	if r != nil {
+		size = int64(r.Metadata().FileSize)
+	} else if fi, serr := d.fs.Stat(path); serr == nil {
+		size = fi.Size()
+	}
+	if size >= 0 && uint64(size) != info.Size {
+		if r != nil {
+			r.Close()
+		}
+		return nil, base.Corruptf(path, size, ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.Size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: open table %d: %w", info.Num, err)
+	}
+	if err := checkTableID(path, r.Metadata().ID, info.ID); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkTableFile checks that the table file at path is the table the
+// manifest records as info: its size and identity.
+func (d *DB) checkTableFile(path string, info manifest.TableInfo) error {
+	m, err := sstables.ReadMetadata(path, &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator})
+	if err != nil {
+		return err
+	}
+	if m.FileSize != info.Size {
+		return base.Corruptf(path, int64(m.FileSize), ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.Size)
+	}
+	return checkTableID(path, m.ID, info.ID)
+}
+
+// checkTableID refuses a table file whose identity is not the one the
+// manifest records: a table of another database, or of an earlier life
+// of this one, that has the right name and size. A table the manifest
+// records without one (written before identities) must have none.
+func checkTableID(path string, got, want uint64) error {
+	if got != want {
+		return base.Corruptf(path, 0, ErrCorruption,
+			"the table's identity is %016x, the manifest recorded %016x: a table of another database, or of an earlier life of this one", got, want)
+	}
+	return nil
+}
