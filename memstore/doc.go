@@ -43,7 +43,7 @@
 // DeleteRange(start, end) deletes, as one write with one sequence number,
 // every version written before it of every key in [start, end); an empty
 // start or end is unbounded on that side. Range tombstones are not entries:
-// the memstore keeps them apart, fragmented (see internal/rangedel) into a
+// the memstore keeps them apart, fragmented into a
 // sorted list of disjoint pieces of key space, each with the sequence
 // numbers of the tombstones covering it. A point read looks its key up
 // there too, by binary search, and a key covered by a range tombstone
@@ -63,7 +63,7 @@
 // serialises them. Reads (Get, GetAt, Len, SizeBytes, LastSeq, All,
 // iterators) take no lock and run concurrently with the writer and with
 // each other; the index publishes each entry with atomic stores, in the
-// scheme of LevelDB's memtable (see list.go). A write is visible to every
+// scheme of LevelDB's memtable. A write is visible to every
 // read that starts after it returns, and LastSeq is raised only once its
 // entry is in place, so a read at LastSeq() sees every entry up to it. An iterator reads at a
 // fixed sequence number and never sees a later write. An Iterator value
@@ -81,68 +81,6 @@
 // never overwrites or frees them, so they stay valid after an iterator
 // moves on or closes. An iterator that is not at an entry returns nil and 0
 // from its accessors.
-//
-// Entries live in an arena of chunks that the memstore indexes with a
-// skiplist of its own, in the manner of Pebble's arenaskl. An entry is one
-// node: its tower of links, a header, its key and a tail, side by side in
-// one chunk, so that a step of a search costs one cache miss. Its value
-// goes into a chunk of values:
-//
-//	node chunk (a stream per class of height)                   value chunk
-//	+---------+--------+--------+--------+-----+---------+-------+   +-------+
-//	| link .. | link 0 | keyLen | valLen | key | trailer | value |-->| bytes |
-//	+---------+--------+--------+--------+-----+---------+-------+   +-------+
-//	  8 each      8    ^   4        4      ≥8       8        8        valLen
-//	                   where links point
-//
-// The key is padded with zeros to a multiple of 8 bytes, and to at least
-// 8. A link, and the value field, is an addr: the index of a chunk in a
-// table and an offset in it, rather than a pointer: chunks are []byte, which the garbage
-// collector does not scan, so a memstore of any size costs it no work.
-// trailer is seq<<8 | kind. A stream's chunks grow from 1 KiB to 64 KiB; a
-// node or a value over 16 KiB gets an allocation of its own.
-//
-// Searches compare keys a word (8 bytes, big-endian) at a time, starting
-// from the first word the key sought may not share with the nodes left to
-// compare: the keys between the two nodes that bound a search share the
-// prefix those two share with the key. Keys with a long common prefix
-// (zero-padded numbers, a table or user prefix) cost a word or two per
-// step. Writes in ascending key order, and new versions of the key written
-// last, land next to the previous write and skip the search.
-//
-// Values are kept apart from nodes, and tall nodes apart from short ones,
-// because a search visits a few dozen nodes and reads two words of each,
-// and visits tall nodes far more often: packed together, the nodes it is
-// likely to visit share cache lines and pages. Measured on 1M random
-// 16-byte keys with 100-byte values, values inline made puts 18 to 25%
-// slower and gets 8 to 12% (scans 9% faster), and one stream for all
-// heights made puts and gets about a sixth slower. Iterators read the next
-// node ahead, so that a scan waits for a node and a value at once.
-//
-// # Walking backward
-//
-// The skiplist links nodes forward only. A backward link in every node, as
-// Pebble's arenaskl has, would cost 8 bytes per entry (a fifth of the
-// overhead below), a second store per insert into a node the search may
-// not have touched, and a scheme for readers that find a node linked one
-// way and not yet the other. Instead a backward walk finds its way with
-// searches, as LevelDB's and RocksDB's memtables do, but one search serves
-// a run of entries: it finds the last node at level 4 before the walk's
-// position, walks forward at level 0 from there to the position, keeping
-// the nodes it passes (16 on average; of a longer gap, the last 64), and
-// then steps back through them. A Prev costs O(1) node visits amortised,
-// plus an O(log n) search once per run, and allocates nothing; the run
-// lives in the iterator (512 bytes). Scanning 1M random 16-byte keys
-// (BenchmarkMemstore/ScanBackward), a backward scan runs at 0.83 of a
-// forward one (0.73 to 0.95 over 10 runs); runs of 32 did no better. Each
-// step checks that the node it steps to still links to the one it leaves,
-// and when a write has landed between them walks forward again to take it
-// in, so a backward walk sees the list exactly as a forward one would.
-//
-// Backward, the live view meets the versions of a key oldest first, so it
-// reads on to the newest version visible at its sequence number (the last
-// before the key changes or a version is too new) before it knows whether
-// the key is deleted.
 //
 // SizeBytes counts whole chunks, used or not, the allocations of large
 // nodes and values with the Go allocator's rounding, and the table: it is,

@@ -650,7 +650,7 @@ wait:
 }
 
 // rotate makes the active memstore immutable and starts a new one with a
-// new log, in a recycled log's file if one is kept (see log.go). The
+// new log, in a recycled log's file if one is kept. The
 // caller holds d.walMu, which owns the log, and not d.mu: the
 // old log's fsync and the new log's creation run without it, so flushes,
 // compactions and Stats do not wait for them, and d.mu is taken only to
@@ -696,7 +696,7 @@ func (d *DB) rotate() error {
 		return d.fail(err)
 	}
 	// The manifest records the old log's length and the new log before
-	// anything is written to it: see manifest.go.
+	// anything is written to it.
 	d.mu.Lock()
 	err = d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: oldNum, Size: uint64(oldSize)}, w.info}})
 	d.mu.Unlock()

@@ -24,54 +24,6 @@ type compaction struct {
 	move bool
 }
 
-// # Trivial moves
-//
-// A background compaction whose input is a single table that nothing in
-// the next level overlaps moves that table down by a manifest edit alone,
-// as LevelDB and Pebble do: the edit deletes it from level n and adds it,
-// same file and manifest.TableInfo, to level n+1. A sequential load then writes
-// each table once, by its flush. trivialMove allows a move only when:
-//
-//  1. The compaction has exactly one input table, of level n, and no
-//     table of level n+1 overlaps its key range. Level n+1 then stays
-//     sorted and disjoint, and every version of its keys below it is
-//     older, as it was before.
-//  2. From L0: no older L0 table overlaps it. L0 tables overlap and a read
-//     takes the first version it meets, newest table first, then L1 and
-//     down. Moving a table below an older one that shares a key would let
-//     the older version hide the newer. Moving the oldest of overlapping
-//     tables (or one that no older table overlaps) keeps "a shallower
-//     level holds newer versions" true; pickCompaction tries L0's tables
-//     oldest first.
-//  3. The tables of level n+2 it overlaps total at most
-//     maxGrandparentOverlap (LevelDB's limit: 10 × TargetTableSize).
-//     Otherwise its own compaction into n+2, later, would have to read
-//     and rewrite all of them at once. It is rewritten instead, and the
-//     rewrite, like every compaction's, ends an output table where it
-//     would overlap more than that (see grandparentSplitter).
-//
-// A move drops nothing: not the versions that no snapshot needs any more,
-// nor tombstones with nothing left below them. Keeping a version never
-// changes what a read sees, so that is always safe for reads; they go
-// when the table is next rewritten. Nor does a move upset the rewrite's
-// rule for dropping a tombstone, that no level below the output holds its
-// key (isBottom). The rule is sound while every older version of a key
-// lies in the compaction's inputs or below its output level, which
-// follows from the version's order (a shallower level holds newer
-// versions; in L0, a newer table comes first), and rules 1 and 2 keep
-// that order. isBottom looks at the levels as they are: a moved table
-// counts at its new level.
-//
-// The table stays live through the move: applyEdit does not mark a table
-// an edit deletes and adds again as obsolete, so its file stays. The edit
-// is one manifest record, synced once, so a crash leaves the table in
-// level n or in level n+1, never in both or neither; replay applies an
-// edit's deletes before its adds.
-//
-// Stats counts moves in TrivialMoves, apart from Compactions. Manual
-// Compact never moves: it is asked to drop everything droppable, which
-// only a rewrite does.
-
 // levelTarget is a level's target size: BaseLevelSize for L1, times
 // LevelSizeRatio per level below.
 func (d *DB) levelTarget(level int) int64 {
@@ -155,7 +107,12 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 func (d *DB) maxGrandparentOverlap() int64 { return 10 * d.opts.TargetTableSize }
 
 // trivialMove reports whether c may move its input table to the next level
-// instead of rewriting it: the rules above.
+// by a manifest edit alone, unrewritten, as LevelDB and Pebble do: c has
+// one input table, which nothing in the next level overlaps; from L0, no
+// older L0 table overlaps it either (a read takes the first version it
+// meets, newest L0 table first, so a table must not move below an older
+// one that shares a key); and the tables of level+2 it overlaps total at
+// most maxGrandparentOverlap. A move drops nothing; the file stays live.
 func (d *DB) trivialMove(c *compaction) bool {
 	if len(c.inputs[0]) != 1 || len(c.inputs[1]) != 0 {
 		return false
@@ -209,7 +166,7 @@ func (d *DB) compactLoop() {
 			d.compactPause, d.compactBackoff = nil, 0
 		case err == ErrClosed:
 		case outOfSpace(err) && d.manifestErr == nil:
-			d.pauseCompactions(err) // a soft error: writes go on (see resume.go)
+			d.pauseCompactions(err) // a soft error: writes go on
 		default:
 			d.setBackgroundError(fmt.Errorf("compaction: %w", err))
 		}

@@ -36,7 +36,7 @@ type DB struct {
 	// removes it, so that the directory is left as it was found.
 	removeLock bool
 
-	tables *tableCache // the open tables, at most opts.MaxOpenFiles: see tablecache.go
+	tables *tableCache // the open tables, at most opts.MaxOpenFiles
 
 	// mu guards the fields below it. It is never held across a log write or
 	// a table write, only across a manifest write (an edit must be logged
@@ -49,7 +49,7 @@ type DB struct {
 	current     *version
 	nextFileNum uint64
 	logNum      uint64             // the oldest log still needed
-	recycled    []manifest.LogInfo // obsolete logs kept for reuse: see log.go
+	recycled    []manifest.LogInfo // obsolete logs kept for reuse
 	manifest    *recordio.Writer
 	manifestNum uint64
 	// manifestErr is the manifest's failure: an edit whose write failed
@@ -83,7 +83,7 @@ type DB struct {
 	rsMu sync.RWMutex
 	rs   *readState
 
-	// The commit pipeline: see commit.go.
+	// The commit pipeline.
 	closeMu    sync.RWMutex // held shared by writes, exclusively by Close
 	commitMu   sync.Mutex   // guards queue and leading
 	queue      []*commitWaiter
@@ -122,7 +122,7 @@ type DB struct {
 	logSyncs     atomic.Int64
 	logSyncNanos atomic.Int64
 	// gather holds the next fsync back for the synced writers the last
-	// one released: see gather.go.
+	// one released.
 	gather syncGather
 
 	bgWG sync.WaitGroup

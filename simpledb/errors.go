@@ -40,6 +40,9 @@ var (
 	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
 	// Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
+	// ErrInvalidOption: an Options field holds a value it does not take (a
+	// negative one, where that turns nothing off); the error names it.
+	ErrInvalidOption = errors.New("simpledb: invalid option")
 	// ErrCheckpointExists: Checkpoint was given a directory that exists
 	// and is not empty; it wrote nothing.
 	ErrCheckpointExists = errors.New("simpledb: checkpoint directory exists and is not empty")

@@ -27,6 +27,9 @@ import (
 // With Options.ReadOnly it creates nothing and writes nothing: see
 // readonly.go.
 func Open(dir string, opts *Options) (*DB, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	o := opts.withDefaults()
 	if o.ReadOnly || o.ErrorIfNotExists {
 		if err := checkReadOnlyDir(o.FS, dir); err != nil {

@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/stratadb/strata/internal/base"
@@ -37,8 +38,10 @@ const (
 const NumLevels = manifest.NumLevels
 
 // Options configure a database. The zero value (or nil) gives the defaults,
-// each documented on its field. A numeric field that is zero or negative
-// takes its default, unless its comment gives it another meaning.
+// each documented on its field: a numeric field that is zero takes its
+// default. A negative value turns off what can be turned off
+// (RecycledLogs, BloomBitsPerKey, BlockCacheSize); in any other field Open
+// refuses it with ErrInvalidOption.
 type Options struct {
 	// FS is the filesystem. Default: vfs.Default.
 	FS vfs.FS
@@ -53,7 +56,8 @@ type Options struct {
 	// memstore is flushed is kept, and the next rotation renames its file
 	// and writes over it instead of creating one, so that fsyncs of the log
 	// find its blocks written already and commit no allocation or size
-	// change. Negative turns recycling off: obsolete logs are deleted.
+	// change. A negative value turns recycling off: obsolete logs are
+	// deleted.
 	// Default: MaxImmutableMemstores, as many as the flushes between two
 	// rotations can make obsolete, so that none need be deleted, while the
 	// log files never outnumber those a database without recycling holds
@@ -74,9 +78,8 @@ type Options struct {
 	L0StopWritesThreshold int
 	// BaseLevelSize is L1's target size. Default: 4 × MemstoreSize.
 	BaseLevelSize int64
-	// LevelSizeRatio is each level's target size over the previous one's.
-	// Values below 2, which would not grow the levels, take the default.
-	// Default: 10.
+	// LevelSizeRatio is each level's target size over the previous one's:
+	// 2 or more (1 would not grow the levels). Default: 10.
 	LevelSizeRatio int
 	// TargetTableSize is the size at which compaction starts a new output
 	// table. Default: 64 MiB.
@@ -99,7 +102,8 @@ type Options struct {
 	// 1% false positives).
 	BloomBitsPerKey int
 	// BlockCacheSize is the size of the cache of decompressed, verified
-	// blocks shared by all tables; negative turns it off. Default: 64 MiB.
+	// blocks shared by all tables; a negative value turns it off. Default:
+	// 64 MiB.
 	BlockCacheSize int64
 	// MaxOpenFiles bounds the table files the database holds open. Tables
 	// beyond it are closed, least recently used first, and reopened (and
@@ -133,13 +137,38 @@ type Options struct {
 	// or CURRENT is written, nothing is deleted, and nothing runs in the
 	// background. Reads, iterators, snapshots, Stats and Checkpoint work;
 	// writes, Flush and Compact return ErrReadOnly. The directory's lock is
-	// taken as by any Open. See readonly.go. Default: false.
+	// taken as by any Open. Default: false.
 	ReadOnly bool
 	// ErrorIfNotExists makes Open fail with ErrNotDB, creating nothing,
 	// where the directory holds no database, as a read-only Open does: for
 	// tools that must never create one by mistake. Default: false, Open
 	// creates the database (and its directory).
 	ErrorIfNotExists bool
+}
+
+// validate refuses the values no field takes: negative ones where a
+// negative value turns nothing off.
+func (o *Options) validate() error {
+	if o == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MemstoreSize", o.MemstoreSize}, {"MaxImmutableMemstores", int64(o.MaxImmutableMemstores)},
+		{"L0CompactionTrigger", int64(o.L0CompactionTrigger)}, {"L0StopWritesThreshold", int64(o.L0StopWritesThreshold)},
+		{"BaseLevelSize", o.BaseLevelSize}, {"LevelSizeRatio", int64(o.LevelSizeRatio)},
+		{"TargetTableSize", o.TargetTableSize}, {"BlockSize", int64(o.BlockSize)}, {"MaxOpenFiles", int64(o.MaxOpenFiles)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%w: %s is %d", ErrInvalidOption, f.name, f.v)
+		}
+	}
+	if o.LevelSizeRatio == 1 {
+		return fmt.Errorf("%w: LevelSizeRatio is 1, which would not grow the levels", ErrInvalidOption)
+	}
+	return nil
 }
 
 func (o *Options) withDefaults() Options {
@@ -171,7 +200,7 @@ func (o *Options) withDefaults() Options {
 	if r.BaseLevelSize <= 0 {
 		r.BaseLevelSize = 4 * r.MemstoreSize
 	}
-	if r.LevelSizeRatio <= 1 {
+	if r.LevelSizeRatio <= 0 {
 		r.LevelSizeRatio = 10
 	}
 	if r.TargetTableSize <= 0 {

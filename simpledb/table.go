@@ -17,7 +17,7 @@ import (
 // takes it over, by whoever opened it): when the last reference goes, its
 // reader is closed and, if an edit has removed the table, its blocks leave
 // the block cache and its file is deleted. The reader itself is the table
-// cache's (tablecache.go): closed when unused to bound the open files, and
+// cache's: closed when unused to bound the open files, and
 // reopened on demand; reads pin it, so it is never closed under a Get, an
 // iterator or a compaction.
 type table struct {

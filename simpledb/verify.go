@@ -51,6 +51,9 @@ type VerifyReport struct {
 // error is for what stopped it: a directory that is no database
 // (ErrNotDB), the lock, a comparator mismatch, an I/O error.
 func Verify(dir string, opts *Options, progress func(bytes int64)) (*VerifyReport, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	o := opts.withDefaults()
 	o.ReadOnly = true
 	v := &verifier{opts: o, dir: dir, report: &VerifyReport{}, progress: progress}

@@ -97,7 +97,11 @@
 // Open reads the footer, properties, index and filter, so its cost grows
 // with the number of blocks, not of keys; the file is memory-mapped unless
 // ReaderOptions.NoMmap says otherwise, and uncompressed blocks are then read
-// in place. Get consults the filter, searches the index and reads one block.
+// in place. A page of a mapped file that the disk cannot read (an I/O
+// error, a filesystem shut down, a file cut by another process) raises
+// SIGBUS in whatever goroutine touches it, which kills the process: where
+// that can happen, and the process must survive it, set NoMmap, as the
+// simpledb package does unless told otherwise. Get consults the filter, searches the index and reads one block.
 // Damage anywhere (a checksum, a malformed block, a block handle pointing
 // outside the blocks, a missing footer) is an error matching ErrCorruption
 // that names the file and offset, never a panic or a wrong value; an I/O
@@ -116,21 +120,6 @@
 // filter blocks in the cache, which Open reads first, so that a reopen
 // reads just the footer and properties from the file: for a 64 MiB table
 // the index and filter are about 300 KB to read, checksum and decompress.
-//
-// Each of the cache's 16 shards indexes its blocks by table (a list per
-// table, through the entries), so dropping a table's blocks costs those
-// blocks and 16 lock round trips, not a walk over the whole cache, which
-// closing tables often would make expensive. Measured with
-// BenchmarkReaderCloseFullCache (Close of a Reader that cached its 81
-// blocks, in a cache filled with 4 KiB blocks of other tables; -benchtime
-// 300x -count 5 on the 2-vCPU machine of the README, median and range):
-//
-//	cache (blocks)      walking every shard          per-table index
-//	64 MiB  (15,040)    1.12 ms (0.44-3.15 ms)       13.9 µs (10.8-16.3 µs)
-//	1 GiB  (240,192)    64.9 ms (37.6-72.9 ms)        8.6 µs (7.6-217 µs)
-//
-// The per-table index costs two pointers per cached block and a map entry
-// per table and shard.
 //
 // # Memory
 //
