@@ -13,6 +13,8 @@
 package inspect
 
 import (
+	"errors"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
@@ -50,4 +52,7 @@ var (
 	// ErrComparatorMismatch: the database was written in another key
 	// order than Options.Comparator.
 	ErrComparatorMismatch = base.ErrComparatorMismatch
+	// ErrUnknownLogFormat: ReadLog was given a log format this build does
+	// not read.
+	ErrUnknownLogFormat = errors.New("inspect: unknown log format")
 )

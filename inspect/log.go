@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -73,9 +72,6 @@ type LogIdentity struct {
 	// manifest records too.
 	Number, ID uint64
 }
-
-// ErrUnknownLogFormat reports a log format this build does not read.
-var ErrUnknownLogFormat = errors.New("inspect: unknown log format")
 
 // ReadLog calls fn with each record of the log at path, in the given
 // format (a Layout's LogFormat; 0 for the current one), and opts' FS.

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -39,31 +38,6 @@ const (
 	MaxKeySize = base.MaxKeySize
 	// MaxValueSize is the largest value, in bytes.
 	MaxValueSize = 256 << 20
-)
-
-var (
-	// ErrEmptyKey is returned for a write with a nil or empty key. It is
-	// the same value as sstables.ErrEmptyKey and simpledb.ErrEmptyKey.
-	ErrEmptyKey = base.ErrEmptyKey
-	// ErrKeyTooLarge is returned for a write with a key over MaxKeySize.
-	ErrKeyTooLarge = base.ErrKeyTooLarge
-	// ErrValueTooLarge is returned for a write with a value over
-	// MaxValueSize.
-	ErrValueTooLarge = errors.New("memstore: value too large")
-	// ErrSeqNotIncreasing is returned by Apply for a sequence number that
-	// is not above LastSeq, 0 included.
-	ErrSeqNotIncreasing = errors.New("memstore: sequence number not increasing")
-	// ErrSeqTooLarge is returned by Apply for a sequence number above
-	// MaxSeq, and by Put and Delete once LastSeq is MaxSeq: the sequence
-	// numbers are exhausted.
-	ErrSeqTooLarge = errors.New("memstore: sequence number above MaxSeq")
-	// ErrInvalidKind is returned by Apply for a kind other than KindSet,
-	// KindDelete and KindRangeDelete. It is the same value as
-	// sstables.ErrBadKind.
-	ErrInvalidKind = base.ErrBadKind
-	// ErrBadRangeDel is returned for a range deletion whose start is not
-	// before its end. It is the same value as sstables.ErrBadRangeDel.
-	ErrBadRangeDel = rangedel.ErrBadTombstone
 )
 
 // Memstore is an in-memory, multi-version sorted store of keys and values:

@@ -69,3 +69,7 @@ var (
 	// file header.
 	ErrInvalidOffset = errors.New("recordio: offset inside the file header")
 )
+
+// errShortHeader is internal: the buffer ended inside the header. The
+// caller decides whether more bytes can come or the file is truncated.
+var errShortHeader = errors.New("recordio: short header")

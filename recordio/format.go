@@ -2,7 +2,6 @@ package recordio
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -206,10 +205,6 @@ func (h *recordHeader) inflate(d *decompressor, codec Codec, dst, payload []byte
 	}
 	return rec, nil
 }
-
-// errShortHeader is internal: the buffer ended inside the header. The
-// caller decides whether more bytes can come or the file is truncated.
-var errShortHeader = errors.New("short header")
 
 // headerError carries the kind of damage and a detail, for the caller to
 // turn into a *CorruptionError with the file and offset.

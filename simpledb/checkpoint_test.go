@@ -26,8 +26,7 @@ import (
 // it.
 func openCheckpoint(t *testing.T, fsys vfs.FS, dir string) model {
 	t.Helper()
-	opts := smallOptions()
-	opts.FS, opts.Logger = fsys, quietLogger
+	opts := testOptions(fsys)
 	db, err := Open(dir, opts)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
@@ -134,8 +133,7 @@ func TestCheckpointOutlivesSource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, root := tc.fsys(t)
-			opts := smallOptions()
-			opts.FS, opts.Logger = fsys, quietLogger
+			opts := testOptions(fsys)
 			src, ckpt := filepath.Join(root, "db"), filepath.Join(root, "backups", "daily", "ckpt")
 			db, err := Open(src, opts)
 			require.NoError(t, err)
@@ -197,8 +195,8 @@ func TestCheckpointPowerLoss(t *testing.T) {
 		for i, crashed := range crashes {
 			msg := fmt.Sprintf("power lost at change %d of the checkpoint (clone %d), after %v", n+1, i, cerr)
 			// Read-only, so that a checkpoint missing is not created.
-			copts := smallOptions()
-			copts.FS, copts.Logger, copts.ReadOnly = crashed, quietLogger, true
+			copts := testOptions(crashed)
+			copts.ReadOnly = true
 			ckpt, err := Open("/ckpt", copts)
 			if cerr == nil {
 				require.NoError(t, err, msg)

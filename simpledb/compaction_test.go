@@ -160,8 +160,7 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 		moved: "B",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := smallOptions()
-			opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+			opts := testOptions(vfs.NewMem())
 			opts.DisableAutoCompaction = true
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
@@ -220,8 +219,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 0))
-			opts := smallOptions()
-			opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+			opts := testOptions(vfs.NewMem())
 			opts.TargetTableSize = 4 << 10
 			opts.L0CompactionTrigger = 1
 			opts.DisableAutoCompaction = true

@@ -49,8 +49,7 @@ func TestCorruptionNeverGivesWrongValues(t *testing.T) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	base := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger = base, quietLogger
+	opts := testOptions(base)
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	written := map[string][]string{}

@@ -86,8 +86,8 @@ func (c *countedFile) Close() error {
 // before, and a later Open succeeds.
 func TestFailedOpenClosesTables(t *testing.T) {
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	opts := testOptions(mem)
+	opts.DisableAutoCompaction = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	acked := model{}
@@ -133,8 +133,8 @@ func TestCloseWaitsForCompact(t *testing.T) {
 			})
 		}
 	}}
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+	opts := testOptions(fsys)
+	opts.DisableAutoCompaction = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 100)
@@ -171,8 +171,7 @@ func TestCloseWaitsForCompact(t *testing.T) {
 // A read that passed its closed check just before Close released the read
 // state gets ErrClosed, not a state whose tables are closed.
 func TestAcquireAfterClose(t *testing.T) {
-	opts := smallOptions()
-	opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+	opts := testOptions(vfs.NewMem())
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	putAcked(t, db, 0, 10)

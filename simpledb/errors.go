@@ -8,8 +8,9 @@ import (
 )
 
 var (
-	// ErrNotFound: the key is absent or deleted.
-	ErrNotFound = errors.New("simpledb: not found")
+	// ErrNotFound: the key is absent or deleted. It is sstables.ErrNotFound
+	// too.
+	ErrNotFound = base.ErrNotFound
 	// ErrEmptyKey: keys must not be empty. It is the same value as the
 	// memstore's and sstables' ErrEmptyKey.
 	ErrEmptyKey = base.ErrEmptyKey
@@ -81,3 +82,7 @@ var (
 // errNoLog is the sync stage's failure when a rotation that failed left
 // the database without a log.
 var errNoLog = errors.New("simpledb: no log: a rotation failed")
+
+// errStaleRecord is the damage a record of another log is, in a recycled
+// log's file, where it ends the log's own records.
+var errStaleRecord = errors.New("a record of the file's earlier use")

@@ -72,8 +72,7 @@ func TestFaultInjection(t *testing.T) {
 				mem := vfs.NewMem()
 				rule := &errorfs.Rule{Ops: fc.ops, Match: fc.match, Err: errno}
 				fsys := errorfs.Wrap(mem, rule)
-				opts := smallOptions()
-				opts.FS, opts.Logger = fsys, quietLogger
+				opts := testOptions(fsys)
 				// Left to itself, background compaction could do the work
 				// before the fault is armed and leave Compact nothing to do.
 				opts.DisableAutoCompaction = fc.name == "compaction"

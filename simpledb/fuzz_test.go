@@ -334,8 +334,8 @@ func checkCheckpoint(t *testing.T, db *DB, fsys vfs.FS, m model, step int, msg s
 	if err := db.Checkpoint(dir); err != nil {
 		return err
 	}
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.Comparator = fsys, quietLogger, db.opts.Comparator
+	opts := testOptions(fsys)
+	opts.Comparator = db.opts.Comparator
 	cdb, err := Open(dir, opts)
 	if err != nil {
 		return err

@@ -67,8 +67,8 @@ func twinDatabases(t *testing.T) (a, b map[string][]byte) {
 	t.Helper()
 	build := func(fill byte) map[string][]byte {
 		mem := vfs.NewMem()
-		opts := smallOptions()
-		opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+		opts := testOptions(mem)
+		opts.DisableAutoCompaction = true
 		opts.Compression = sstables.NoCompression
 		db, err := Open("/db", opts)
 		require.NoError(t, err)
@@ -118,8 +118,7 @@ func TestForeignFilesRefused(t *testing.T) {
 			}
 			files[name] = b[name]
 			fsys := writeDirFiles(t, "/db", files)
-			opts := smallOptions()
-			opts.FS, opts.Logger = fsys, quietLogger
+			opts := testOptions(fsys)
 			report, err := Verify("/db", opts, nil)
 			require.NoError(t, err)
 			require.Len(t, report.Damage, 1)
@@ -137,8 +136,7 @@ func TestForeignFilesRefused(t *testing.T) {
 
 	t.Run("replaced while open", func(t *testing.T) {
 		fsys := writeDirFiles(t, "/db", a)
-		opts := smallOptions()
-		opts.FS, opts.Logger = fsys, quietLogger
+		opts := testOptions(fsys)
 		db, err := Open("/db", opts)
 		require.NoError(t, err)
 		defer db.Close()
@@ -174,8 +172,8 @@ func TestForeignFilesRefused(t *testing.T) {
 func TestTablesWithoutIdentity(t *testing.T) {
 	files, acked := legacyTablesDB(t, 0)
 	fsys := writeDirFiles(t, "/db", files)
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+	opts := testOptions(fsys)
+	opts.DisableAutoCompaction = true
 	report, err := Verify("/db", opts, nil)
 	require.NoError(t, err)
 	require.Empty(t, report.Damage)
@@ -210,8 +208,8 @@ func TestTablesWithoutIdentity(t *testing.T) {
 func legacyTablesDB(t *testing.T, firstID uint64) (map[string][]byte, model) {
 	t.Helper()
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	opts := testOptions(mem)
+	opts.DisableAutoCompaction = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 50)

@@ -79,8 +79,8 @@ func logFile(t *testing.T, num, id uint64, records ...[]byte) []byte {
 func recycledLogDB(t *testing.T) (*vfs.MemFS, model, uint64, int64) {
 	t.Helper()
 	live := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = live, quietLogger, true
+	opts := testOptions(live)
+	opts.DisableAutoCompaction = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 100)
@@ -173,8 +173,7 @@ func TestRecycledLogReplaysOnlyItsOwnRecords(t *testing.T) {
 				data := readDirFiles(t, fsys, "/db")[filepath.Base(path)]
 				rewriteFile(t, fsys, path, append(data[:end:end], tt.tail(t, logStamp(t, data), end)...))
 			}
-			opts := smallOptions()
-			opts.FS, opts.Logger = fsys, quietLogger
+			opts := testOptions(fsys)
 			db, err := Open("/db", opts)
 			if tt.corrupt != "" {
 				require.ErrorIs(t, err, ErrCorruption)
@@ -194,8 +193,7 @@ func TestRecycledLogReplaysOnlyItsOwnRecords(t *testing.T) {
 // records fill it.
 func TestStaleRecordInsideRecordedLengthIsCorruption(t *testing.T) {
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger = mem, quietLogger
+	opts := testOptions(mem)
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	putAcked(t, db, 0, 20)
@@ -225,8 +223,8 @@ func TestStaleRecordInsideRecordedLengthIsCorruption(t *testing.T) {
 // opens as an empty log, neither data nor damage.
 func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	live := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = live, quietLogger, true
+	opts := testOptions(live)
+	opts.DisableAutoCompaction = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 100)
@@ -267,8 +265,8 @@ func TestRecycledLogsOption(t *testing.T) {
 		want     int64
 	}{{0, 4}, {1, 4}, {-1, 0}} {
 		t.Run(fmt.Sprint(tc.recycled), func(t *testing.T) {
-			opts := smallOptions()
-			opts.FS, opts.Logger, opts.RecycledLogs = vfs.NewMem(), quietLogger, tc.recycled
+			opts := testOptions(vfs.NewMem())
+			opts.RecycledLogs = tc.recycled
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
 			defer db.Close()
@@ -288,8 +286,7 @@ func TestOldLogFormatsUpgrade(t *testing.T) {
 	for _, format := range []uint64{logformat.V1, logformat.WithSynced} {
 		t.Run(fmt.Sprint(format), func(t *testing.T) {
 			base, acked := oldFormatDB(t, format)
-			opts := smallOptions()
-			opts.FS, opts.Logger = base.CrashClone(vfs.CrashOptions{}), quietLogger
+			opts := testOptions(base.CrashClone(vfs.CrashOptions{}))
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
 			require.Equal(t, acked, readAll(t, db))
@@ -297,8 +294,8 @@ func TestOldLogFormatsUpgrade(t *testing.T) {
 
 			crashAtEveryStep(t, base, acked, func(fsys vfs.FS, arm func()) (*DB, error) {
 				arm()
-				opts := smallOptions()
-				opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+				opts := testOptions(fsys)
+				opts.DisableAutoCompaction = true
 				return Open("/db", opts)
 			})
 		})

@@ -252,10 +252,6 @@ func (w *logWalk) accept(rec []byte) (bad, err error) {
 	return bad, nil
 }
 
-// errStaleRecord is the damage a record of another log is, in a recycled
-// log's file, where it ends the log's own records.
-var errStaleRecord = errors.New("a record of the file's earlier use")
-
 // asCorruption returns err as the *CorruptionError it holds, or one at
 // offset 0 of path that wraps it.
 func asCorruption(path string, err error) *base.CorruptionError {

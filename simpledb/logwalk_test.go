@@ -30,8 +30,8 @@ type walkImage struct {
 func newWalkImage(t *testing.T, closed bool, n int) *walkImage {
 	t.Helper()
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+	opts := testOptions(mem)
+	opts.DisableAutoCompaction = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	img := &walkImage{}
@@ -181,8 +181,7 @@ func TestLogWalkCases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			files := tt.img.withLog(tt.data(tt.img))
 			fsys := writeDirFiles(t, "/db", files)
-			opts := smallOptions()
-			opts.FS, opts.Logger = fsys, quietLogger
+			opts := testOptions(fsys)
 
 			report, err := Verify("/db", opts, nil)
 			require.NoError(t, err)
@@ -226,8 +225,7 @@ func TestZeroedLogWithinRecordedLength(t *testing.T) {
 	clear(data[img.bounds[170]:])
 	files := img.withLog(data)
 	fsys := writeDirFiles(t, "/db", files)
-	opts := smallOptions()
-	opts.FS, opts.Logger = fsys, quietLogger
+	opts := testOptions(fsys)
 	report, err := Verify("/db", opts, nil)
 	require.NoError(t, err)
 	require.Len(t, report.Damage, 1)
@@ -246,8 +244,7 @@ func TestZeroedLogWithinRecordedLength(t *testing.T) {
 // write, as it must.
 func TestEmbeddedRecordCannotVouch(t *testing.T) {
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger = mem, quietLogger
+	opts := testOptions(mem)
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	require.NoError(t, db.Put([]byte("synced"), []byte("v")))

@@ -83,6 +83,13 @@ func smallOptions() *Options {
 	}
 }
 
+// testOptions are smallOptions on fsys, logging nothing.
+func testOptions(fsys vfs.FS) *Options {
+	o := smallOptions()
+	o.FS, o.Logger = fsys, quietLogger
+	return o
+}
+
 // modelOrder is a key order the model test runs the database in, with
 // keys for it.
 type modelOrder struct {

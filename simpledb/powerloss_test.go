@@ -299,8 +299,8 @@ func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
 			for i := range uint64(100) {
 				rng := rand.New(rand.NewPCG(seed+i, 3))
 				live := vfs.NewMem()
-				opts := smallOptions()
-				opts.FS, opts.Logger, opts.DisableAutoCompaction = live, quietLogger, true
+				opts := testOptions(live)
+				opts.DisableAutoCompaction = true
 				db, err := Open("/db", opts)
 				require.NoError(t, err)
 				synced := model{}
@@ -344,8 +344,7 @@ func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
 // a torn tail: the later records say the log was durable past it.
 func TestSyncedDamageIsNoTornTail(t *testing.T) {
 	live := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger = live, quietLogger
+	opts := testOptions(live)
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	putAcked(t, db, 0, 100)

@@ -13,8 +13,7 @@ import (
 // Has and AppendValue reject what Get rejects, with the same errors, and
 // leave dst as it was.
 func TestPointReadsRejectBadInput(t *testing.T) {
-	opts := smallOptions()
-	opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+	opts := testOptions(vfs.NewMem())
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	snap := db.NewSnapshot()
@@ -53,8 +52,7 @@ func TestPointReadsAllocateNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop the tables' pooled lookups")
 	}
-	opts := smallOptions()
-	opts.FS, opts.Logger = vfs.NewMem(), quietLogger
+	opts := testOptions(vfs.NewMem())
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	defer db.Close()

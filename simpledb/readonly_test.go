@@ -224,8 +224,8 @@ func TestReadOnlyDamagedDatabase(t *testing.T) {
 // filesystem it goes without.
 func TestReadOnlyLock(t *testing.T) {
 	mem, acked := builtDB(t)
-	roOpts := smallOptions()
-	roOpts.FS, roOpts.Logger, roOpts.ReadOnly = mem, quietLogger, true
+	roOpts := testOptions(mem)
+	roOpts.ReadOnly = true
 
 	db, err := openQuiet(mem)
 	require.NoError(t, err)

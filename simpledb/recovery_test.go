@@ -414,8 +414,8 @@ func crashAtEveryStep(t *testing.T, base *vfs.MemFS, acked model, run func(fsys 
 // nothing and compacting only when asked, as the crash and recovery tests
 // want it.
 func openQuiet(fsys vfs.FS) (*DB, error) {
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.DisableAutoCompaction = fsys, quietLogger, true
+	opts := testOptions(fsys)
+	opts.DisableAutoCompaction = true
 	return Open("/db", opts)
 }
 
@@ -505,8 +505,7 @@ func TestInterruptedLogs(t *testing.T) {
 	// it still holds.
 	tornDB := func(t *testing.T) (*vfs.MemFS, uint64, model) {
 		live := vfs.NewMem()
-		opts := smallOptions()
-		opts.FS, opts.Logger = live, quietLogger
+		opts := testOptions(live)
 		db, err := Open("/db", opts)
 		require.NoError(t, err)
 		acked := putAcked(t, db, 0, 100)
@@ -561,8 +560,7 @@ func TestInterruptedLogs(t *testing.T) {
 			tt.prepare(t, fsys, last)
 			before, err := fsys.List("/db")
 			require.NoError(t, err)
-			opts := smallOptions()
-			opts.FS, opts.Logger = fsys, quietLogger
+			opts := testOptions(fsys)
 			db, err := Open("/db", opts)
 			if tt.damage {
 				require.ErrorIs(t, err, ErrCorruption)
@@ -615,8 +613,8 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 	for _, recycle := range []bool{true, false} {
 		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) {
 			mem := vfs.NewMem()
-			opts := smallOptions()
-			opts.FS, opts.Logger, opts.DisableAutoCompaction = mem, quietLogger, true
+			opts := testOptions(mem)
+			opts.DisableAutoCompaction = true
 			if !recycle {
 				opts.RecycledLogs = -1
 			}
@@ -671,8 +669,7 @@ func logFiles(t *testing.T, fsys vfs.FS) []uint64 {
 func TestComparatorMismatch(t *testing.T) {
 	setup := func(t *testing.T) (*vfs.MemFS, *Options) {
 		mem := vfs.NewMem()
-		opts := smallOptions()
-		opts.FS, opts.Logger = mem, quietLogger
+		opts := testOptions(mem)
 		db, err := Open("/db", opts)
 		require.NoError(t, err)
 		putAcked(t, db, 0, 10)
@@ -722,8 +719,8 @@ func TestComparatorMismatch(t *testing.T) {
 // directory left as it was.
 func TestComparatorRecorded(t *testing.T) {
 	mem := vfs.NewMem()
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.Comparator = mem, quietLogger, reverseOrder
+	opts := testOptions(mem)
+	opts.Comparator = reverseOrder
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 50)

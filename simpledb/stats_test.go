@@ -107,8 +107,8 @@ func TestStatsDoesNotWait(t *testing.T) {
 // Writes counts batches, also those committed in a group with flush
 // requests.
 func TestStatsCountsWrites(t *testing.T) {
-	opts := smallOptions()
-	opts.FS, opts.Logger, opts.NoSync = vfs.NewMem(), quietLogger, true
+	opts := testOptions(vfs.NewMem())
+	opts.NoSync = true
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	defer db.Close()

@@ -39,8 +39,7 @@ func manyTablesValue(i int) []byte {
 // tables.
 func openManyTables(t *testing.T, n int) (*DB, *openFilesFS, *Options) {
 	fsys := &openFilesFS{FS: vfs.NewMem(), match: tableFiles}
-	opts := smallOptions()
-	opts.FS, opts.Logger = fsys, quietLogger
+	opts := testOptions(fsys)
 	opts.TargetTableSize, opts.DisableAutoCompaction = 4<<10, true
 	opts.MaxOpenFiles = MinMaxOpenFiles
 	db, err := Open("/db", opts)
@@ -150,8 +149,7 @@ func TestTableCacheBoundsOpenTables(t *testing.T) {
 // once they stop Stats counts every table open.
 func TestTableCacheConcurrentReadsAndCompactions(t *testing.T) {
 	fsys := &openFilesFS{FS: vfs.NewMem(), match: tableFiles}
-	opts := smallOptions()
-	opts.FS, opts.Logger = fsys, quietLogger
+	opts := testOptions(fsys)
 	opts.TargetTableSize, opts.BaseLevelSize = 4<<10, 64<<10
 	opts.MaxOpenFiles = MinMaxOpenFiles
 	db, err := Open("/db", opts)

@@ -34,8 +34,9 @@ var (
 
 // Usage errors; they do not match ErrCorruption.
 var (
-	// ErrNotFound: Get found no live value for the key.
-	ErrNotFound = errors.New("sstables: not found")
+	// ErrNotFound: Get found no live value for the key. It is
+	// simpledb.ErrNotFound too.
+	ErrNotFound = base.ErrNotFound
 	// ErrOutOfOrder: a key was added out of comparator order, or twice.
 	ErrOutOfOrder = errors.New("sstables: key out of order")
 	// ErrEmptyKey: keys must not be empty. It is the same value as

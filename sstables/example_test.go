@@ -53,7 +53,7 @@ func Example() {
 	}
 	// Output:
 	// cherry: dark red
-	// kiwi: sstables: not found
+	// kiwi: strata: not found
 	// banana=yellow
 	// cherry=dark red
 }

@@ -45,7 +45,10 @@ func CheckKind(kind Kind) error {
 // ErrComparatorMismatch: a database or table was written with another key
 // order than the one it is opened with. The files are intact: it does not
 // match ErrCorruption. simpledb and sstables export it.
-var ErrComparatorMismatch = errors.New("written with another comparator")
+var ErrComparatorMismatch = errors.New("strata: written with another comparator")
 
 // ErrNotDB: a directory holds no database. simpledb and inspect export it.
-var ErrNotDB = errors.New("directory is not a database")
+var ErrNotDB = errors.New("strata: directory is not a database")
+
+// ErrNotFound: a key is absent or deleted. simpledb and sstables export it.
+var ErrNotFound = errors.New("strata: not found")
