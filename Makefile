@@ -44,21 +44,24 @@ PEERS_OUT   ?= results
 
 test: vet race ycsb-test peers-test raftstore-test examples
 
+# Every module's packages (go.work makes the four one workspace).
 vet:
-	$(GO) vet ./...
+	@for mod in $(MODULES); do \
+		echo "go vet $$mod"; (cd $$mod && $(GO) vet ./...) || exit 1; \
+	done
 
 race:
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 # The YCSB binding is its own module (see ycsb below); vet and test it too.
 ycsb-test:
-	cd benchmark/ycsb && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd benchmark/ycsb && $(GO) test -race -count=1 ./...
 
 # The peer comparison is its own module too. Its smoke test runs every
 # engine once at tiny sizes, in about 10 s; without -race, which slows the
 # peers' code tenfold and finds nothing of Strata's that race does not.
 peers-test:
-	cd benchmark/peers && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd benchmark/peers && $(GO) test -count=1 ./...
 
 # raftstore (hashicorp/raft's log store on Strata, the replicated map, the
 # raftkv program) is its own module too, so the library carries no raft
@@ -66,7 +69,7 @@ peers-test:
 # contract, in-process clusters, linearizability, and real raftkv
 # processes killed (3 cycles; `make stress` runs more).
 raftstore-test:
-	cd raftstore && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+	cd raftstore && $(GO) test -race -count=1 -timeout 10m ./...
 
 examples:
 	@for d in examples/*/; do \

@@ -8,7 +8,7 @@ require (
 	github.com/hashicorp/raft v1.8.0
 	github.com/hashicorp/raft-boltdb/v2 v2.3.0
 	github.com/hashicorp/raft-wal v0.4.0
-	github.com/stratadb/strata v0.0.0
+	github.com/stratadb/strata v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -33,5 +33,3 @@ require (
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
-
-replace github.com/stratadb/strata => ../
