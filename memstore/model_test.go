@@ -207,7 +207,11 @@ func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte
 	}
 	var held []*heldIterator
 
-	for step := range 8000 {
+	steps := 2500
+	if testseed.Long() {
+		steps = 20000
+	}
+	for step := range steps {
 		switch op := rng.IntN(100); {
 		case op < 40:
 			k, v := randomKey(), randomValue()

@@ -14,7 +14,7 @@ import (
 // overhead per entry beyond its key and value bytes is at most 48 bytes
 // (a node of 16-byte key has 40 bytes and 2 links on average).
 func TestSizeBytesMatchesHeap(t *testing.T) {
-	const n, keySize, valueSize = 200_000, 16, 100
+	const n, keySize, valueSize = 50_000, 16, 100
 	rng := rand.New(rand.NewPCG(1, 2))
 	key, value := make([]byte, keySize), make([]byte, valueSize)
 

@@ -73,8 +73,8 @@ func stableKey(key []byte) []byte {
 	return k
 }
 
-// appendEntry appends the encoding of l, without its index, to dst. See the
-// layout in doc.go.
+// appendEntry appends the encoding of l, without its index, to dst, in the
+// layout the package documentation gives.
 func appendEntry(dst []byte, l *raft.Log) []byte {
 	var flags byte
 	var at int64

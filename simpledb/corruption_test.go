@@ -46,6 +46,7 @@ func damage(t *testing.T, fsys *vfs.MemFS, path string, rng *rand.Rand) string {
 // dropped); nothing panics, and no read returns a value that was never
 // written to its key.
 func TestCorruptionNeverGivesWrongValues(t *testing.T) {
+	t.Parallel()
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	base := vfs.NewMem()
@@ -67,8 +68,8 @@ func TestCorruptionNeverGivesWrongValues(t *testing.T) {
 	names, err := base.List("/db")
 	require.NoError(t, err)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == filenames.LockName })
-	trials := 300
-	if *long {
+	trials := 200
+	if testseed.Long() {
 		trials = 3000
 	}
 	outcomes := map[string]int{}

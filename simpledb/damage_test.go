@@ -57,12 +57,13 @@ import (
 // several flipped bytes per file, and each log zeroed from every record
 // boundary of its last chunk.
 func TestDamageMatrix(t *testing.T) {
+	t.Parallel()
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	closed, crashed := buildDamageImages(t, rng)
 	images := []*damageImage{closed}
 	flips, zeroings := 1, 3
-	if *long {
+	if testseed.Long() {
 		images = append(images, crashed)
 		flips, zeroings = 16, 0 // 0: every boundary
 	}

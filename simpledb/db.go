@@ -61,8 +61,7 @@ type DB struct {
 	compactPtr  [NumLevels][]byte // where the next compaction of each level starts
 	bgErr       error
 	// bgRecoverable: the filesystem caused bgErr, and Resume may clear
-	// it; autoResuming: a goroutine retries Resume (out of space). See
-	// resume.go.
+	// it; autoResuming: a goroutine retries Resume (out of space).
 	bgRecoverable bool
 	autoResuming  bool
 	// compactPause is the error of a compaction that ran out of space;

@@ -456,8 +456,8 @@ func startChild(t *testing.T, dbDir, mode string, start int, env ...string) *mat
 func (c *matrixChild) wait(timeout time.Duration) (code int, signal syscall.Signal) {
 	timer := time.AfterFunc(timeout, func() { c.cmd.Process.Kill() })
 	defer timer.Stop()
+	<-c.done // every line read before Wait closes the pipe: the reader ends when the child does
 	err := c.cmd.Wait()
-	<-c.done
 	if strings.Contains(c.stderr.String(), "[signal SIGBUS") {
 		return -1, syscall.SIGBUS
 	}

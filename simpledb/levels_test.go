@@ -29,6 +29,7 @@ func randomValue(rng *rand.Rand, key []byte, version uint64, n int) []byte {
 // background flushes and compactions, with overwrites and deletes; every
 // key then reads back as last written, before and after a reopen.
 func TestDataFlowsThroughLevels(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(testseed.Seed(t), 0))
 	dir := t.TempDir()
 	db, err := Open(dir, smallOptions())
@@ -83,6 +84,7 @@ func batchOf(k, v []byte) *Batch {
 // versions; every read must see a version no older than one that reader
 // saw before, and never a value that was not written.
 func TestConcurrentReadersAndWriters(t *testing.T) {
+	t.Parallel()
 	seed := testseed.Seed(t)
 	db, err := Open(t.TempDir(), smallOptions())
 	require.NoError(t, err)
@@ -154,7 +156,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	wg.Go(func() {
 		defer stop.Store(true)
 		for round := range int64(4) {
-			for db.Stats().Writes < (round+1)*1500 {
+			for db.Stats().Writes < (round+1)*1000 {
 				time.Sleep(5 * time.Millisecond)
 				if t.Failed() {
 					return

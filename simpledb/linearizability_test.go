@@ -20,8 +20,9 @@ import (
 // consistent with their real-time order, in which every Get returns the
 // latest write.
 func TestLinearizability(t *testing.T) {
+	t.Parallel()
 	histories := 6
-	if *long {
+	if testseed.Long() {
 		histories = 100
 	}
 	seed := testseed.Seed(t)

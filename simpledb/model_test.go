@@ -3,7 +3,6 @@ package simpledb
 import (
 	"bytes"
 	"cmp"
-	"flag"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -19,9 +18,6 @@ import (
 	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
-
-// long runs the randomised tests for much longer: `make stress`.
-var long = flag.Bool("long", false, "run randomised tests at stress length")
 
 // model is the reference: a plain map of what the database must hold.
 type model map[string]string
@@ -126,6 +122,7 @@ var numericOrder = &sstables.Comparator{Name: "test.numeric", Compare: func(a, b
 // trivial move in one order. So the three runs together must have done
 // each.
 func TestModel(t *testing.T) {
+	t.Parallel()
 	var total modelCounts
 	for _, o := range modelOrders {
 		t.Run(o.name, func(t *testing.T) { total.add(testModel(t, o)) })
@@ -148,7 +145,7 @@ func (c *modelCounts) add(o modelCounts) {
 
 func testModel(t *testing.T, order modelOrder) modelCounts {
 	steps := 3000
-	if *long {
+	if testseed.Long() {
 		steps = 100000
 	}
 	if order.c != sstables.Bytewise {

@@ -24,8 +24,8 @@ import (
 // Open opens the database in dir, creating it (and dir) if missing and
 // recovering it after a crash. A nil opts gives the defaults. A second Open
 // of the same directory fails with ErrLocked until the first is closed.
-// With Options.ReadOnly it creates nothing and writes nothing: see
-// readonly.go.
+// With Options.ReadOnly it creates nothing and writes nothing: the logs
+// a crash left are replayed into memory, and writes return ErrReadOnly.
 func Open(dir string, opts *Options) (*DB, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err

@@ -160,8 +160,9 @@ func matchPrefix(got model, base model, ops []workloadOp, from int) int {
 // that was never written, no deleted key resurrected; and that it reads
 // the same backward.
 func TestPowerLoss(t *testing.T) {
+	t.Parallel()
 	cycles := 60
-	if *long {
+	if testseed.Long() {
 		cycles = 1000
 	}
 	seed := testseed.Seed(t)
@@ -293,6 +294,7 @@ func (c *cycleCounts) add(s Stats) {
 // lost page holds the file's earlier use's records instead of zeros:
 // valid records, of another log, which must neither replay nor vouch.
 func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
+	t.Parallel()
 	seed := testseed.Seed(t)
 	for _, recycled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("recycled=%v", recycled), func(t *testing.T) {

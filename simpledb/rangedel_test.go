@@ -14,6 +14,7 @@ import (
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,6 +41,7 @@ func liveKeys(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error)) []st
 }
 
 func TestDeleteRangeAcrossFlushAndCompaction(t *testing.T) {
+	t.Parallel()
 	stages := []struct {
 		name string
 		do   func(t *testing.T, db *DB)
@@ -51,12 +53,12 @@ func TestDeleteRangeAcrossFlushAndCompaction(t *testing.T) {
 	for _, written := range stages {
 		for _, deleted := range stages {
 			t.Run(written.name+"/"+deleted.name, func(t *testing.T) {
-				opts := smallOptions()
+				opts := testOptions(vfs.NewMem())
 				opts.TargetTableSize = 4 << 10 // many tables, so tombstones span several
 				// Fewer open files than tables: the table cache closes and
 				// reopens them under the reads.
 				opts.MaxOpenFiles = MinMaxOpenFiles
-				db, err := Open(t.TempDir(), opts)
+				db, err := Open("/db", opts)
 				require.NoError(t, err)
 				defer db.Close()
 				for i := range 2000 {

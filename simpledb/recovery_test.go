@@ -441,6 +441,7 @@ func workedDB(t *testing.T, seed uint64) (*vfs.MemFS, model) {
 // table, the new manifest, CURRENT, the new log, removing obsolete files)
 // leaves a database the next Open recovers.
 func TestOpenInterrupted(t *testing.T) {
+	t.Parallel()
 	open := func(fsys vfs.FS, arm func()) (*DB, error) {
 		arm()
 		return openQuiet(fsys)
@@ -773,6 +774,7 @@ func requireIntactOrRefused(t *testing.T, dir string, acked model, damaged strin
 // the log it made obsolete was gone, lost the second flush's keys and
 // deleted their table, the only copy of them.
 func TestManifestTailCut(t *testing.T) {
+	t.Parallel()
 	for cut := 1; cut <= 10; cut++ {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
 			dir := t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -62,7 +63,7 @@ func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
 // never returns a value older than one it returned before.
 func TestReadsAcrossFlushes(t *testing.T) {
 	duration := 500 * time.Millisecond
-	if *long {
+	if testseed.Long() {
 		duration = 20 * time.Second
 	}
 	db, err := openQuiet(vfs.NewMem())

@@ -1,6 +1,9 @@
 package sstables
 
-import "bytes"
+import (
+	"bytes"
+	"cmp"
+)
 
 // Comparator orders keys. Its Name is stored in every table and checked when
 // the table is opened, so a table is never read in an order it was not
@@ -41,15 +44,9 @@ func bytewiseSeparator(dst, a, b []byte) []byte {
 
 // compareInternal orders entries: by key, then newest (highest sequence
 // number) first.
-func compareInternal(cmp func(a, b []byte) int, ak []byte, aseq uint64, bk []byte, bseq uint64) int {
-	if c := cmp(ak, bk); c != 0 {
+func compareInternal(compare func(a, b []byte) int, ak []byte, aseq uint64, bk []byte, bseq uint64) int {
+	if c := compare(ak, bk); c != 0 {
 		return c
 	}
-	switch {
-	case aseq > bseq:
-		return -1
-	case aseq < bseq:
-		return 1
-	}
-	return 0
+	return cmp.Compare(bseq, aseq)
 }

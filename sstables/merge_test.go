@@ -80,7 +80,11 @@ func TestMergingIteratorMatchesModel(t *testing.T) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	dir := t.TempDir()
-	for round := range 30 {
+	rounds := 15
+	if testseed.Long() {
+		rounds = 200
+	}
+	for round := range rounds {
 		nsrc := 1 + rng.IntN(5)
 		sources := make([][]entry, nsrc)
 		for i := range sources {

@@ -112,7 +112,7 @@ func TestTableRoundTrip(t *testing.T) {
 	for _, tc := range tableCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
-			es := randomEntries(rng, 2000)
+			es := randomEntries(rng, 1000)
 			path := filepath.Join(t.TempDir(), "t.sst")
 			meta := writeTable(t, path, &tc.wopts, es)
 

@@ -191,7 +191,8 @@ func Build(cmp Cmp, tombs []Tombstone) List {
 		for _, t := range active {
 			seqs = append(seqs, t.Seq)
 		}
-		slices.SortFunc(seqs, func(a, b uint64) int { return compareUint(b, a) })
+		slices.Sort(seqs)
+		slices.Reverse(seqs) // newest first
 		seqs = slices.Compact(seqs)
 		if n := len(out); n > 0 && endBound(out[n-1].End).compare(cmp, lo) == 0 && slices.Equal(out[n-1].Seqs, seqs) {
 			out[n-1].End = hi.key
@@ -227,16 +228,6 @@ func (a bound) compare(cmp Cmp, b bound) int {
 		return int(a.rank) - int(b.rank)
 	}
 	return cmp(a.key, b.key)
-}
-
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Add returns a new list holding l's tombstones and t; l is unchanged.

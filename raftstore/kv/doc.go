@@ -32,11 +32,11 @@
 // # Snapshots
 //
 // Snapshot takes a Strata snapshot, which costs nothing, and Persist
-// streams its iterator to raft's snapshot sink while applies go on; the
-// stream's layout is in snapshot.go. Restore replaces the contents: one
-// range deletion of every key, then the snapshot's keys in batches, then
-// its applied index. Until that last write the recorded index is 0, so an
-// interrupted restore is restored again at the next start.
+// streams its iterator to raft's snapshot sink while applies go on.
+// Restore replaces the contents: one range deletion of every key, then the
+// snapshot's keys in batches, then its applied index. Until that last
+// write the recorded index is 0, so an interrupted restore is restored
+// again at the next start.
 //
 // # Reads
 //
