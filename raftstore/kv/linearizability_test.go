@@ -2,7 +2,6 @@ package kv_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,12 +12,10 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/hashicorp/raft"
 	"github.com/stratadb/strata/internal/kvmodel"
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/raftstore/kv"
 	"github.com/stretchr/testify/require"
 )
-
-// long runs the randomised tests for longer: `make stress`.
-var long = flag.Bool("long", false, "run randomised tests at stress length")
 
 // TestLinearizability runs clients against a 3-node cluster while a
 // nemesis partitions nodes (the leader among them) with the in-memory
@@ -31,7 +28,7 @@ var long = flag.Bool("long", false, "run randomised tests at stress length")
 func TestLinearizability(t *testing.T) {
 	rng := seeded(t)
 	duration := 6 * time.Second
-	if *long {
+	if testseed.Long() {
 		duration = 60 * time.Second
 	}
 	c := newCluster(t, 3, rng, nil)
