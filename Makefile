@@ -42,7 +42,11 @@ PEERS_OUT   ?= results
 
 .PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
-test: vet race ycsb-test peers-test raftstore-test examples
+# make test vets and tests every module but the peers' (benchmark/peers):
+# its four engines take a minute to compile, and make bench-smoke, which
+# CI runs after make test, vets and tests it with its benchmarks.
+test: VET_MODULES = . benchmark/ycsb raftstore
+test: vet race ycsb-test raftstore-test examples
 
 # The race detector's runtime waits a second at every exit, for reports
 # still on their way; the CLI's scripts and the kill tests start hundreds
@@ -53,8 +57,9 @@ export GORACE ?= atexit_sleep_ms=0
 # compiles what it checks: with -race, the compilations the race tests
 # then reuse (the peers' tests run without it), and the tests skip go
 # test's own vet.
+VET_MODULES ?= $(MODULES)
 vet:
-	@for mod in $(MODULES); do \
+	@for mod in $(VET_MODULES); do \
 		race=-race; [ $$mod = benchmark/peers ] && race=; \
 		echo "go vet $$race $$mod"; (cd $$mod && $(GO) vet $$race ./...) || exit 1; \
 	done
@@ -70,7 +75,7 @@ ycsb-test:
 # engine once at tiny sizes, in about 10 s; without -race, which slows the
 # peers' code tenfold and finds nothing of Strata's that race does not.
 peers-test:
-	cd benchmark/peers && $(GO) test -vet=off -count=1 ./...
+	cd benchmark/peers && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./...
 
 # raftstore (hashicorp/raft's log store on Strata, the replicated map, the
 # raftkv program) is its own module too, so the library carries no raft
@@ -99,15 +104,16 @@ bench-groups:
 			-timeout 60m ./benchmark/ $(BENCHFLAGS) || exit 1; \
 	done
 
-# Every benchmark of every module once (-benchtime 1x), and the scale
-# tool at its smallest size: a benchmark that fails, or cannot finish,
-# fails here. CI runs it after make test (.ci/run): it takes about two
-# minutes, more than make test's budget allows.
+# The peers' module vetted and tested, then every benchmark of every
+# module once (-benchtime 1x), and the scale tool at its smallest size: a
+# benchmark that fails, or cannot finish, fails here. CI runs it after
+# make test (.ci/run): it takes about three minutes, more than make test's
+# budget allows.
 bench-smoke:
 	@$(GO) run ./benchmark/internal/diskpeak -dir $(BENCH_DIR)-smoke -- \
 		$(MAKE) --no-print-directory bench-smoke-run
 
-bench-smoke-run:
+bench-smoke-run: peers-test
 	@for mod in $(MODULES); do \
 		echo "=== benchmarks of module $$mod, once each"; \
 		(cd $$mod && $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./... | grep -v 'no test files') || exit 1; \
