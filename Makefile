@@ -85,10 +85,11 @@ peers-test:
 raftstore-test:
 	cd raftstore && $(GO) test -race -vet=off -count=1 -timeout 10m ./...
 
+# Every example, with the race detector (and the race tests' compilations).
 examples:
 	@for d in examples/*/; do \
 		echo "=== example $$d"; \
-		$(GO) run ./$$d || exit 1; \
+		$(GO) run -race ./$$d || exit 1; \
 	done
 
 # The benchmark tables, then the scale table, with every file under

@@ -23,6 +23,17 @@ import (
 
 var killCycles = flag.Int("kill-cycles", 3, "SIGKILL-and-restart cycles of TestProcessKill")
 
+// TestMain runs raftkv itself where TestProcessKill starts this binary as
+// a node of its cluster (RAFTKV_MAIN set), so that the test builds
+// nothing.
+func TestMain(m *testing.M) {
+	if os.Getenv("RAFTKV_MAIN") != "" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
 // proc is one raftkv process of the test's cluster.
 type proc struct {
 	id, raftAddr, httpAddr, dir string
@@ -47,6 +58,7 @@ func freePort(t *testing.T) string {
 func (c *procCluster) start(p *proc, extra ...string) {
 	args := append([]string{"-id", p.id, "-raft", p.raftAddr, "-http", p.httpAddr, "-dir", p.dir, "-heartbeat", "300ms"}, extra...)
 	p.cmd = exec.Command(c.bin, args...)
+	p.cmd.Env = append(os.Environ(), "RAFTKV_MAIN=1")
 	log, err := os.OpenFile(filepath.Join(filepath.Dir(p.dir), p.id+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	require.NoError(c.t, err)
 	p.cmd.Stdout, p.cmd.Stderr = log, log
@@ -136,16 +148,11 @@ func get(addr, key string, stale bool) (string, int, error) {
 // the leader and, once they caught up, from every node.
 func TestProcessKill(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs processes")
+		t.Skip("runs processes")
 	}
 	rng := rand.New(rand.NewPCG(testseed.Seed(t), 0))
 	work := t.TempDir()
-	bin := filepath.Join(work, "raftkv")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
-
-	c := &procCluster{t: t, bin: bin}
+	c := &procCluster{t: t, bin: os.Args[0]}
 	for i := range 3 {
 		c.procs = append(c.procs, &proc{
 			id: fmt.Sprintf("n%d", i), raftAddr: freePort(t), httpAddr: freePort(t),
