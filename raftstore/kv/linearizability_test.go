@@ -150,7 +150,13 @@ func TestLinearizability(t *testing.T) {
 	defer mu.Unlock()
 	t.Logf("%d operations in the history (%v), faults %v", len(history), counts, faults)
 	require.Greater(t, counts["ok"], 100, "too few operations succeeded to check anything")
-	res, info := porcupine.CheckOperationsVerbose(kvmodel.Model, history, time.Minute)
+	// A write of unknown outcome may take effect at any point after its
+	// call, so each widens the search; a minute of run leaves a hundred.
+	budget := time.Minute
+	if testseed.Long() {
+		budget = 15 * time.Minute
+	}
+	res, info := porcupine.CheckOperationsVerbose(kvmodel.Model, history, budget)
 	if res == porcupine.Illegal {
 		path := t.TempDir() + "/history.html"
 		porcupine.VisualizePath(kvmodel.Model, info, path)
