@@ -76,8 +76,9 @@ type DB struct {
 	// anywhere. closing is closed then too, for goroutines that sleep.
 	closed  atomic.Bool
 	closing chan struct{}
-	// resumeMu serializes Resume calls.
+	// resumeMu serializes Resume calls, followMu a follower's catch-ups.
 	resumeMu sync.Mutex
+	followMu sync.Mutex
 
 	rsMu sync.RWMutex
 	rs   *readState

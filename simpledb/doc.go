@@ -57,6 +57,10 @@
 // database without changing its directory: writes, Flush and Compact
 // return ErrReadOnly. Every Open takes the directory's lock: a second one,
 // read-only or not, in this process or another, fails with ErrLocked.
+// Options.Follow opens a follower instead, which takes no lock and reads a
+// database that another Open, in this process or another, is writing:
+// it sees the database as of Open, then as of each CatchUp. Verify takes
+// no lock either, and verifies a database while it is written.
 //
 // # Errors
 //

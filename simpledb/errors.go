@@ -41,6 +41,10 @@ var (
 	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
 	// Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
+	// ErrOutpaced: a follower's CatchUp (or Open) found the writer's
+	// manifest changed under each of its attempts to read the database's
+	// files; its view is as it was. Try again later.
+	ErrOutpaced = errors.New("simpledb: the writer changed the database under every attempt to catch up")
 	// ErrInvalidOption: an Options field holds a value it does not take (a
 	// negative one, where that turns nothing off); the error names it.
 	ErrInvalidOption = errors.New("simpledb: invalid option")

@@ -180,6 +180,7 @@ func FuzzDB(f *testing.F) {
 		m := model{}
 		var snap *Snapshot
 		var snapState model
+		var follower *DB // lives across the writer's sessions
 		next := func() byte {
 			if len(data) == 0 {
 				return 0
@@ -253,11 +254,26 @@ func FuzzDB(f *testing.F) {
 			case 3, 4:
 				checkGet(t, db, m, key(), msg)
 			case 5:
-				// A scan both ways, or a walk that switches direction.
-				if b := next(); b%2 == 0 {
+				// A scan both ways, a walk that switches direction, or a
+				// follower's scan after a catch-up.
+				switch b := next(); {
+				case b%2 == 0:
 					checkScan(t, order.Compare, db.NewIterator, m, nil, nil, msg)
-				} else {
+				case b%4 == 1:
 					walk(db.NewIterator, m, b, msg)
+				case follower == nil:
+					fo := *opts
+					fo.FS, fo.Follow = fsys, true
+					if follower, err = Open("/db", &fo); err != nil {
+						t.Fatal(err)
+					}
+					defer follower.Close()
+					fallthrough
+				default:
+					if err := follower.CatchUp(); err != nil {
+						t.Fatal(err)
+					}
+					checkScan(t, order.Compare, follower.NewIterator, m, nil, nil, msg+" (follower)")
 				}
 			case 6:
 				if snap != nil {

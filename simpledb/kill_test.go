@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -88,16 +89,26 @@ func TestProcessKill(t *testing.T) {
 	t.Run("unsynced", func(t *testing.T) { processKill(t, false) })
 }
 
-func processKill(t *testing.T, sync bool) {
+func processKill(t *testing.T, synced bool) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
 	state := model{} // after batches [0, next)
 	next, acks := 0, 0
+	var acked atomic.Int64 // batches [0, acked) were acknowledged, across cycles
+	var follower *killFollower
+	defer func() {
+		if follower != nil {
+			follower.stop(t)
+		}
+	}()
 	for cycle := range *killCycles {
+		if cycle == 1 { // once the database exists
+			follower = followKills(dir, &acked)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "STRATA_KILL_DIR="+dir, "STRATA_KILL_START="+strconv.Itoa(next))
-		if !sync {
+		if !synced {
 			cmd.Env = append(cmd.Env, "STRATA_KILL_UNSYNCED=1")
 		}
 		out, err := cmd.StdoutPipe()
@@ -112,6 +123,7 @@ func processKill(t *testing.T, sync bool) {
 				if n, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
 					i, _ := strconv.Atoi(n)
 					lastAck.Store(int64(i))
+					acked.Store(int64(i) + 1)
 				} else {
 					lines <- sc.Text()
 					return
@@ -147,5 +159,84 @@ func processKill(t *testing.T, sync bool) {
 			next++
 		}
 	}
-	t.Logf("%d kill cycles, %d acknowledged batches (synced: %v), none lost", *killCycles, acks, sync)
+	t.Logf("%d kill cycles, %d acknowledged batches (synced: %v), none lost", *killCycles, acks, synced)
+}
+
+// killFollower follows the database TestProcessKill's children write and
+// its reopens recover, as a tool would beside them: every view a catch-up
+// installs is the state after a prefix of the kill batches, at least those
+// acknowledged before it began and no older than the view before it, and
+// neither a catch-up nor a Verify of the running database ever reports
+// damage (the reopens prove there is none).
+type killFollower struct {
+	done                      chan struct{}
+	stopped                   atomic.Bool
+	views, verifies, outpaced int
+	err                       error
+}
+
+func followKills(dir string, acked *atomic.Int64) *killFollower {
+	f := &killFollower{done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		f.err = f.run(dir, acked)
+	}()
+	return f
+}
+
+func (f *killFollower) stop(t *testing.T) {
+	f.stopped.Store(true)
+	<-f.done
+	require.NoError(t, f.err)
+	t.Logf("the follower checked %d views and %d Verify reports of the running database (%d catch-ups outpaced)", f.views, f.verifies, f.outpaced)
+}
+
+func (f *killFollower) run(dir string, acked *atomic.Int64) error {
+	o := killOptions()
+	o.Follow = true
+	db, err := Open(dir, o)
+	if err != nil {
+		return fmt.Errorf("follower open: %w", err)
+	}
+	defer db.Close()
+	view, state := 0, model{} // the last view: the state after batches [0, view)
+	for i := 0; !f.stopped.Load(); i++ {
+		floor := int(acked.Load())
+		if err := db.CatchUp(); errors.Is(err, ErrOutpaced) {
+			f.outpaced++
+			continue
+		} else if err != nil {
+			return fmt.Errorf("catch-up %d: %w", i, err)
+		}
+		got, err := scanAll(db)
+		if err != nil {
+			return fmt.Errorf("catch-up %d: scan: %w", i, err)
+		}
+		limit := int(acked.Load()) + 10000 // the children write ahead of the acks read
+		for !maps.Equal(got, state) && view < limit {
+			killBatch(view).apply(state)
+			view++
+		}
+		if !maps.Equal(got, state) {
+			return fmt.Errorf("catch-up %d: the view is no state after %d batches or more", i, floor)
+		}
+		if view < floor {
+			return fmt.Errorf("catch-up %d: the view holds %d batches, %d were acknowledged before it", i, view, floor)
+		}
+		f.views++
+		if i%4 == 0 {
+			report, err := Verify(dir, o, nil)
+			switch {
+			case errors.Is(err, ErrOutpaced):
+				f.outpaced++
+			case err != nil:
+				return fmt.Errorf("verify: %w", err)
+			case len(report.Damage) > 0:
+				return fmt.Errorf("verify of the running database: %v", report.Damage)
+			default:
+				f.verifies++
+			}
+		}
+	}
+	return nil
 }

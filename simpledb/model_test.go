@@ -177,6 +177,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	var snaps []modelSnapshot
 	var checkpoints []modelCheckpoint
 	var held []*heldIterator
+	var follower *DB
 	closeHeld := func() {
 		for _, h := range held {
 			require.NoError(t, h.it.Close())
@@ -303,11 +304,33 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			require.NoError(t, err, msg)
 			checkScan(t, keyCmp, cdb.NewIterator, c.state, nil, nil, msg+" (checkpoint)")
 			require.NoError(t, cdb.Close(), msg)
+		case rng.IntN(2) == 0:
+			// A follower, which lives across the writer's sessions, sees
+			// the model after a catch-up; Verify of the open database
+			// finds it whole.
+			if follower == nil {
+				fo := *opts
+				fo.FS, fo.Follow = vfs.Default, true
+				follower, err = Open(dir, &fo)
+				require.NoError(t, err, msg)
+			} else {
+				require.NoError(t, follower.CatchUp(), msg)
+			}
+			checkScan(t, keyCmp, follower.NewIterator, m, nil, nil, msg+" (follower)")
+			checkGet(t, follower, m, key(), msg+" (follower)")
+			if rng.IntN(4) == 0 {
+				report, err := Verify(dir, opts, nil)
+				require.NoError(t, err, msg)
+				require.Empty(t, report.Damage, msg)
+			}
 		default:
 			checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (full scan)")
 		}
 	}
 	checkScan(t, keyCmp, db.NewIterator, m, nil, nil, "final full scan")
+	if follower != nil {
+		require.NoError(t, follower.Close())
+	}
 	closeHeld()
 	st := db.Stats()
 	moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -26,11 +27,14 @@ import (
 // of the same directory fails with ErrLocked until the first is closed.
 // With Options.ReadOnly it creates nothing and writes nothing: the logs
 // a crash left are replayed into memory, and writes return ErrReadOnly.
+// With Options.Follow it takes no lock either, and follows the Open that
+// writes the database (see CatchUp).
 func Open(dir string, opts *Options) (*DB, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	o := opts.withDefaults()
+	o.ReadOnly = o.ReadOnly || o.Follow
 	if o.ReadOnly || o.ErrorIfNotExists {
 		if err := checkReadOnlyDir(o.FS, dir); err != nil {
 			return nil, err
@@ -38,9 +42,13 @@ func Open(dir string, opts *Options) (*DB, error) {
 	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
 	}
-	lock, createdLock, err := lockDir(&o, dir)
-	if err != nil {
-		return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
+	var lock io.Closer = noLock{}
+	var createdLock bool
+	if !o.Follow {
+		var err error
+		if lock, createdLock, err = lockDir(&o, dir); err != nil {
+			return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
+		}
 	}
 	d := &DB{
 		dir:       dir,
@@ -57,7 +65,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.BlockCacheSize > 0 {
 		d.cache = sstables.NewCache(o.BlockCacheSize)
 	}
-	d.tables = newTableCache(o.MaxOpenFiles, d.openReader)
+	openFiles := o.MaxOpenFiles
+	if o.Follow {
+		openFiles = math.MaxInt // see Options.Follow
+	}
+	d.tables = newTableCache(openFiles, d.openReader)
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -130,13 +142,13 @@ func createDir(fsys vfs.FS, dir string) error {
 // lockDir takes the lock of the database in dir, and reports whether it
 // created the LOCK file, which a read-only Open (or Verify) removes again
 // when it is done. A read-only Open on a read-only filesystem gets a
-// readOnlyFSLock instead.
+// noLock instead.
 func lockDir(o *Options, dir string) (lock io.Closer, created bool, err error) {
 	path := filepath.Join(dir, filenames.LockName)
 	_, statErr := o.FS.Stat(path)
 	lock, err = o.FS.Lock(path)
 	if err != nil && o.ReadOnly && errors.Is(err, syscall.EROFS) {
-		return readOnlyFSLock{}, false, nil
+		return noLock{}, false, nil
 	}
 	if err != nil {
 		return nil, false, err
@@ -144,11 +156,11 @@ func lockDir(o *Options, dir string) (lock io.Closer, created bool, err error) {
 	return lock, errors.Is(statErr, fs.ErrNotExist), nil
 }
 
-// readOnlyFSLock stands for the lock of a directory on a read-only
-// filesystem, which nothing can change: it holds nothing.
-type readOnlyFSLock struct{}
+// noLock stands for a lock not taken: by a follower, or of a directory on
+// a read-only filesystem, which nothing can change.
+type noLock struct{}
 
-func (readOnlyFSLock) Close() error { return nil }
+func (noLock) Close() error { return nil }
 
 // recover loads the manifest's version, proves that every file it needs is
 // there and whole, replays the logs it still needs, makes what they held a
@@ -159,6 +171,9 @@ func (readOnlyFSLock) Close() error { return nil }
 // logs it names exist; every log replays, with damage only in a torn tail.
 // Anything else is ErrCorruption, and the directory stays as it was.
 func (d *DB) recover() error {
+	if d.opts.Follow {
+		return d.follow()
+	}
 	names, err := d.fs.List(d.dir)
 	if err != nil {
 		return fmt.Errorf("simpledb: list %s: %w", d.dir, err)
@@ -291,6 +306,12 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	}
 	v.sortLevels()
 
+	return d.replayLogs(logsToReplay(state, names), state, &d.lastSeq, recovered)
+}
+
+// logsToReplay returns the numbers of the logs in names that state still
+// needs, in order.
+func logsToReplay(state *manifest.State, names []string) []uint64 {
 	var logs []uint64
 	for _, name := range names {
 		if kind, num := filenames.Parse(name); kind == filenames.Log && num >= state.LogNum {
@@ -298,7 +319,7 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 		}
 	}
 	slices.Sort(logs)
-	return d.replayLogs(logs, state, recovered)
+	return logs
 }
 
 // checkLogsExist proves that the logs the manifest still needs are in the
@@ -329,12 +350,12 @@ func (d *DB) checkLogsExist(state *manifest.State, names []string) error {
 // tail: the unacknowledged end of the last write, or a log whose creation
 // a crash interrupted before it was named. It is dropped. Any other damage
 // is ErrCorruption.
-func (d *DB) replayLogs(nums []uint64, state *manifest.State, m *memstore.Memstore) error {
+func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m *memstore.Memstore) error {
 	var tails tornTails
 	var torn *logOutcome
 	for _, num := range nums {
 		w := &logWalk{fsys: d.fs, path: filenames.LogPath(d.dir, num), num: num, info: state.Logs[num], named: state.Named(num),
-			format: state.LogFormat, lastSeq: &d.lastSeq, apply: m.Apply}
+			format: state.LogFormat, lastSeq: lastSeq, apply: m.Apply}
 		out, err := w.run()
 		if err != nil {
 			return err
@@ -349,7 +370,8 @@ func (d *DB) replayLogs(nums []uint64, state *manifest.State, m *memstore.Memsto
 			torn = out
 		}
 	}
-	if torn != nil {
+	if torn != nil && !d.opts.Follow {
+		// (A follower reads a log being written: its end is torn often.)
 		d.logger.Warn("simpledb: dropped the torn tail of the log", "damage", torn.tail)
 	}
 	return nil

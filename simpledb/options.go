@@ -139,6 +139,17 @@ type Options struct {
 	// writes, Flush and Compact return ErrReadOnly. The directory's lock is
 	// taken as by any Open. Default: false.
 	ReadOnly bool
+	// Follow opens the database as a follower: read-only, without the
+	// directory's lock, beside an Open (in this process or another) that
+	// may be writing it. Reads see the database as of Open, then as of
+	// each CatchUp, which reads the writer's manifest and logs again. A
+	// follower writes nothing, and the writer never waits for it. It
+	// keeps every table of its view open, whatever MaxOpenFiles says, so
+	// that a table the writer deletes stays readable until the view
+	// moves on; its snapshots hold their view. It may see writes the
+	// writer has appended to its log but not yet acknowledged. Implies
+	// ReadOnly. Default: false.
+	Follow bool
 	// ErrorIfNotExists makes Open fail with ErrNotDB, creating nothing,
 	// where the directory holds no database, as a read-only Open does: for
 	// tools that must never create one by mistake. Default: false, Open

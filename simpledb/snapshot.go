@@ -16,6 +16,10 @@ import (
 type Snapshot struct {
 	db  *DB
 	seq uint64
+	// rs is a follower's view, which the snapshot holds: the writer's
+	// compactions do not know of the snapshot, and a CatchUp may install
+	// tables without the versions it sees.
+	rs *readState
 
 	mu       sync.Mutex
 	released bool
@@ -31,7 +35,13 @@ func (d *DB) NewSnapshot() *Snapshot {
 		s.released = true
 		return s
 	}
-	s.seq = d.visibleSeq.Load()
+	if d.opts.Follow {
+		d.rsMu.RLock()
+		s.rs = d.rs
+		s.rs.refs.Add(1)
+		d.rsMu.RUnlock()
+	}
+	s.seq = d.visibleSeq.Load() // after the view: see readState.get
 	d.snapshots[s.seq]++
 	return s
 }
@@ -59,7 +69,7 @@ func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
-	rs, err := s.db.acquire()
+	rs, err := s.acquire()
 	if err != nil {
 		return dst, err
 	}
@@ -72,11 +82,21 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	rs, err := s.db.acquire()
+	rs, err := s.acquire()
 	if err != nil {
 		return nil, err
 	}
 	return s.db.newIterator(rs, lower, upper, s.seq), nil
+}
+
+// acquire returns the read state the snapshot reads, with a reference the
+// caller must drop.
+func (s *Snapshot) acquire() (*readState, error) {
+	if s.rs == nil {
+		return s.db.acquire()
+	}
+	s.rs.refs.Add(1)
+	return s.rs, nil
 }
 
 // Release frees the snapshot. Later calls return ErrClosed.
@@ -88,6 +108,9 @@ func (s *Snapshot) Release() error {
 	}
 	s.released = true
 	d := s.db
+	if s.rs != nil {
+		s.rs.unref(d)
+	}
 	d.mu.Lock()
 	if d.snapshots[s.seq]--; d.snapshots[s.seq] == 0 {
 		delete(d.snapshots, s.seq)

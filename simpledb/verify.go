@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -45,38 +46,56 @@ type VerifyReport struct {
 // directory on its own. progress, if not nil, is called with the bytes of
 // each file as it is done.
 //
-// It takes the directory's lock as a read-only Open does (ErrLocked while
-// the database is open elsewhere; a LOCK file it had to create is removed
-// again). opts gives the FS and the Comparator; nil for the defaults. The
-// error is for what stopped it: a directory that is no database
-// (ErrNotDB), the lock, a comparator mismatch, an I/O error.
+// It takes no lock and writes nothing, so the database may be open
+// meanwhile, in this process or another, and written: Verify reads it as
+// a follower does (Options.Follow), and reports damage only where two
+// runs, a moment apart and with the manifest standing still during each,
+// find the same; where the writer kept changing its manifest, it returns
+// ErrOutpaced. A run that finds nothing is the answer. opts gives the FS
+// and the Comparator; nil for the defaults. The error is for what stopped
+// it: a directory that is no database (ErrNotDB), a comparator mismatch,
+// an I/O error.
 func Verify(dir string, opts *Options, progress func(bytes int64)) (*VerifyReport, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	o := opts.withDefaults()
 	o.ReadOnly = true
-	v := &verifier{opts: o, dir: dir, report: &VerifyReport{}, progress: progress}
-	if err := checkReadOnlyDir(o.FS, dir); err != nil {
-		if !errors.Is(err, ErrCorruption) {
+	var suspect []string
+	for attempt := range followAttempts {
+		if attempt > 0 {
+			time.Sleep(followConfirmPause)
+			progress = nil // reported once
+		}
+		v := &verifier{opts: o, dir: dir, report: &VerifyReport{}, progress: progress}
+		mark, merr := markManifest(o.FS, dir)
+		err := v.run()
+		if err == nil && len(v.report.Damage) == 0 {
+			return v.report, nil
+		}
+		if errors.Is(err, ErrNotDB) || errors.Is(err, ErrComparatorMismatch) {
 			return nil, err
 		}
-		v.damage(err) // the files of a database, without CURRENT
-	}
-	lock, createdLock, err := lockDir(&o, dir)
-	if err != nil {
-		return nil, fmt.Errorf("simpledb: verify %s: %w", dir, err)
-	}
-	defer func() {
-		lock.Close()
-		if createdLock {
-			o.FS.Remove(filepath.Join(dir, filenames.LockName))
+		if now, nerr := markManifest(o.FS, dir); merr == nil && nerr == nil && now != mark {
+			suspect = nil // files may have gone under the run
+			continue
 		}
-	}()
-	if err := v.run(); err != nil {
-		return nil, err
+		found := make([]string, 0, len(v.report.Damage)+1)
+		for _, d := range v.report.Damage {
+			found = append(found, d.Error())
+		}
+		if err != nil {
+			found = append(found, err.Error())
+		}
+		if slices.Equal(found, suspect) {
+			if err != nil {
+				return nil, err
+			}
+			return v.report, nil
+		}
+		suspect = found
 	}
-	return v.report, nil
+	return nil, fmt.Errorf("simpledb: verify %s: %w", dir, ErrOutpaced)
 }
 
 type verifier struct {
@@ -117,6 +136,12 @@ func (v *verifier) done(bytes int64) {
 }
 
 func (v *verifier) run() error {
+	if err := checkReadOnlyDir(v.opts.FS, v.dir); err != nil {
+		if !errors.Is(err, ErrCorruption) {
+			return err
+		}
+		v.damage(err) // the files of a database, without CURRENT
+	}
 	names, err := v.opts.FS.List(v.dir)
 	if err != nil {
 		return fmt.Errorf("simpledb: verify: %w", err)

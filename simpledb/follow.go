@@ -1,0 +1,232 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/stratadb/strata/internal/manifest"
+	"github.com/stratadb/strata/memstore"
+	"github.com/stratadb/strata/vfs"
+)
+
+// A follower (Options.Follow) reads the files of a database that another
+// Open, in this process or another, may be writing. It takes no lock and
+// writes nothing, so the writer is free to flush, compact, rotate its log
+// and delete files under it. It copes by capturing a view as one moment:
+//
+//  1. Mark the manifest: the file CURRENT names and its size.
+//  2. Replay the manifest, list the directory, open every table the
+//     manifest names (an open file stays readable once its name is
+//     deleted) and replay the logs it still needs into a memstore.
+//  3. Look at the manifest again. The logs read are the database's only
+//     if no edit since the mark made one of them obsolete (a flush, after
+//     which the writer deletes or recycles it), named one the listing
+//     missed (a rotation) or started a new manifest. Otherwise the
+//     capture starts over. Edits that only add and remove tables
+//     (compactions) leave it valid: the tables it opened hold the same
+//     keys as the ones that replaced them.
+//
+// A capture that fails retries too, while the manifest moved meanwhile
+// (a table or log deleted under it): damage is reported only when the
+// manifest stood still, and a second capture, a moment later, finds the
+// same. A log being written can show a torn record with whole ones after
+// it to a reader that raced the writer, which the writer never had.
+
+// followAttempts bounds the captures of one catch-up.
+const followAttempts = 50
+
+// followConfirmPause is how long a catch-up waits before it captures again
+// to confirm what may be damage.
+const followConfirmPause = 20 * time.Millisecond
+
+// errManifestMoved: the manifest changed while a capture read what it
+// names; the capture is void.
+var errManifestMoved = errors.New("simpledb: the manifest changed during the catch-up")
+
+// CatchUp brings a follower's view up to date: reads that start after it
+// returns see every write the database's files held when it began. It is
+// safe to call concurrently with reads; iterators and snapshots taken
+// before it keep their view. On a database not opened with Options.Follow
+// it does nothing and returns nil: no other Open can write to it.
+//
+// It fails with ErrCorruption where the files are damaged, with ErrOutpaced
+// if the writer changed its manifest under each of its attempts, and with
+// ErrClosed after Close. A failed CatchUp leaves the view as it was.
+func (d *DB) CatchUp() error {
+	if err := d.checkOpen(); err != nil {
+		return err
+	}
+	if !d.opts.Follow {
+		return nil
+	}
+	d.followMu.Lock()
+	defer d.followMu.Unlock()
+	return d.follow()
+}
+
+// follow captures the database as its files hold it now and makes that
+// what reads see.
+func (d *DB) follow() error {
+	var suspect string // the error of the last capture, with the manifest unchanged
+	for range followAttempts {
+		c, err := d.capture()
+		switch {
+		case err == nil:
+			return d.installView(c)
+		case errors.Is(err, errManifestMoved):
+			suspect = ""
+		case err.Error() == suspect:
+			return err
+		default:
+			suspect = err.Error()
+			time.Sleep(followConfirmPause)
+		}
+	}
+	return fmt.Errorf("simpledb: catch up with %s: %w", d.dir, ErrOutpaced)
+}
+
+// view is what a capture found: the version and the logs' writes.
+type view struct {
+	v       *version
+	mem     *memstore.Memstore
+	lastSeq uint64
+}
+
+// manifestMark is where the manifest stood: the file CURRENT names and its
+// size.
+type manifestMark struct {
+	name string
+	size int64
+}
+
+func markManifest(fsys vfs.FS, dir string) (manifestMark, error) {
+	name, err := manifest.ReadCurrent(fsys, dir)
+	if err != nil {
+		return manifestMark{}, fmt.Errorf("simpledb: %w", err)
+	}
+	info, err := fsys.Stat(filepath.Join(dir, name))
+	if err != nil {
+		return manifestMark{}, fmt.Errorf("simpledb: %w", err)
+	}
+	return manifestMark{name, info.Size()}, nil
+}
+
+// capture reads one view of the database; see the top of this file.
+func (d *DB) capture() (*view, error) {
+	mark, err := markManifest(d.fs, d.dir)
+	if err != nil {
+		return nil, err
+	}
+	state, err := manifest.Replay(d.fs, filepath.Join(d.dir, mark.name), d.opts.Comparator.Name)
+	if err != nil {
+		return nil, d.unlessMoved(mark, err)
+	}
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return nil, fmt.Errorf("simpledb: list %s: %w", d.dir, err)
+	}
+	v, err := d.followVersion(state)
+	if err != nil {
+		return nil, d.unlessMoved(mark, err)
+	}
+	c := &view{v: v, mem: d.newMemstore(), lastSeq: state.LastSeq}
+	err = d.checkLogsExist(state, names)
+	if err == nil {
+		err = d.replayLogs(logsToReplay(state, names), state, &c.lastSeq, c.mem)
+	}
+	if err == nil {
+		err = d.checkLogsStill(mark, state)
+	} else {
+		err = d.unlessMoved(mark, err)
+	}
+	if err != nil {
+		v.unref(d)
+		return nil, err
+	}
+	return c, nil
+}
+
+// unlessMoved returns err, or errManifestMoved (wrapping it) if the
+// manifest changed since mark: then a file may have gone under the read.
+func (d *DB) unlessMoved(mark manifestMark, err error) error {
+	if now, merr := markManifest(d.fs, d.dir); merr != nil || now != mark {
+		return fmt.Errorf("%w: %w", errManifestMoved, err)
+	}
+	return err
+}
+
+// checkLogsStill returns errManifestMoved if the manifest, since mark, made
+// one of the logs state needs obsolete, named another, or was replaced.
+func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
+	now, err := markManifest(d.fs, d.dir)
+	switch {
+	case err != nil || now.name != mark.name:
+		return errManifestMoved
+	case now.size == mark.size:
+		return nil
+	}
+	later, err := manifest.Replay(d.fs, filepath.Join(d.dir, now.name), d.opts.Comparator.Name)
+	if err != nil || later.LogNum != state.LogNum ||
+		!slices.Equal(slices.Sorted(maps.Keys(later.Logs)), slices.Sorted(maps.Keys(state.Logs))) {
+		return errManifestMoved
+	}
+	return nil
+}
+
+// followVersion returns a version of the tables state names, each with a
+// reference: the current view's where it holds the same file, otherwise
+// opened now.
+func (d *DB) followVersion(state *manifest.State) (*version, error) {
+	have := map[uint64]*table{}
+	if d.current != nil {
+		for _, level := range d.current.levels {
+			for _, t := range level {
+				have[t.Num] = t
+			}
+		}
+	}
+	v := &version{cmp: d.opts.Comparator.Compare}
+	v.refs.Store(1)
+	for level, tables := range state.Levels {
+		for _, info := range tables {
+			t := have[info.Num]
+			if t != nil && t.ID == info.ID && t.Size == info.Size {
+				t.ref()
+			} else {
+				var err error
+				if t, err = d.openTable(info); err != nil {
+					v.unref(d)
+					return nil, err
+				}
+			}
+			v.levels[level] = append(v.levels[level], t)
+		}
+	}
+	v.sortLevels()
+	return v, nil
+}
+
+// installView makes c what reads see; the view it replaces stays with the
+// iterators and snapshots that hold it. After Close it drops c.
+func (d *DB) installView(c *view) error {
+	d.mu.Lock()
+	if d.closed.Load() {
+		d.mu.Unlock()
+		c.v.unref(d)
+		return ErrClosed
+	}
+	old := d.current
+	d.current, d.mem, d.lastSeq = c.v, &memTable{m: c.mem}, c.lastSeq
+	d.visibleSeq.Store(c.lastSeq)
+	d.l0Tables.Store(int64(len(c.v.levels[0])))
+	d.installReadState()
+	d.mu.Unlock()
+	if old != nil {
+		old.unref(d)
+	}
+	return nil
+}

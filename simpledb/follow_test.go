@@ -1,0 +1,220 @@
+package simpledb
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+func followOptions(fsys vfs.FS) *Options {
+	return &Options{FS: fsys, Follow: true, Logger: quietLogger}
+}
+
+// TestFollower follows a database through writes, a flush and a
+// compaction that deletes the tables the follower's view reads.
+func TestFollower(t *testing.T) {
+	fsys := vfs.NewMem()
+	dir := "/db"
+	db, err := Open(dir, testOptions(fsys))
+	require.NoError(t, err)
+	defer db.Close()
+	put := func(from, to int, tag string) {
+		for i := from; i < to; i++ {
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key-%04d", i), []byte(tag)))
+		}
+	}
+	put(0, 1000, "first")
+	require.NoError(t, db.Flush())
+	put(1000, 1200, "first")
+
+	f, err := Open(dir, followOptions(fsys))
+	require.NoError(t, err, "a follower takes no lock")
+	defer f.Close()
+	want := readAll(t, db)
+	require.Equal(t, want, readAll(t, f))
+
+	it, err := f.NewIterator(nil, nil)
+	require.NoError(t, err)
+	snap := f.NewSnapshot()
+
+	put(0, 1200, "second")
+	require.NoError(t, db.DeleteRange([]byte("key-0100"), []byte("key-0200")))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Compact()) // deletes the tables the follower reads
+	require.Equal(t, want, readAll(t, f), "before CatchUp the view stays")
+
+	require.NoError(t, f.CatchUp())
+	require.Equal(t, readAll(t, db), readAll(t, f), "after CatchUp")
+
+	// What was taken before the catch-up keeps its view, though the
+	// writer deleted its tables and the follower moved on.
+	n := 0
+	for _, v := range it.All() {
+		require.Equal(t, "first", string(v))
+		n++
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, 1200, n)
+	require.NoError(t, it.Close())
+	v, err := snap.Get([]byte("key-0150"))
+	require.NoError(t, err)
+	require.Equal(t, "first", string(v))
+	require.NoError(t, snap.Release())
+
+	for name, err := range map[string]error{
+		"Put":     f.Put([]byte("k"), []byte("v")),
+		"Delete":  f.Delete([]byte("k")),
+		"Flush":   f.Flush(),
+		"Compact": f.Compact(),
+	} {
+		require.ErrorIs(t, err, ErrReadOnly, name)
+	}
+	require.NoError(t, db.CatchUp(), "a writer is always caught up")
+
+	// The follower's Close leaves the writer's directory alone.
+	require.NoError(t, f.Close())
+	require.ErrorIs(t, f.CatchUp(), ErrClosed)
+	put(1200, 1300, "third")
+	require.NoError(t, db.Close())
+	db, err = Open(dir, testOptions(fsys))
+	require.NoError(t, err)
+	got, err := db.Get([]byte("key-1299"))
+	require.NoError(t, err)
+	require.Equal(t, "third", string(got))
+}
+
+func TestFollowerOfNoDatabase(t *testing.T) {
+	fsys := vfs.NewMem()
+	require.NoError(t, fsys.MkdirAll("/empty", 0o755))
+	_, err := Open("/empty", followOptions(fsys))
+	require.ErrorIs(t, err, ErrNotDB)
+	names, err := fsys.List("/empty")
+	require.NoError(t, err)
+	require.Empty(t, names, "a follower creates nothing")
+}
+
+// TestVerifyOpenDatabase verifies a database its own process holds open.
+func TestVerifyOpenDatabase(t *testing.T) {
+	fsys := vfs.NewMem()
+	o := testOptions(fsys)
+	o.DisableAutoCompaction = true // the damaged table stays
+	db, err := Open("/db", o)
+	require.NoError(t, err)
+	defer db.Close()
+	for i := range 3000 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", i%700), fmt.Appendf(nil, "value-%d", i)))
+	}
+	require.NoError(t, db.Flush())
+	report, err := Verify("/db", &Options{FS: fsys}, nil)
+	require.NoError(t, err)
+	require.Empty(t, report.Damage)
+	require.Positive(t, report.Tables)
+
+	// Damage the writer has too is reported: a flipped byte in a table.
+	names, err := fsys.List("/db")
+	require.NoError(t, err)
+	for _, name := range names {
+		if kind, _ := filenames.Parse(name); kind == filenames.Table {
+			data := readDirFiles(t, fsys, "/db")[name]
+			data[100] ^= 0x10
+			w, err := fsys.Create("/db/" + name)
+			require.NoError(t, err)
+			_, err = w.Write(data)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			break
+		}
+	}
+	report, err = Verify("/db", &Options{FS: fsys}, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, report.Damage)
+	require.ErrorIs(t, report.Damage[0], ErrCorruption)
+}
+
+// TestFollowerWhileWriting follows a database that writers change all the
+// time, flushing and compacting: every view a catch-up installs is the
+// database after some prefix of the acknowledged batches, at least those
+// acknowledged before it began, and never older than the view before.
+func TestFollowerWhileWriting(t *testing.T) {
+	const keys = 300
+	wantViews := 20
+	if testseed.Long() {
+		wantViews = 500
+	}
+	fsys := vfs.NewMem()
+	db, err := Open("/db", testOptions(fsys))
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Put([]byte("last"), []byte("-1")))
+	f, err := Open("/db", followOptions(fsys))
+	require.NoError(t, err)
+	defer f.Close()
+
+	var acked atomic.Int64 // batches [0, acked) returned
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; !stop.Load(); i++ {
+			b := db.NewBatch()
+			b.Put(fmt.Appendf(nil, "k%03d", i%keys), []byte(strconv.Itoa(i)))
+			b.Put([]byte("last"), []byte(strconv.Itoa(i)))
+			if err := db.WriteWithOptions(b, NoSync); err != nil {
+				t.Errorf("write %d: %v", i, err)
+				return
+			}
+			acked.Store(int64(i + 1))
+		}
+	}()
+	views, outpaced, prev := 0, 0, 0
+	wg.Add(1)
+	go func() { // reads during the catch-ups
+		defer wg.Done()
+		for !stop.Load() {
+			if _, err := f.Get([]byte("last")); err != nil {
+				t.Errorf("a read during catch-ups: %v", err)
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer stop.Store(true)
+	for views < wantViews {
+		floor := acked.Load()
+		err := f.CatchUp()
+		if errors.Is(err, ErrOutpaced) {
+			outpaced++
+			continue
+		}
+		require.NoError(t, err)
+		m, err := scanAll(f)
+		require.NoError(t, err)
+		j, err := strconv.Atoi(m["last"])
+		require.NoError(t, err)
+		n := j + 1 // the view holds batches [0, n)
+		require.GreaterOrEqual(t, int64(n), floor, "a view older than the acknowledged writes")
+		require.GreaterOrEqual(t, n, prev, "a view older than the one before")
+		require.LessOrEqual(t, int64(n), acked.Load()+1)
+		for k := range keys {
+			key := fmt.Sprintf("k%03d", k)
+			last := n - 1 - (n-1-k)%keys // the last batch below n that wrote key
+			if n <= k {
+				require.NotContains(t, m, key)
+			} else {
+				require.Equal(t, strconv.Itoa(last), m[key], "view of %d batches, key %s", n, key)
+			}
+		}
+		prev = n
+		views++
+	}
+	t.Logf("%d views checked, up to %d batches; %d catch-ups outpaced", views, prev, outpaced)
+}
