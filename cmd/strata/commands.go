@@ -7,7 +7,9 @@ var commands = []command{
 		summary: "levels, tables, logs, the manifest and stats of a database",
 		help: `Opens the database read-only and prints its manifest, the tables of each
 level (number, size, entries, tombstones, range deletions, key range,
-sequence numbers), its logs, and what the logs replay into memory.
+sequence numbers), its logs, and the writes Open replayed from the logs
+into the memstore: their count, the bytes of their keys and values, and
+the memory the memstore takes (which an empty one takes some of too).
 
 example:
   strata db ls /var/lib/app/db`,
