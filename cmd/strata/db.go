@@ -192,9 +192,9 @@ func tableMetadata(path string) (sstables.Metadata, error) {
 }
 
 func scanFlags(fs *flag.FlagSet, c *cli) {
-	fs.StringVar(&c.lower, "lower", "", "start at this key (inclusive)")
-	fs.StringVar(&c.upper, "upper", "", "stop before this key (exclusive)")
-	fs.StringVar(&c.prefix, "prefix", "", "only keys with this prefix")
+	fs.StringVar(&c.lower, "lower", "", "start at this key, inclusive (key syntax above)")
+	fs.StringVar(&c.upper, "upper", "", "stop before this key, exclusive (key syntax above)")
+	fs.StringVar(&c.prefix, "prefix", "", "only keys with this prefix (key syntax above)")
 	fs.BoolVar(&c.reverse, "reverse", false, "from the last key down")
 	fs.IntVar(&c.limit, "limit", 0, "print at most this many entries (0: all)")
 	fs.BoolVar(&c.count, "count", false, "print only the number of entries")
@@ -266,8 +266,27 @@ func dbScan(c *cli, args []string) error {
 		} else {
 			c.out.line("%d", n)
 		}
+	} else if n == 0 && !c.out.json {
+		// Not an error, but say so, with the bounds as read: an empty
+		// output alone looks like a bound that was not read as meant.
+		fmt.Fprintf(c.stderr, "strata %s: %s\n", c.cmdName, c.out.noKeys(prefix, lower, upper))
 	}
 	return nil
+}
+
+// noKeys says that no key lies within the bounds a scan was given.
+func (p *printer) noKeys(prefix, lower, upper []byte) string {
+	switch {
+	case len(prefix) > 0:
+		return "no keys with the prefix " + p.key(prefix)
+	case len(lower) > 0 && len(upper) > 0:
+		return fmt.Sprintf("no keys in [%s, %s)", p.key(lower), p.key(upper))
+	case len(lower) > 0:
+		return "no keys at or after " + p.key(lower)
+	case len(upper) > 0:
+		return "no keys before " + p.key(upper)
+	}
+	return "the database holds no keys"
 }
 
 // prefixEnd returns the least key after every key with prefix p, or nil
