@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -296,7 +295,7 @@ func (fsys *MemFS) Lock(name string) (io.Closer, error) {
 	defer fsys.mu.Unlock()
 	key := filepath.Clean("/" + name)
 	if fsys.locks[key] {
-		return nil, fmt.Errorf("vfs: lock %s: %w", name, ErrLocked)
+		return nil, &lockedError{name}
 	}
 	if _, err := fsys.lookup(name); err != nil {
 		dir, base, err := fsys.parent(name)

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -62,6 +63,9 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	lock, err := lockFile(f)
 	if err != nil {
 		f.Close()
+		if errors.Is(err, ErrLocked) {
+			return nil, &lockedError{name}
+		}
 		return nil, fmt.Errorf("vfs: lock %s: %w", name, err)
 	}
 	return lock, nil

@@ -15,6 +15,16 @@ import (
 // MemFS's locks are its own, and so process-local too.
 var ErrLocked = errors.New("vfs: lock held by another process or Open")
 
+// lockedError is Lock's error when the lock is held: ErrLocked's message
+// with the file's name in it, matching ErrLocked under errors.Is.
+type lockedError struct{ name string }
+
+func (e *lockedError) Error() string {
+	return "vfs: lock " + e.name + " held by another process or Open"
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
 // File is an open file. Reads and writes through io.Reader and io.Writer
 // share one offset; ReadAt does not use it and is safe to call concurrently
 // with other ReadAt calls.

@@ -137,6 +137,27 @@ func TestLockIsExclusiveWithinProcess(t *testing.T) {
 	}
 }
 
+// A held lock's error names the file, says "vfs:" once, and matches
+// ErrLocked.
+func TestLockHeldErrorNamesTheFileOnce(t *testing.T) {
+	mem := NewMem()
+	require.NoError(t, mem.MkdirAll("/d", 0o755))
+	for _, tc := range []struct {
+		fsys FS
+		name string
+	}{
+		{Default, filepath.Join(t.TempDir(), "LOCK")},
+		{mem, "/d/LOCK"},
+	} {
+		first, err := tc.fsys.Lock(tc.name)
+		require.NoError(t, err)
+		_, err = tc.fsys.Lock(tc.name)
+		require.ErrorIs(t, err, ErrLocked)
+		require.EqualError(t, err, "vfs: lock "+tc.name+" held by another process or Open")
+		require.NoError(t, first.Close())
+	}
+}
+
 func TestOpenReadOnly(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f")
 	f, err := Default.Create(name)

@@ -1,5 +1,23 @@
 package main
 
+// keySyntax ends the help of the commands that read keys: the syntax of
+// keys.go.
+const keySyntax = `
+
+keys and values:
+  A key or value prints as itself when it is plain text: printable UTF-8
+  that does not begin with a double quote, begin or end with a space, or
+  hold two spaces in a row. Any other prints as a Go double-quoted string:
+  "\x18\x86", "a\nb", "\"quoted\"", "" (empty). KEY, VALUE, --lower,
+  --upper and --prefix are read the same way: an argument that begins with
+  a double quote is such a string, any other is the text itself (0x1886 is
+  six characters of text). What strata prints is what to pass back, in
+  single quotes for the shell. With --hex, keys and values print in hex and
+  those arguments are read in hex (00ff or 0x00ff). With --json, a key or
+  value goes under its name when it is printable text that does not begin
+  with a double quote, which reads back as itself; else under its name
+  with _hex, in hex.`
+
 // commands lists strata's commands, in the order help shows them.
 var commands = []command{
 	{
@@ -7,7 +25,9 @@ var commands = []command{
 		summary: "levels, tables, logs, the manifest and stats of a database",
 		help: `Opens the database read-only and prints its manifest, the tables of each
 level (number, size, entries, tombstones, range deletions, key range,
-sequence numbers), its logs, and what the logs replay into memory.
+sequence numbers), its logs, and the writes Open replayed from the logs
+into the memstore: their count, the bytes of their keys and values, and
+the memory the memstore takes (which an empty one takes some of too).
 
 example:
   strata db ls /var/lib/app/db`,
@@ -18,8 +38,9 @@ example:
 		help: `Opens the database read-only and prints every live key and its value,
 in key order (--reverse: from the last key down), within the bounds given.
 
-example:
-  strata db scan /var/lib/app/db --prefix user: --limit 10`,
+examples:
+  strata db scan /var/lib/app/db --prefix user: --limit 10
+  strata db scan /var/lib/app/db --lower '"\x18\x86"' --upper 0x1886` + keySyntax,
 	},
 	{
 		name: "db get", args: "DIR KEY", nargs: 2, run: dbGet,
@@ -27,8 +48,9 @@ example:
 		help: `Opens the database read-only and prints KEY's value. A key with no value
 is an error, with exit status 1.
 
-example:
-  strata db get /var/lib/app/db user:42`,
+examples:
+  strata db get /var/lib/app/db user:42
+  strata db get /var/lib/app/db '"\x18\x86"'` + keySyntax,
 	},
 	{
 		name: "db put", args: "DIR KEY VALUE", nargs: 3, run: dbPut, flags: putFlags,
@@ -36,8 +58,9 @@ example:
 		help: `Opens the database for writing and writes VALUE under KEY, synced, then
 closes it. DIR must hold a database, unless --create is given.
 
-example:
-  strata db put /var/lib/app/db user:42 '{"name":"Ada"}'`,
+examples:
+  strata db put /var/lib/app/db user:42 '{"name":"Ada"}'
+  strata db put /var/lib/app/db '"\x18\x86"' '"\x00"'` + keySyntax,
 	},
 	{
 		name: "db delete", args: "DIR KEY", nargs: 2, run: dbDelete,
@@ -45,7 +68,7 @@ example:
 		help: `Opens the database for writing and deletes KEY, synced.
 
 example:
-  strata db delete /var/lib/app/db user:42`,
+  strata db delete /var/lib/app/db user:42` + keySyntax,
 	},
 	{
 		name: "db verify", args: "DIR", nargs: 1, run: dbVerify,

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/stratadb/strata/inspect"
+	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
 )
@@ -41,6 +43,10 @@ func dbLs(c *cli, args []string) error {
 		return err
 	}
 	stats := db.Stats()
+	replay, err := countReplayed(dir, layout)
+	if err != nil {
+		return err
+	}
 	p := c.out
 	if p.json {
 		p.object(map[string]any{"type": "manifest", "path": layout.Manifest, "comparator": layout.Comparator,
@@ -103,11 +109,20 @@ func dbLs(c *cli, args []string) error {
 			levels = append(levels, map[string]any{"tables": ls.Tables, "bytes": ls.Bytes})
 		}
 		p.object(map[string]any{"type": "stats", "levels": levels, "memstore_bytes": stats.MemstoreBytes,
+			"replayed_batches": replay.batches, "replayed_writes": replay.writes, "replayed_bytes": replay.bytes,
 			"open_tables": stats.OpenTables, "obsolete_files": layout.Obsolete})
 		return nil
 	}
 	p.line("")
-	p.line("memstore   %s replayed from the logs", size(stats.MemstoreBytes))
+	switch {
+	case len(layout.Logs) == 0:
+		p.line("memstore   empty: no logs to replay")
+	case replay.batches == 0:
+		p.line("memstore   empty: the logs hold no writes to replay")
+	default:
+		p.line("memstore   %d write(s) in %d batch(es) replayed from the logs: %s of keys and values, in %s of memory",
+			replay.writes, replay.batches, size(replay.bytes), size(stats.MemstoreBytes))
+	}
 	if len(layout.Obsolete) > 0 {
 		p.line("not live   %v (the next Open deletes those that are obsolete database files)", layout.Obsolete)
 	}
@@ -115,6 +130,56 @@ func dbLs(c *cli, args []string) error {
 		p.line("torn edit  %v (Open drops it)", layout.TornEdit)
 	}
 	return nil
+}
+
+// replayed counts what an Open replayed from a database's logs into its
+// memstore.
+type replayed struct {
+	batches, writes int
+	bytes           int64 // the writes' keys and values
+}
+
+// errEndOfLog ends the walk of a log at the end of its own batches.
+var errEndOfLog = errors.New("end of the log's own batches")
+
+// countReplayed counts the batches of the live logs of layout that Open
+// replayed, given that it succeeded: each log's batches up to the end of
+// its own, which is its recorded length when closed, a record stamped for
+// another log (a recycled file's leftovers), or damage (the torn tail Open
+// drops; other damage fails Open). A log whose identity record is missing
+// or another's is one a crash interrupted while creating it: empty. The
+// database must be open, so that its files hold still.
+func countReplayed(dir string, layout *inspect.Layout) (replayed, error) {
+	var r replayed
+	for _, l := range layout.Logs {
+		stamp := uint32(l.Number) // of the log's own batches, formats 3 and 4
+		err := inspect.ReadLog(filepath.Join(dir, fmt.Sprintf("%06d.log", l.Number)), layout.LogFormat, nil, func(rec inspect.LogRecord) error {
+			if id := rec.Identity; id != nil {
+				if id.Number != l.Number || l.ID != 0 && id.ID != l.ID {
+					return errEndOfLog
+				}
+				stamp = uint32(id.ID)
+				return nil
+			}
+			if l.Size > 0 && rec.Offset+rec.Size > int64(l.Size) ||
+				layout.LogFormat >= logformat.LogNum && rec.Log != stamp {
+				return errEndOfLog
+			}
+			r.batches++
+			r.writes += len(rec.Ops)
+			for _, op := range rec.Ops {
+				r.bytes += int64(len(op.Key) + len(op.Value))
+			}
+			return nil
+		})
+		switch {
+		case err == nil, errors.Is(err, errEndOfLog), errors.Is(err, inspect.ErrCorruption),
+			errors.Is(err, recordio.ErrTruncatedHeader), errors.Is(err, recordio.ErrUnknownVersion):
+		default:
+			return replayed{}, err
+		}
+	}
+	return r, nil
 }
 
 func tableMetadata(path string) (sstables.Metadata, error) {
@@ -127,9 +192,9 @@ func tableMetadata(path string) (sstables.Metadata, error) {
 }
 
 func scanFlags(fs *flag.FlagSet, c *cli) {
-	fs.StringVar(&c.lower, "lower", "", "start at this key (inclusive)")
-	fs.StringVar(&c.upper, "upper", "", "stop before this key (exclusive)")
-	fs.StringVar(&c.prefix, "prefix", "", "only keys with this prefix")
+	fs.StringVar(&c.lower, "lower", "", "start at this key, inclusive (key syntax above)")
+	fs.StringVar(&c.upper, "upper", "", "stop before this key, exclusive (key syntax above)")
+	fs.StringVar(&c.prefix, "prefix", "", "only keys with this prefix (key syntax above)")
 	fs.BoolVar(&c.reverse, "reverse", false, "from the last key down")
 	fs.IntVar(&c.limit, "limit", 0, "print at most this many entries (0: all)")
 	fs.BoolVar(&c.count, "count", false, "print only the number of entries")
@@ -201,8 +266,27 @@ func dbScan(c *cli, args []string) error {
 		} else {
 			c.out.line("%d", n)
 		}
+	} else if n == 0 && !c.out.json {
+		// Not an error, but say so, with the bounds as read: an empty
+		// output alone looks like a bound that was not read as meant.
+		fmt.Fprintf(c.stderr, "strata %s: %s\n", c.cmdName, c.out.noKeys(prefix, lower, upper))
 	}
 	return nil
+}
+
+// noKeys says that no key lies within the bounds a scan was given.
+func (p *printer) noKeys(prefix, lower, upper []byte) string {
+	switch {
+	case len(prefix) > 0:
+		return "no keys with the prefix " + p.key(prefix)
+	case len(lower) > 0 && len(upper) > 0:
+		return fmt.Sprintf("no keys in [%s, %s)", p.key(lower), p.key(upper))
+	case len(lower) > 0:
+		return "no keys at or after " + p.key(lower)
+	case len(upper) > 0:
+		return "no keys before " + p.key(upper)
+	}
+	return "the database holds no keys"
 }
 
 // prefixEnd returns the least key after every key with prefix p, or nil

@@ -18,13 +18,30 @@
 // refuse is reported too, all of it, not only the first.
 //
 // Output is for people by default: aligned columns, sizes in KiB and MiB,
-// keys and values as text when they are printable UTF-8, else as hex with
-// a 0x prefix (--hex: always hex, and KEY and VALUE arguments are read as
-// hex). --json prints one JSON object per line; a key or value that is not
-// printable text goes under its name with _hex, in hex. Exit status: 0
-// success, 1 damage found, a key not found or a failure, 2 a usage error,
-// a path that is not what the command reads, or a key or value the
-// database refuses (empty, or too large).
+// keys and values in the key syntax, which is also how KEY and VALUE
+// arguments and --lower, --upper and --prefix are read, so that what
+// strata prints is what to pass back:
+//
+//	user:42        plain text prints as itself: printable UTF-8 that does
+//	0x1886         not begin with a double quote, begin or end with a
+//	               space, or hold two spaces in a row
+//	"\x18\x86"     anything else prints as a Go double-quoted string
+//	"a\nb"         (strconv.Quote); an argument that begins with a double
+//	"\"quoted\""   quote is read as one (strconv.Unquote), or refused
+//	""             if it is not one, and any other argument is its text
+//
+// The first byte decides, and a key that begins with a double quote always
+// prints quoted, so each key has one printed form and no printed form is
+// two keys; a binary key cannot pass for text that begins with 0x, as a
+// hex form would. --hex prints and reads hex instead (0x prefix optional
+// on input). --json prints one JSON object per line; a key or value goes
+// under its name when it is printable text that does not begin with a
+// double quote, so that the string reads back as itself, else under its
+// name with _hex, in hex. A scan that prints nothing says so on standard
+// error, with the bounds as read. Exit status: 0 success, 1 damage found,
+// a key not found or a failure, 2 a usage error, a path that is not what
+// the command reads, or a key or value the database refuses (empty, or
+// too large) or cannot read (a double-quoted string that is not one).
 //
 // verify, compact, checkpoint and scan show a progress bar on standard
 // error when it is a terminal, and nothing otherwise. The bar is

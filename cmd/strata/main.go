@@ -13,6 +13,9 @@ import (
 	"github.com/stratadb/strata/simpledb"
 )
 
+// hexUsage describes --hex, which every command takes.
+const hexUsage = "print keys and values in hex, and read KEY, VALUE, --lower, --upper and --prefix in hex"
+
 // Exit statuses.
 const (
 	exitOK      = 0
@@ -68,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("strata "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	jsonOut := fs.Bool("json", false, "print one JSON object per line")
-	hexKeys := fs.Bool("hex", false, "show keys and values in hex, and read KEY and VALUE arguments as hex")
+	hexKeys := fs.Bool("hex", false, hexUsage)
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
 	}
@@ -158,9 +161,13 @@ commands:
 		fmt.Fprintf(w, "  %-40s %s\n", c.name+" "+c.args, c.summary)
 	}
 	fmt.Fprint(w, `
-Every command takes --json (one object per line, for scripts) and --hex
-(keys and values in hex). Exit status: 0 success, 1 damage found, key not
-found or failure, 2 usage error. 'strata help COMMAND' describes one.
+Keys and values print as text when they are plain text, else as Go
+double-quoted strings ("\x18\x86"); KEY, VALUE, --lower, --upper and
+--prefix are read in that form, so what strata prints is what to pass
+back ('strata help db get' for the details). Every command takes --json
+(one object per line, for scripts) and --hex (keys and values in hex).
+Exit status: 0 success, 1 damage found, key not found or failure, 2 usage
+error. 'strata help COMMAND' describes one.
 `)
 }
 
@@ -192,7 +199,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "usage: strata %s %s\n\n%s\n", cmd.name, cmd.args, strings.TrimSpace(cmd.help))
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.Bool("json", false, "print one JSON object per line")
-	fs.Bool("hex", false, "show keys and values in hex, and read KEY and VALUE arguments as hex")
+	fs.Bool("hex", false, hexUsage)
 	if cmd.flags != nil {
 		cmd.flags(fs, &cli{})
 	}

@@ -227,6 +227,12 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{[]string{"db", "get", filepath.Join(dir, "db"), "k"}, exitOK},
 		{[]string{"db", "get", filepath.Join(dir, "db"), "missing"}, exitFailure},
+		{[]string{"db", "get", filepath.Join(dir, "db"), `"k"`}, exitOK},
+		{[]string{"db", "get", filepath.Join(dir, "db"), `"missing"`}, exitFailure},
+		{[]string{"db", "get", filepath.Join(dir, "db"), `"k`}, exitUsage},
+		{[]string{"db", "put", filepath.Join(dir, "db"), "k", `"v`}, exitUsage},
+		{[]string{"db", "scan", filepath.Join(dir, "db"), "--lower", `"\x`}, exitUsage},
+		{[]string{"db", "scan", filepath.Join(dir, "db"), "--lower", "zzz"}, exitOK},
 		{[]string{"db", "verify", filepath.Join(dir, "db")}, exitOK},
 		{[]string{"help", "db", "get"}, exitOK},
 		{nil, exitUsage},

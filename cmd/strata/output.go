@@ -7,10 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 )
 
 // printer writes a command's output: aligned columns for people, or one
@@ -73,19 +72,21 @@ func (p *printer) flush() error {
 	return p.w.Flush()
 }
 
-// key formats a key or value for people: as text when it is printable
-// UTF-8, else as hex with a 0x prefix; always hex with --hex.
+// key formats a key or value for people in the key syntax (keys.go), or
+// with --hex as hex with a 0x prefix.
 func (p *printer) key(b []byte) string {
-	if !p.hexKeys && printable(b) {
-		return string(b)
+	if p.hexKeys {
+		return "0x" + hex.EncodeToString(b)
 	}
-	return "0x" + hex.EncodeToString(b)
+	return formatKey(b)
 }
 
 // keyField adds a key or value to a JSON object: under name when it is
-// printable text, else under name_hex, in hex.
+// printable text that does not begin with a double quote, so that the
+// string read back names it as an argument; else under name_hex, in hex,
+// which --hex reads.
 func (p *printer) keyField(obj map[string]any, name string, b []byte) {
-	if !p.hexKeys && printable(b) {
+	if !p.hexKeys && printable(b) && !bytes.HasPrefix(b, []byte(`"`)) {
 		obj[name] = string(b)
 	} else {
 		obj[name+"_hex"] = hex.EncodeToString(b)
@@ -98,20 +99,6 @@ func (p *printer) pair(k, v []byte) {
 	p.keyField(obj, "key", k)
 	p.keyField(obj, "value", v)
 	p.object(obj)
-}
-
-// printable reports whether b shows as text: printable UTF-8 that does
-// not itself begin with 0x, which would read as hex.
-func printable(b []byte) bool {
-	if !utf8.Valid(b) || bytes.HasPrefix(b, []byte("0x")) {
-		return false
-	}
-	for _, r := range string(b) {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
 }
 
 // size formats a byte count: B, KiB, MiB, GiB.
@@ -130,14 +117,20 @@ func size(n int64) string {
 	return fmt.Sprintf("%.1f %s", f, suffix)
 }
 
-// arg reads a KEY or VALUE argument: as text, or as hex with --hex.
+// arg reads a KEY or VALUE argument or a key flag (what names it): in the
+// key syntax (keys.go), or with --hex as hex, 0x prefix optional.
 func (c *cli) arg(s, what string) ([]byte, error) {
-	if !c.out.hexKeys {
-		return []byte(s), nil
+	if c.out.hexKeys {
+		b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
+		if err != nil {
+			return nil, usagef("%s %q is not hex: %v", what, s, err)
+		}
+		return b, nil
 	}
-	b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
+	b, err := parseKey(s)
 	if err != nil {
-		return nil, usagef("%s %q is not hex: %v", what, s, err)
+		return nil, usagef("%s %s begins with a double quote but is not a Go double-quoted string (as strata prints keys that are not plain text); the text %s itself is %s",
+			what, s, s, strconv.Quote(s))
 	}
 	return b, nil
 }
