@@ -69,7 +69,9 @@ import (
 // opens with Open as a database of its own. Writes go on during the call.
 // Tables are hard-linked where the filesystem allows it and copied
 // otherwise. When Checkpoint returns nil the copy is durable. A Close
-// meanwhile waits for it; on a closed database it returns ErrClosed.
+// meanwhile waits for it; on a closed database it returns ErrClosed. A
+// follower's checkpoint is of its view, or of a later one where the
+// writer has deleted a table of its view since (see CatchUp).
 func (d *DB) Checkpoint(dir string) error {
 	d.closeMu.RLock()
 	defer d.closeMu.RUnlock()
@@ -90,7 +92,17 @@ func (d *DB) Checkpoint(dir string) error {
 		}
 	}
 	c := &checkpoint{d: d, dir: dir}
-	if err := c.write(); err != nil {
+	err = c.write()
+	for attempt := 1; err != nil && d.opts.Follow && errors.Is(err, fs.ErrNotExist) && attempt < followAttempts; attempt++ {
+		// The writer deleted a table of the follower's view: catch up and
+		// try again.
+		c.removeWritten(false)
+		if err = d.CatchUp(); err == nil {
+			c = &checkpoint{d: d, dir: dir}
+			err = c.write()
+		}
+	}
+	if err != nil {
 		c.removeWritten(created)
 		return fmt.Errorf("simpledb: checkpoint %s: %w", dir, err)
 	}

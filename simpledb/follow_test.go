@@ -51,6 +51,13 @@ func TestFollower(t *testing.T) {
 	require.NoError(t, db.Compact()) // deletes the tables the follower reads
 	require.Equal(t, want, readAll(t, f), "before CatchUp the view stays")
 
+	// A checkpoint of the view finds its tables gone: it catches up.
+	require.NoError(t, f.Checkpoint("/ckpt"))
+	c, err := Open("/ckpt", testOptions(fsys))
+	require.NoError(t, err)
+	require.Equal(t, readAll(t, db), readAll(t, c))
+	require.NoError(t, c.Close())
+
 	require.NoError(t, f.CatchUp())
 	require.Equal(t, readAll(t, db), readAll(t, f), "after CatchUp")
 

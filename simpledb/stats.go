@@ -42,8 +42,11 @@ type Stats struct {
 	Levels [NumLevels]LevelStats
 	// MemstoreBytes is the memory held by the active and immutable
 	// memstores; ImmutableMemstores counts those awaiting their flush.
+	// MemstoreEntries counts the entries they hold: every version of
+	// every key, deletions included, and each range deletion.
 	MemstoreBytes      int64
 	ImmutableMemstores int
+	MemstoreEntries    int
 	// Writes counts committed batches; UserBytes sums their keys and values.
 	Writes, UserBytes int64
 	// LogBytes counts bytes appended to write-ahead logs; LogSyncs counts
@@ -102,9 +105,9 @@ func (d *DB) Stats() Stats {
 		s.Levels[level].Tables = len(tables)
 		s.Levels[level].Bytes = d.current.levelSize(level)
 	}
-	s.MemstoreBytes = d.mem.m.SizeBytes()
-	for _, mt := range d.imm {
+	for _, mt := range append([]*memTable{d.mem}, d.imm...) {
 		s.MemstoreBytes += mt.m.SizeBytes()
+		s.MemstoreEntries += mt.m.Len() + len(mt.m.RangeDeletions())
 	}
 	s.ImmutableMemstores = len(d.imm)
 	c := d.stats

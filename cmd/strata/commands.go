@@ -23,11 +23,11 @@ var commands = []command{
 	{
 		name: "db ls", args: "DIR", nargs: 1, run: dbLs,
 		summary: "levels, tables, logs, the manifest and stats of a database",
-		help: `Opens the database read-only and prints its manifest, the tables of each
-level (number, size, entries, tombstones, range deletions, key range,
-sequence numbers), its logs, and the writes Open replayed from the logs
-into the memstore: their count, the bytes of their keys and values, and
-the memory the memstore takes (which an empty one takes some of too).
+		help: `Follows the database (no lock: another process may be writing it) and
+prints its manifest, the tables of each level (number, size, entries,
+tombstones, range deletions, key range, sequence numbers), its logs, and
+the entries replayed from the logs into the memstore (puts, deletions and
+range deletions) with the memory it takes.
 
 example:
   strata db ls /var/lib/app/db`,
@@ -35,8 +35,9 @@ example:
 	{
 		name: "db scan", args: "DIR", nargs: 1, run: dbScan, flags: scanFlags,
 		summary: "print the key-value pairs, in key order",
-		help: `Opens the database read-only and prints every live key and its value,
-in key order (--reverse: from the last key down), within the bounds given.
+		help: `Follows the database (no lock: another process may be writing it) and
+prints every live key and its value, in key order (--reverse: from the
+last key down), within the bounds given.
 
 examples:
   strata db scan /var/lib/app/db --prefix user: --limit 10
@@ -45,8 +46,8 @@ examples:
 	{
 		name: "db get", args: "DIR KEY", nargs: 2, run: dbGet,
 		summary: "print the value of a key (exit status 1 if it has none)",
-		help: `Opens the database read-only and prints KEY's value. A key with no value
-is an error, with exit status 1.
+		help: `Follows the database (no lock: another process may be writing it) and
+prints KEY's value. A key with no value is an error, with exit status 1.
 
 examples:
   strata db get /var/lib/app/db user:42
@@ -79,7 +80,9 @@ log, checks every checksum and that the manifest agrees with the files
 prints each damaged file and offset, and goes on past damage to report
 all it can reach. Exit status 1 when anything is damaged, 0 when all is
 whole. It never writes; what a crash leaves and Open repairs (a torn log
-tail) is printed as a note, not as damage.
+tail) is printed as a note, not as damage. It takes no lock: a database
+another process is writing is verified as it runs, and damage is
+reported only where a second pass finds the same.
 
 example:
   strata db verify /var/lib/app/db`,
@@ -97,9 +100,10 @@ example:
 	{
 		name: "db checkpoint", args: "DIR DEST", nargs: 2, run: dbCheckpoint,
 		summary: "write a consistent copy of the database into DEST",
-		help: `Opens the database read-only and writes a checkpoint into DEST, which
-must not exist or be empty: tables are hard-linked where the filesystem
-allows, copied otherwise. DEST opens as a database of its own.
+		help: `Follows the database (no lock: another process may be writing it) and
+writes a checkpoint into DEST, which must not exist or be empty: tables
+are hard-linked where the filesystem allows, copied otherwise. DEST opens
+as a database of its own.
 
 example:
   strata db checkpoint /var/lib/app/db /backup/db-2026-11-25`,

@@ -5,26 +5,27 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/stratadb/strata/inspect"
-	"github.com/stratadb/strata/internal/logformat"
-	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
 )
 
-// openDB opens the database in dir: read-only for inspection, else for
-// writing, creating one only when asked. A database another process holds
-// is refused at once with the lock's error.
+// openDB opens the database in dir: for inspection as a follower, which
+// needs no lock and reads a database another process is writing as of one
+// moment; else for writing, creating one only when asked. A database
+// another process holds is refused at once for writing, with the lock's
+// error.
 func openDB(dir string, readOnly bool, create bool) (*simpledb.DB, error) {
 	if info, err := os.Stat(dir); err != nil && !create {
 		return nil, fmt.Errorf("%w: %s: %w", simpledb.ErrNotDB, dir, err)
 	} else if err == nil && !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a file, not a database directory", simpledb.ErrNotDB, dir)
 	}
-	db, err := simpledb.Open(dir, &simpledb.Options{ReadOnly: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true})
+	db, err := simpledb.Open(dir, &simpledb.Options{Follow: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true})
 	if errors.Is(err, simpledb.ErrLocked) {
 		return nil, fmt.Errorf("%s is in use by another process: %w", dir, err)
 	}
@@ -38,15 +39,11 @@ func dbLs(c *cli, args []string) error {
 		return err
 	}
 	defer db.Close()
-	layout, err := inspect.ReadLayout(dir, nil)
+	layout, metas, err := readLayout(dir)
 	if err != nil {
 		return err
 	}
 	stats := db.Stats()
-	replay, err := countReplayed(dir, layout)
-	if err != nil {
-		return err
-	}
 	p := c.out
 	if p.json {
 		p.object(map[string]any{"type": "manifest", "path": layout.Manifest, "comparator": layout.Comparator,
@@ -66,10 +63,7 @@ func dbLs(c *cli, args []string) error {
 	}
 	for _, tables := range layout.Levels {
 		for _, t := range tables {
-			m, err := tableMetadata(filepath.Join(dir, fmt.Sprintf("%06d.sst", t.Number)))
-			if err != nil {
-				return err
-			}
+			m := metas[t.Number]
 			if p.json {
 				obj := map[string]any{"type": "table", "number": t.Number, "level": t.Level, "size": t.Size,
 					"entries": m.Records, "tombstones": m.Tombstones, "range_dels": m.RangeDeletions,
@@ -109,19 +103,18 @@ func dbLs(c *cli, args []string) error {
 			levels = append(levels, map[string]any{"tables": ls.Tables, "bytes": ls.Bytes})
 		}
 		p.object(map[string]any{"type": "stats", "levels": levels, "memstore_bytes": stats.MemstoreBytes,
-			"replayed_batches": replay.batches, "replayed_writes": replay.writes, "replayed_bytes": replay.bytes,
-			"open_tables": stats.OpenTables, "obsolete_files": layout.Obsolete})
+			"memstore_entries": stats.MemstoreEntries,
+			"open_tables":      stats.OpenTables, "obsolete_files": layout.Obsolete})
 		return nil
 	}
 	p.line("")
 	switch {
 	case len(layout.Logs) == 0:
 		p.line("memstore   empty: no logs to replay")
-	case replay.batches == 0:
+	case stats.MemstoreEntries == 0:
 		p.line("memstore   empty: the logs hold no writes to replay")
 	default:
-		p.line("memstore   %d write(s) in %d batch(es) replayed from the logs: %s of keys and values, in %s of memory",
-			replay.writes, replay.batches, size(replay.bytes), size(stats.MemstoreBytes))
+		p.line("memstore   %d entries replayed from the logs, in %s of memory", stats.MemstoreEntries, size(stats.MemstoreBytes))
 	}
 	if len(layout.Obsolete) > 0 {
 		p.line("not live   %v (the next Open deletes those that are obsolete database files)", layout.Obsolete)
@@ -132,54 +125,28 @@ func dbLs(c *cli, args []string) error {
 	return nil
 }
 
-// replayed counts what an Open replayed from a database's logs into its
-// memstore.
-type replayed struct {
-	batches, writes int
-	bytes           int64 // the writes' keys and values
-}
-
-// errEndOfLog ends the walk of a log at the end of its own batches.
-var errEndOfLog = errors.New("end of the log's own batches")
-
-// countReplayed counts the batches of the live logs of layout that Open
-// replayed, given that it succeeded: each log's batches up to the end of
-// its own, which is its recorded length when closed, a record stamped for
-// another log (a recycled file's leftovers), or damage (the torn tail Open
-// drops; other damage fails Open). A log whose identity record is missing
-// or another's is one a crash interrupted while creating it: empty. The
-// database must be open, so that its files hold still.
-func countReplayed(dir string, layout *inspect.Layout) (replayed, error) {
-	var r replayed
-	for _, l := range layout.Logs {
-		stamp := uint32(l.Number) // of the log's own batches, formats 3 and 4
-		err := inspect.ReadLog(filepath.Join(dir, fmt.Sprintf("%06d.log", l.Number)), layout.LogFormat, nil, func(rec inspect.LogRecord) error {
-			if id := rec.Identity; id != nil {
-				if id.Number != l.Number || l.ID != 0 && id.ID != l.ID {
-					return errEndOfLog
+// readLayout reads the layout of the database in dir and the metadata of
+// its tables. A process writing the database may delete a table between
+// the two reads: then it reads both again.
+func readLayout(dir string) (*inspect.Layout, map[uint64]sstables.Metadata, error) {
+	for attempt := 0; ; attempt++ {
+		layout, err := inspect.ReadLayout(dir, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		metas := map[uint64]sstables.Metadata{}
+	levels:
+		for _, tables := range layout.Levels {
+			for _, t := range tables {
+				if metas[t.Number], err = tableMetadata(filepath.Join(dir, fmt.Sprintf("%06d.sst", t.Number))); err != nil {
+					break levels
 				}
-				stamp = uint32(id.ID)
-				return nil
 			}
-			if l.Size > 0 && rec.Offset+rec.Size > int64(l.Size) ||
-				layout.LogFormat >= logformat.LogNum && rec.Log != stamp {
-				return errEndOfLog
-			}
-			r.batches++
-			r.writes += len(rec.Ops)
-			for _, op := range rec.Ops {
-				r.bytes += int64(len(op.Key) + len(op.Value))
-			}
-			return nil
-		})
-		switch {
-		case err == nil, errors.Is(err, errEndOfLog), errors.Is(err, inspect.ErrCorruption),
-			errors.Is(err, recordio.ErrTruncatedHeader), errors.Is(err, recordio.ErrUnknownVersion):
-		default:
-			return replayed{}, err
+		}
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			return layout, metas, err
 		}
 	}
-	return r, nil
 }
 
 func tableMetadata(path string) (sstables.Metadata, error) {
@@ -380,9 +347,6 @@ func dbVerify(c *cli, args []string) error {
 	bar := newProgress(c.stderr, dirSize(dir), "verify", true)
 	report, err := simpledb.Verify(dir, nil, bar.add)
 	bar.finish()
-	if errors.Is(err, simpledb.ErrLocked) {
-		return fmt.Errorf("%s is in use by another process: %w", dir, err)
-	}
 	if err != nil {
 		return err
 	}

@@ -9,13 +9,15 @@
 //	strata db scan DIR --prefix P    # key-value pairs
 //	strata sst dump FILE --entries   # a table's properties, index, entries
 //
-// Inspection commands open a database read-only (simpledb.Options.ReadOnly),
-// which takes the directory's lock: a database another process holds is
-// refused at once with the lock's error, not waited on. put, delete and
+// Inspection commands (ls, scan, get, checkpoint) open a database as a
+// follower (simpledb.Options.Follow): they take no lock, and read a
+// database another process is writing as of one moment. put, delete and
 // compact open it for writing, and never create one
-// (simpledb.Options.ErrorIfNotExists). db verify reads the files without
-// opening the database (simpledb.Verify), so that damage Open would
-// refuse is reported too, all of it, not only the first.
+// (simpledb.Options.ErrorIfNotExists): a database another process holds
+// is refused at once with the lock's error, not waited on. db verify reads
+// the files without opening the database (simpledb.Verify), so that damage
+// Open would refuse is reported too, all of it, not only the first; it
+// too takes no lock.
 //
 // Output is for people by default: aligned columns, sizes in KiB and MiB,
 // keys and values in the key syntax, which is also how KEY and VALUE
