@@ -5,8 +5,9 @@
 // simpledb.Open, and checks one with simpledb.Verify.
 //
 // Nothing here takes the database's lock or writes anything. A database
-// open elsewhere may change under a reader: a caller that needs the files
-// to hold still opens the database read-only first, which takes the lock.
+// open elsewhere may change under a reader, and delete a file between two
+// reads: a caller that needs one consistent view of a database being
+// written opens a follower (simpledb.Options.Follow), or reads again.
 //
 // Errors: a directory without a database matches ErrNotDB; damage matches
 // ErrCorruption and names the file and offset; both are simpledb's too.
