@@ -94,9 +94,10 @@ func (d *DB) Delete(key []byte) error {
 
 // DeleteRange deletes every key in [start, end) as one write, whose cost
 // does not grow with the number of keys the range holds. A nil start or
-// end leaves that side unbounded. An empty range (start at or after end)
-// is a no-op; see Batch.DeleteRange. A database whose Options.Comparator
-// is not bytewise refuses range deletions with ErrRangeDelOrder.
+// end leaves that side open; an empty one is a bound, before every key. An
+// empty range (start at or after end, as with any empty end) is a no-op;
+// see Batch.DeleteRange. A database whose Options.Comparator is not
+// bytewise refuses range deletions with ErrRangeDelOrder.
 func (d *DB) DeleteRange(start, end []byte) error {
 	if err := d.checkOpen(); err != nil {
 		return err

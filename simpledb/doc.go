@@ -20,6 +20,17 @@
 //
 // The Example functions show each in full.
 //
+// # Ranges
+//
+// Every call that takes a range (NewIterator, on a DB or a Snapshot, and
+// DeleteRange, on a DB or a Batch) takes it half-open, [lower, upper) or
+// [start, end), with Pebble's rule for its bounds: only nil is open; any
+// other slice, the empty one too, is a bound. In bytewise order the empty
+// slice is before every key, so an empty upper bound or end holds no key:
+// DeleteRange(k, []byte{}) deletes nothing. A range whose start is at or
+// after its end is empty: an iterator over it finds nothing, and a range
+// deletion of it is a no-op that writes nothing.
+//
 // # Guarantees
 //
 // A write that returns nil is applied, visible to every read that starts

@@ -33,9 +33,11 @@ type Iterator struct {
 	closed       bool
 }
 
-// NewIterator returns an iterator over the live keys in [lower, upper);
-// nil bounds are open. Call First, Last, SeekGE or SeekLT to position it,
-// and Close it when done.
+// NewIterator returns an iterator over the live keys in [lower, upper). A
+// nil bound is open; any other slice, the empty one too, is a bound (see
+// Ranges in the package documentation): in bytewise order an empty upper
+// bound, before every key, yields none. The iterator copies the bounds. Call First, Last, SeekGE or SeekLT to
+// position it, and Close it when done.
 func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err

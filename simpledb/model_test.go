@@ -316,8 +316,8 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	return modelCounts{moves, recycled, reopens, resumes}
 }
 
-// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded), in
-// bytewise order: the only order range deletions take.
+// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded; an
+// empty slice is a bound, before every key), in bytewise order: the only order range deletions take.
 func (m model) deleteRange(lo, hi []byte) {
 	for k := range m {
 		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
@@ -327,8 +327,8 @@ func (m model) deleteRange(lo, hi []byte) {
 }
 
 // randomRange returns a range to delete among the keys of TestModel: most
-// span a few dozen keys, a few are empty (start after end) or unbounded
-// on one side.
+// span a few dozen keys, a few are empty (start after end, or an empty
+// end) or unbounded on one side.
 func randomRange(rng *rand.Rand) (lo, hi []byte) {
 	n := rng.IntN(2000)
 	lo = fmt.Appendf(nil, "key-%04d", n)
@@ -341,6 +341,10 @@ func randomRange(rng *rand.Rand) (lo, hi []byte) {
 		lo = nil
 	case 1:
 		hi = nil
+	case 2:
+		lo = []byte{} // before every key: as good as nil
+	case 3:
+		hi = []byte{} // before every key: an empty range
 	}
 	return lo, hi
 }
@@ -383,10 +387,14 @@ func ordered(cmp func(a, b []byte) int, lo, hi []byte) ([]byte, []byte) {
 	return lo, hi
 }
 
-// boundKey returns key(), or now and then nil: an open bound.
+// boundKey returns key(), or now and then nil, an open bound, or an empty
+// slice, a bound like any other key.
 func boundKey(rng *rand.Rand, key func() []byte) []byte {
-	if rng.IntN(4) == 0 {
+	switch rng.IntN(16) {
+	case 0, 1, 2, 3:
 		return nil
+	case 4:
+		return []byte{}
 	}
 	return key()
 }

@@ -115,12 +115,55 @@ func TestDeleteRangeBadInput(t *testing.T) {
 	require.NoError(t, db.DeleteRange(rdKey(8), nil))
 	require.Equal(t, []string{string(rdKey(2)), string(rdKey(3)), string(rdKey(4)), string(rdKey(5)), string(rdKey(6)), string(rdKey(7))},
 		liveKeys(t, db.NewIterator))
-	require.NoError(t, db.DeleteRange([]byte{}, nil), "an empty start is unbounded too")
+	require.NoError(t, db.DeleteRange([]byte{}, nil), "an empty start is before every key")
 	require.Empty(t, liveKeys(t, db.NewIterator))
 
 	require.NoError(t, db.Close())
 	require.ErrorIs(t, db.DeleteRange(rdKey(1), rdKey(2)), ErrClosed)
 	require.ErrorIs(t, db.DeleteRange(rdKey(2), rdKey(1)), ErrClosed, "even an empty range")
+}
+
+// A range deletion takes an empty bound as a bound, the least key, not as
+// open: DeleteRange(c, []byte{}) is an empty range, a no-op that writes
+// nothing, like any range whose end is not after its start.
+func TestDeleteRangeEmptyBound(t *testing.T) {
+	for _, call := range []struct {
+		name        string
+		deleteRange func(db *DB, start, end []byte) (ops int, err error)
+	}{
+		{"DB.DeleteRange", func(db *DB, start, end []byte) (int, error) {
+			return -1, db.DeleteRange(start, end)
+		}},
+		{"Batch.DeleteRange", func(db *DB, start, end []byte) (int, error) {
+			b := db.NewBatch()
+			if err := b.DeleteRange(start, end); err != nil {
+				return b.Len(), err
+			}
+			return b.Len(), db.Write(b)
+		}},
+	} {
+		for _, tc := range boundCases {
+			t.Run(call.name+" "+tc.name, func(t *testing.T) {
+				db := boundDB(t, false)
+				seq := db.visibleSeq.Load()
+				ops, err := call.deleteRange(db, tc.start, tc.end)
+				require.NoError(t, err)
+				var left []string
+				for _, k := range boundKeys {
+					if !slices.Contains(tc.in, k) {
+						left = append(left, k)
+					}
+				}
+				require.Equal(t, left, liveKeys(t, db.NewIterator))
+				if len(tc.in) == 0 {
+					require.Equal(t, seq, db.visibleSeq.Load(), "an empty range writes nothing")
+					if ops >= 0 {
+						require.Zero(t, ops, "an empty range adds no op")
+					}
+				}
+			})
+		}
+	}
 }
 
 func TestDeleteRangeInBatchOrder(t *testing.T) {

@@ -67,7 +67,8 @@ func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
 	return rs.get(key, s.seq, dst, mode)
 }
 
-// NewIterator returns an iterator over [lower, upper) as of the snapshot.
+// NewIterator returns an iterator over [lower, upper) as of the snapshot,
+// with DB.NewIterator's bounds: nil is open, an empty slice a bound.
 func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := s.check(); err != nil {
 		return nil, err
