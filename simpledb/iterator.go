@@ -13,10 +13,17 @@ import (
 
 // Iterator walks the live keys in [lower, upper), forward or backward, as
 // of the moment it was created: writes after that are not seen, and flushes
-// and compactions do not disturb it. Next and Prev may alternate at any
-// key; once a move runs off one end, a move the other way comes back to
-// the key at that end (Pebble's semantics). It is not safe for concurrent
-// use.
+// and compactions do not disturb it. A new iterator is at no key: Next
+// moves it to the first, as First does, and Prev to the last, as Last
+// does, so that
+//
+//	for it.Next() {
+//		...
+//	}
+//
+// walks every key. Next and Prev may alternate at any key; once a move
+// runs off one end, a move the other way comes back to the key at that end
+// (Pebble's semantics). It is not safe for concurrent use.
 //
 // Key and Value return slices of the database's own memory (a memstore's
 // entries, a cached block; backward, the iterator's copy of the value):
@@ -31,13 +38,17 @@ type Iterator struct {
 	lower, upper []byte
 	err          error
 	closed       bool
+	// positioned: a move has been made. Until then Next is First, and
+	// Prev is Last.
+	positioned bool
 }
 
 // NewIterator returns an iterator over the live keys in [lower, upper). A
 // nil bound is open; any other slice, the empty one too, is a bound (see
 // Ranges in the package documentation): in bytewise order an empty upper
-// bound, before every key, yields none. The iterator copies the bounds. Call First, Last, SeekGE or SeekLT to
-// position it, and Close it when done.
+// bound, before every key, yields none. The iterator copies the bounds.
+// It starts at no key: First, Last, SeekGE or SeekLT positions it, and so
+// do Next, at the first key, and Prev, at the last. Close it when done.
 func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
@@ -103,11 +114,13 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 
 // First moves to the first key.
 func (it *Iterator) First() bool {
+	it.positioned = true
 	return !it.closed && it.settle(it.m.First())
 }
 
 // Last moves to the last key.
 func (it *Iterator) Last() bool {
+	it.positioned = true
 	return !it.closed && it.settle(it.m.Last())
 }
 
@@ -116,6 +129,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.closed {
 		return false
 	}
+	it.positioned = true
 	if it.lower != nil && it.rs.v.cmp(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -127,21 +141,28 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.closed {
 		return false
 	}
+	it.positioned = true
 	if it.upper != nil && it.rs.v.cmp(key, it.upper) > 0 {
 		key = it.upper
 	}
 	return it.settle(it.m.SeekLT(key))
 }
 
-// Next moves to the next key. After a backward move that found no key it
-// moves to the first.
+// Next moves to the next key. On a new iterator, and after a backward
+// move that found no key, it moves to the first.
 func (it *Iterator) Next() bool {
+	if !it.positioned {
+		return it.First()
+	}
 	return !it.closed && it.settle(it.m.Next())
 }
 
-// Prev moves to the previous key. After a forward move that found no key it
-// moves to the last.
+// Prev moves to the previous key. On a new iterator, and after a forward
+// move that found no key, it moves to the last.
 func (it *Iterator) Prev() bool {
+	if !it.positioned {
+		return it.Last()
+	}
 	return !it.closed && it.settle(it.m.Prev())
 }
 

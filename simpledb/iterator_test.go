@@ -94,3 +94,79 @@ func TestIteratorEmptyBound(t *testing.T) {
 		}
 	}
 }
+
+// A new iterator's Next moves to the first key and its Prev to the last,
+// so that `for it.Next()` and `for it.Prev()` walk every key, within the
+// bounds, in the memstore and in tables alike.
+func TestIteratorFreshNextPrev(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		keys         bool // the database holds boundKeys; otherwise it is empty
+		inTables     bool
+		lower, upper []byte
+		want         []string
+	}{
+		{"empty database", false, false, nil, nil, nil},
+		{"memstore", true, false, nil, nil, boundKeys},
+		{"tables", true, true, nil, nil, boundKeys},
+		{"bounded", true, false, []byte("b"), []byte("d"), []string{"b", "c"}},
+		{"bounded in tables", true, true, []byte("b"), []byte("d"), []string{"b", "c"}},
+		{"bounds holding no key", true, true, []byte("x"), nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var db *DB
+			if tc.keys {
+				db = boundDB(t, tc.inTables)
+			} else {
+				var err error
+				db, err = Open("/db", testOptions(vfs.NewMem()))
+				require.NoError(t, err)
+				defer db.Close()
+			}
+			snap := db.NewSnapshot()
+			defer snap.Release()
+			for name, newIter := range map[string]func(lo, hi []byte) (*Iterator, error){"DB": db.NewIterator, "Snapshot": snap.NewIterator} {
+				it, err := newIter(tc.lower, tc.upper)
+				require.NoError(t, err)
+				var fwd []string
+				for it.Next() {
+					fwd = append(fwd, string(it.Key()))
+				}
+				require.NoError(t, it.Err())
+				require.Equal(t, tc.want, fwd, "%s: Next from new", name)
+				require.NoError(t, it.Close())
+
+				it, err = newIter(tc.lower, tc.upper)
+				require.NoError(t, err)
+				var back []string
+				for it.Prev() {
+					back = append([]string{string(it.Key())}, back...)
+				}
+				require.NoError(t, it.Err())
+				require.Equal(t, tc.want, back, "%s: Prev from new", name)
+				require.NoError(t, it.Close())
+
+				// The first move positions it: a move back from there
+				// runs off the end it started at.
+				it, err = newIter(tc.lower, tc.upper)
+				require.NoError(t, err)
+				require.Equal(t, len(tc.want) > 0, it.Next(), name)
+				require.False(t, it.Prev(), "%s: Prev after a new iterator's Next", name)
+				require.NoError(t, it.Close())
+				it, err = newIter(tc.lower, tc.upper)
+				require.NoError(t, err)
+				require.Equal(t, len(tc.want) > 0, it.Prev(), name)
+				require.False(t, it.Next(), "%s: Next after a new iterator's Prev", name)
+				require.NoError(t, it.Close())
+
+				// Closed before any move, it stays at no key.
+				it, err = newIter(tc.lower, tc.upper)
+				require.NoError(t, err)
+				require.NoError(t, it.Close())
+				require.False(t, it.Next(), name)
+				require.False(t, it.Prev(), name)
+				require.ErrorIs(t, it.Err(), ErrClosed, name)
+			}
+		})
+	}
+}

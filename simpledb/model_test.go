@@ -52,7 +52,7 @@ func newHeld(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []byte
 	it, err := newIter(lo, hi)
 	require.NoError(t, err)
 	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(cmp, m, lo, hi)}
-	h.c = itertest.NewCursorFunc(byteKeys(h.keys), cmp)
+	h.c = itertest.NewCursorFunc(byteKeys(h.keys), cmp).StartAtEnds()
 	return h
 }
 
