@@ -13,6 +13,7 @@
 //	err = db.Write(b)                                // all or nothing, also across a crash
 //	err = db.DeleteRange(start, end)                 // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
+//	it, err = db.NewPrefixIterator(prefix)           // the keys that start with prefix
 //	for k, v := range it.All() { ... }               // or Backward, AllFrom(k), BackwardBefore(k)
 //	err = it.Err(); it.Close()
 //	snap := db.NewSnapshot()                         // reads as of now, until Release
@@ -29,7 +30,8 @@
 // slice is before every key, so an empty upper bound or end holds no key:
 // DeleteRange(k, []byte{}) deletes nothing. A range whose start is at or
 // after its end is empty: an iterator over it finds nothing, and a range
-// deletion of it is a no-op that writes nothing.
+// deletion of it is a no-op that writes nothing. The keys with a prefix p
+// are the range [p, PrefixUpperBound(p)), which NewPrefixIterator walks.
 //
 // # Guarantees
 //
@@ -73,8 +75,8 @@
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over MaxKeySize),
 // ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
-// ErrNilBatch, and range deletions in a database of another key order
-// ErrRangeDelOrder. Calls after Close return ErrClosed. A directory holding
+// ErrNilBatch; range deletions in a database of another key order than
+// bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder. Calls after Close return ErrClosed. A directory holding
 // files but no database is ErrNotDB. A Checkpoint into a directory that is
 // not empty returns ErrCheckpointExists.
 //

@@ -37,6 +37,10 @@ var (
 	// or split tombstone is bounded there by keys only bytewise order
 	// provides: the empty key first, k\x00 right after k.)
 	ErrRangeDelOrder = errors.New("simpledb: range deletion needs the bytewise key order")
+	// ErrPrefixOrder: prefix iteration needs the bytewise key order, in
+	// which the keys with a prefix are one range; a database opened with
+	// another Options.Comparator refuses NewPrefixIterator.
+	ErrPrefixOrder = errors.New("simpledb: prefix iteration needs the bytewise key order")
 	// ErrReadOnly: the database was opened with Options.ReadOnly, and
 	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
 	// Compact).

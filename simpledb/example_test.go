@@ -40,7 +40,7 @@ func Example() {
 	if _, err := db.Get([]byte("user:1")); errors.Is(err, simpledb.ErrNotFound) {
 		fmt.Println("user:1 deleted")
 	}
-	it, err := db.NewIterator([]byte("user:"), []byte("user;"))
+	it, err := db.NewPrefixIterator([]byte("user:")) // or NewIterator(lower, upper)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,6 +55,21 @@ func Example() {
 	// user:1 deleted
 	// user:2=grace
 	// user:3=edsger
+}
+
+func ExamplePrefixUpperBound() {
+	for _, prefix := range []string{"user:", "a\xff", "\xff", ""} {
+		if upper := simpledb.PrefixUpperBound([]byte(prefix)); upper != nil {
+			fmt.Printf("%q: keys before %q\n", prefix, upper)
+		} else {
+			fmt.Printf("%q: nil, no upper bound\n", prefix)
+		}
+	}
+	// Output:
+	// "user:": keys before "user;"
+	// "a\xff": keys before "b"
+	// "\xff": nil, no upper bound
+	// "": nil, no upper bound
 }
 
 func ExampleDB_NewSnapshot() {

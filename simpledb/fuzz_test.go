@@ -158,6 +158,7 @@ func FuzzCurrent(f *testing.F) {
 
 // FuzzDB decodes a byte string into operations (put, delete, delete
 // range, batch, get, scan both ways, random walks that switch direction,
+// prefix scans,
 // snapshot, flush, compact, checkpoint, reopen, now and then read-only
 // first) on an in-memory database and checks every result against a map
 // model.
@@ -200,6 +201,19 @@ func FuzzDB(f *testing.F) {
 		}
 		key := func() []byte { return []byte{'k', '0' + next()%16} }
 		value := func() []byte { return bytes.Repeat([]byte{next()}, int(next())%200) }
+		// prefix returns a prefix of the keys: none, "k", a whole key, or
+		// one that no key has.
+		prefix := func() []byte {
+			switch next() % 4 {
+			case 0:
+				return nil
+			case 1:
+				return []byte("k")
+			case 2:
+				return key()
+			}
+			return append(key(), 0xff)
+		}
 		// iterBound returns an iterator's bound: a key, or now and then nil
 		// (open) or empty (a bound before every key, bytewise).
 		iterBound := func() []byte {
@@ -271,11 +285,15 @@ func FuzzDB(f *testing.F) {
 			case 3, 4:
 				checkGet(t, db, m, key(), msg)
 			case 5:
-				// A scan both ways, or a walk that switches direction.
-				if b := next(); b%2 == 0 {
+				// A scan both ways, a walk that switches direction, or a
+				// prefix scan.
+				switch b := next(); b % 4 {
+				case 0, 2:
 					checkScan(t, order.Compare, db.NewIterator, m, nil, nil, msg)
-				} else {
+				case 1:
 					walk(db.NewIterator, m, b, msg)
+				default:
+					checkPrefixScan(t, modelOrder{c: order}, db.NewPrefixIterator, m, prefix(), msg)
 				}
 			case 6:
 				if snap != nil {
@@ -286,6 +304,7 @@ func FuzzDB(f *testing.F) {
 				if snap != nil {
 					checkGet(t, snap, snapState, key(), msg+" (snapshot)")
 					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
+					checkPrefixScan(t, modelOrder{c: order}, snap.NewPrefixIterator, snapState, prefix(), msg+" (snapshot)")
 				}
 			case 8:
 				switch b := next(); b % 4 {

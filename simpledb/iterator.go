@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"bytes"
+	"fmt"
 	"iter"
 	"slices"
 
@@ -58,6 +59,47 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 		return nil, err
 	}
 	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()), nil // in this order: see readState.get
+}
+
+// NewPrefixIterator returns an iterator over the live keys that start with
+// prefix: NewIterator(prefix, PrefixUpperBound(prefix)). An empty or nil
+// prefix gives every key. Prefixes are bytewise: a database whose
+// Options.Comparator is not bytewise, where the keys with a prefix need
+// not be one range, refuses with ErrPrefixOrder.
+func (d *DB) NewPrefixIterator(prefix []byte) (*Iterator, error) {
+	if err := d.checkPrefixOrder(); err != nil {
+		return nil, err
+	}
+	return d.NewIterator(prefix, PrefixUpperBound(prefix))
+}
+
+// checkPrefixOrder returns ErrPrefixOrder unless the database orders keys
+// bytewise.
+func (d *DB) checkPrefixOrder() error {
+	if d.opts.Comparator.Name != sstables.Bytewise.Name {
+		return fmt.Errorf("%w: the database orders keys by %q", ErrPrefixOrder, d.opts.Comparator.Name)
+	}
+	return nil
+}
+
+// PrefixUpperBound returns the least key after every key that starts with
+// prefix, in bytewise order: prefix with its trailing 0xff bytes dropped
+// and its last byte then incremented, so "ab" gives "ac" and "a\xff" gives
+// "b". It returns nil, an open bound, when no such key exists: for an empty
+// prefix, or one of 0xff bytes only. The result is a new slice, never
+// prefix's memory. With NewIterator(prefix, PrefixUpperBound(prefix)) an
+// iterator walks the keys with the prefix, as NewPrefixIterator does.
+func PrefixUpperBound(prefix []byte) []byte {
+	end := len(prefix)
+	for end > 0 && prefix[end-1] == 0xff {
+		end--
+	}
+	if end == 0 {
+		return nil
+	}
+	upper := bytes.Clone(prefix[:end])
+	upper[end-1]++
+	return upper
 }
 
 // newIterator returns an iterator over rs as of seq; it takes over the

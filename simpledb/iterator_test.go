@@ -2,6 +2,9 @@ package simpledb
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/vfs"
@@ -66,8 +69,8 @@ func scanBounds(t *testing.T, newIter func(lo, hi []byte) (*Iterator, error), lo
 	}
 	require.NoError(t, it.Err())
 	require.Equal(t, fwd, back, "forward and backward scans differ")
-	require.Equal(t, len(fwd) > 0, it.SeekGE([]byte("a")), "SeekGE before every key")
-	require.Equal(t, len(fwd) > 0, it.SeekLT([]byte("z")), "SeekLT after every key")
+	require.Equal(t, len(fwd) > 0, it.SeekGE([]byte{0}), "SeekGE before every key")
+	require.Equal(t, len(fwd) > 0, it.SeekLT(bytes.Repeat([]byte{0xff}, 8)), "SeekLT after every key")
 	return fwd
 }
 
@@ -169,4 +172,93 @@ func TestIteratorFreshNextPrev(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPrefixUpperBound(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		want   []byte // nil: no key is after every key with the prefix
+	}{
+		{"", nil},
+		{"a", []byte("b")},
+		{"ab", []byte("ac")},
+		{"\x00", []byte("\x01")},
+		{"a\xfe", []byte("a\xff")},
+		{"a\xff", []byte("b")},
+		{"ab\xff", []byte("ac")},
+		{"a\xff\xff", []byte("b")},
+		{"a\xff\xffb", []byte("a\xff\xffc")},
+		{"\xff", nil},
+		{"\xff\xff", nil},
+		{"\xfe\xff", []byte("\xff")},
+	} {
+		t.Run(fmt.Sprintf("%q", tc.prefix), func(t *testing.T) {
+			prefix := []byte(tc.prefix)
+			got := PrefixUpperBound(prefix)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.prefix, string(prefix), "the prefix is left as it was")
+			if got == nil {
+				return
+			}
+			// After every key with the prefix, the longest of 0xff too.
+			for _, k := range [][]byte{prefix, append(bytes.Clone(prefix), 0), append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 8)...)} {
+				require.Negative(t, bytes.Compare(k, got), "%q", k)
+			}
+			require.False(t, bytes.HasPrefix(got, prefix), "the bound has not the prefix")
+			got[len(got)-1] = 'z'
+			require.Equal(t, tc.prefix, string(prefix), "the bound is not the prefix's memory")
+		})
+	}
+}
+
+// A prefix iterator walks exactly the keys that start with its prefix: the
+// prefix itself, and keys of 0xff bytes after it, too.
+func TestPrefixIterator(t *testing.T) {
+	keys := []string{"a", "a\x00", "ab", "ab\xff", "a\xff", "a\xff\xff", "a\xff\xff\x00", "b", "\xfe", "\xff", "\xff\x00", "\xff\xff", "\xff\xff\xff"}
+	db, err := Open("/db", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	defer db.Close()
+	for i, k := range keys {
+		require.NoError(t, db.Put([]byte(k), []byte("v"+k)))
+		if i == len(keys)/2 {
+			require.NoError(t, db.Compact()) // half in tables
+		}
+	}
+	snap := db.NewSnapshot()
+	defer snap.Release()
+	require.NoError(t, db.Put([]byte("a\xff\x01"), []byte("va\xff\x01")), "after the snapshot")
+	withPrefix := func(keys []string, prefix string) []string {
+		var in []string
+		for _, k := range slices.Sorted(slices.Values(keys)) {
+			if strings.HasPrefix(k, prefix) {
+				in = append(in, k)
+			}
+		}
+		return in
+	}
+	for _, prefix := range []string{"", "a", "ab", "a\xff", "a\xff\xff", "b", "c", "\xff", "\xff\xff", "\xff\xff\xff", "\xff\xff\xff\xff"} {
+		t.Run(fmt.Sprintf("%q", prefix), func(t *testing.T) {
+			prefixIter := func(newPrefixIter func([]byte) (*Iterator, error)) func(lo, hi []byte) (*Iterator, error) {
+				return func(lo, hi []byte) (*Iterator, error) { return newPrefixIter([]byte(prefix)) }
+			}
+			require.Equal(t, withPrefix(keys, prefix), scanBounds(t, prefixIter(snap.NewPrefixIterator), nil, nil), "Snapshot.NewPrefixIterator")
+			require.Equal(t, withPrefix(append(keys, "a\xff\x01"), prefix), scanBounds(t, prefixIter(db.NewPrefixIterator), nil, nil), "DB.NewPrefixIterator")
+		})
+	}
+}
+
+// Prefix iteration needs the bytewise order; a database in another
+// refuses it, as it does range deletions.
+func TestPrefixIteratorNeedsBytewiseOrder(t *testing.T) {
+	opts := testOptions(vfs.NewMem())
+	opts.Comparator = reverseOrder
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.NewPrefixIterator([]byte("a"))
+	require.ErrorIs(t, err, ErrPrefixOrder)
+	snap := db.NewSnapshot()
+	defer snap.Release()
+	_, err = snap.NewPrefixIterator([]byte("a"))
+	require.ErrorIs(t, err, ErrPrefixOrder)
 }

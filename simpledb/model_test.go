@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/itertest"
@@ -230,8 +231,10 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			require.NoError(t, db.Write(b), msg)
 		case op < 73:
 			checkGet(t, db, m, key(), msg)
-		case op < 79:
+		case op < 77:
 			checkScan(t, keyCmp, db.NewIterator, m, key(), key(), msg)
+		case op < 79:
+			checkPrefixScan(t, order, db.NewPrefixIterator, m, randomPrefix(rng, key()), msg)
 		case op < 81:
 			// An iterator that walks on later, either way, as the
 			// database changes under it.
@@ -253,6 +256,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			s := snaps[i]
 			checkGet(t, s.snap, s.state, key(), msg+" (snapshot)")
 			checkScan(t, keyCmp, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
+			checkPrefixScan(t, order, s.snap.NewPrefixIterator, s.state, randomPrefix(rng, key()), msg+" (snapshot)")
 			h := newHeld(t, keyCmp, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
 			h.walk(t, rng, 30, key, msg+" (snapshot walk)")
 			require.NoError(t, h.it.Close())
@@ -460,4 +464,49 @@ func checkScan(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []by
 			require.Equal(t, want[mid-1], string(it.Key()), msg)
 		}
 	}
+}
+
+// randomPrefix returns a prefix of k: mostly its last few bytes cut, so
+// that a prefix scan reads tens of keys rather than all, now and then
+// the whole of it, or none (every key).
+func randomPrefix(rng *rand.Rand, k []byte) []byte {
+	if rng.IntN(20) == 0 {
+		return k[:0]
+	}
+	return k[:max(0, len(k)-rng.IntN(4))]
+}
+
+// checkPrefixScan walks the keys that start with prefix, forward from a
+// new iterator's Next and backward, and checks them against the model; a
+// database in another order than bytewise must refuse.
+func checkPrefixScan(t *testing.T, order modelOrder, newPrefixIter func(prefix []byte) (*Iterator, error), m model, prefix []byte, msg string) {
+	t.Helper()
+	it, err := newPrefixIter(prefix)
+	if order.c != sstables.Bytewise {
+		require.ErrorIs(t, err, ErrPrefixOrder, msg)
+		return
+	}
+	require.NoError(t, err, msg)
+	defer it.Close()
+	var want []string
+	for k := range m {
+		if strings.HasPrefix(k, string(prefix)) {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(want)
+	var got []string
+	for it.Next() {
+		require.Equal(t, m[string(it.Key())], string(it.Value()), "%s: prefix %q: value of %s", msg, prefix, it.Key())
+		got = append(got, string(it.Key()))
+	}
+	require.NoError(t, it.Err(), msg)
+	require.Equal(t, want, got, "%s: prefix %q", msg, prefix)
+	got = got[:0]
+	for k := range it.Backward() {
+		got = append(got, string(k))
+	}
+	require.NoError(t, it.Err(), msg)
+	slices.Reverse(got)
+	require.Equal(t, want, got, "%s: prefix %q, backward", msg, prefix)
 }

@@ -80,6 +80,16 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	return s.db.newIterator(rs, lower, upper, s.seq), nil
 }
 
+// NewPrefixIterator returns an iterator over the keys that start with
+// prefix as of the snapshot, as DB.NewPrefixIterator does: a database in
+// another key order than bytewise refuses with ErrPrefixOrder.
+func (s *Snapshot) NewPrefixIterator(prefix []byte) (*Iterator, error) {
+	if err := s.db.checkPrefixOrder(); err != nil {
+		return nil, err
+	}
+	return s.NewIterator(prefix, PrefixUpperBound(prefix))
+}
+
 // Release frees the snapshot. Later calls return ErrClosed.
 func (s *Snapshot) Release() error {
 	s.mu.Lock()
