@@ -6,12 +6,13 @@
 //
 //	db, err := simpledb.Open("/var/lib/app/db", nil) // creates or recovers
 //	defer db.Close()
-//	err = db.Put([]byte("k"), []byte("v"))           // durable on return
-//	v, err := db.Get([]byte("k"))                    // ErrNotFound if absent
-//	buf, err = db.AppendValue(buf[:0], []byte("k"))  // into a reused buffer: no allocation
+//	err = db.Put(key, value, simpledb.DefaultSync)   // durable on return (unless Options.NoSync)
+//	v, err := db.Get(key)                            // ErrNotFound if absent
+//	buf, err = db.AppendValue(buf[:0], key)          // into a reused buffer: no allocation
+//	err = db.Delete(key, simpledb.NoSync)            // unsynced, whatever Options.NoSync says
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
-//	err = db.Write(b)                                // all or nothing, also across a crash
-//	err = db.DeleteRange(start, end)                 // every key in [start, end), one write
+//	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
+//	err = db.DeleteRange(start, end, opts)           // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
 //	it, err = db.NewPrefixIterator(prefix)           // the keys that start with prefix
 //	for k, v := range it.All() { ... }               // or Backward, AllFrom(k), BackwardBefore(k)
@@ -36,8 +37,8 @@
 // # Guarantees
 //
 // A write that returns nil is applied, visible to every read that starts
-// after it, and durable if synced (the default; Options.NoSync and
-// WriteOptions change it). An unsynced write survives a crash of the
+// after it, and durable if synced (the default; Options.NoSync changes
+// it, and a write's WriteOptions override it). An unsynced write survives a crash of the
 // process, not of the machine, and becomes durable with a later synced
 // write, Flush or Close. A batch is applied whole or not at all, also
 // across a crash. Concurrent synced writers share fsyncs.

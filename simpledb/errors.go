@@ -42,7 +42,7 @@ var (
 	// another Options.Comparator refuses NewPrefixIterator.
 	ErrPrefixOrder = errors.New("simpledb: prefix iteration needs the bytewise key order")
 	// ErrReadOnly: the database was opened with Options.ReadOnly, and
-	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
+	// refuses every write (Put, Delete, DeleteRange, Write, Flush,
 	// Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
 	// ErrInvalidOption: an Options field holds a value it does not take (a

@@ -26,14 +26,14 @@ func Example() {
 	}
 	defer db.Close()
 
-	if err := db.Put([]byte("user:1"), []byte("ada")); err != nil {
+	if err := db.Put([]byte("user:1"), []byte("ada"), simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
 	b := db.NewBatch()
 	b.Put([]byte("user:2"), []byte("grace"))
 	b.Put([]byte("user:3"), []byte("edsger"))
 	b.Delete([]byte("user:1"))
-	if err := db.Write(b); err != nil { // all three, or none
+	if err := db.Write(b, simpledb.DefaultSync); err != nil { // all three, or none
 		log.Fatal(err)
 	}
 
@@ -84,10 +84,10 @@ func ExampleDB_NewSnapshot() {
 	}
 	defer db.Close()
 
-	db.Put([]byte("balance"), []byte("100"))
+	db.Put([]byte("balance"), []byte("100"), simpledb.DefaultSync)
 	snap := db.NewSnapshot()
 	defer snap.Release()
-	db.Put([]byte("balance"), []byte("40"))
+	db.Put([]byte("balance"), []byte("40"), simpledb.DefaultSync)
 
 	then, _ := snap.Get([]byte("balance"))
 	now, _ := db.Get([]byte("balance"))
@@ -107,7 +107,7 @@ func ExampleIterator_Backward() {
 	}
 	defer db.Close()
 	for _, k := range []string{"log:001", "log:002", "log:003", "log:004"} {
-		if err := db.Put([]byte(k), []byte("entry "+k[4:])); err != nil {
+		if err := db.Put([]byte(k), []byte("entry "+k[4:]), simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -145,7 +145,7 @@ func ExampleIterator_SeekLT() {
 	}
 	defer db.Close()
 	for _, k := range []string{"a", "c", "e", "g"} {
-		if err := db.Put([]byte(k), nil); err != nil {
+		if err := db.Put([]byte(k), nil, simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -178,7 +178,7 @@ func ExampleIterator_SeekLT() {
 	// [e g] [c a]
 }
 
-func ExampleDB_WriteWithOptions() {
+func ExampleWriteOptions() {
 	dir, err := os.MkdirTemp("", "simpledb-example")
 	if err != nil {
 		log.Fatal(err)
@@ -191,14 +191,18 @@ func ExampleDB_WriteWithOptions() {
 	}
 	defer db.Close()
 
-	b := db.NewBatch()
-	b.Put([]byte("order:17"), []byte("paid"))
-	// This one must survive a power loss once it returns.
-	if err := db.WriteWithOptions(b, simpledb.Sync); err != nil {
+	if err := db.Put([]byte("order:16"), []byte("sent"), simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(db.Stats().LogSyncs > 0)
-	// Output: true
+	fmt.Println("fsyncs:", db.Stats().LogSyncs)
+	// This one must survive a power loss once it returns.
+	if err := db.Put([]byte("order:17"), []byte("paid"), simpledb.Sync); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("fsyncs:", db.Stats().LogSyncs)
+	// Output:
+	// fsyncs: 0
+	// fsyncs: 1
 }
 
 func ExampleDB_AppendValue() {
@@ -212,8 +216,8 @@ func ExampleDB_AppendValue() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	db.Put([]byte("user:1"), []byte("ada"))
-	db.Put([]byte("user:2"), []byte("grace"))
+	db.Put([]byte("user:1"), []byte("ada"), simpledb.DefaultSync)
+	db.Put([]byte("user:2"), []byte("grace"), simpledb.DefaultSync)
 
 	// One buffer serves every read: once it has room, reads allocate nothing.
 	var buf []byte
@@ -254,7 +258,7 @@ func ExampleOptions_comparator() {
 		log.Fatal(err)
 	}
 	for _, k := range []string{"100", "9", "20"} {
-		db.Put([]byte(k), nil)
+		db.Put([]byte(k), nil, simpledb.DefaultSync)
 	}
 	it, _ := db.NewIterator(nil, nil)
 	for k := range it.All() {
@@ -278,7 +282,7 @@ func ExampleOptions_readOnly() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db.Put([]byte("config"), []byte("v1"))
+	db.Put([]byte("config"), []byte("v1"), simpledb.DefaultSync)
 	db.Close()
 
 	// A tool inspects the database without changing a byte of it.
@@ -288,7 +292,7 @@ func ExampleOptions_readOnly() {
 	}
 	defer ro.Close()
 	v, _ := ro.Get([]byte("config"))
-	err = ro.Put([]byte("config"), []byte("v2"))
+	err = ro.Put([]byte("config"), []byte("v2"), simpledb.DefaultSync)
 	fmt.Println(string(v), errors.Is(err, simpledb.ErrReadOnly))
 	// Output: v1 true
 }
@@ -304,14 +308,14 @@ func ExampleDB_Checkpoint() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	db.Put([]byte("balance"), []byte("100"))
+	db.Put([]byte("balance"), []byte("100"), simpledb.DefaultSync)
 
 	// A backup while writes go on: tables are hard-linked, so it is cheap.
 	backup := filepath.Join(dir, "backups", "monday")
 	if err := db.Checkpoint(backup); err != nil {
 		log.Fatal(err)
 	}
-	db.Put([]byte("balance"), []byte("40"))
+	db.Put([]byte("balance"), []byte("40"), simpledb.DefaultSync)
 
 	restored, err := simpledb.Open(backup, nil)
 	if err != nil {
@@ -347,7 +351,7 @@ func ExampleOptions_maxOpenFiles() {
 	for i := range 20000 {
 		b.Put(fmt.Appendf(nil, "key%05d", i), fmt.Appendf(nil, "value %d of many, spelled out at length", i))
 	}
-	if err := db.Write(b); err != nil {
+	if err := db.Write(b, simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
 	if err := db.Compact(); err != nil {
@@ -380,13 +384,13 @@ func ExampleDB_DeleteRange() {
 	defer db.Close()
 
 	for _, k := range []string{"log:001", "log:002", "log:003", "user:1"} {
-		if err := db.Put([]byte(k), []byte("...")); err != nil {
+		if err := db.Put([]byte(k), []byte("..."), simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
 	// One write deletes every key from "log:" up to "log;": a range
 	// tombstone, whatever the number of keys it covers.
-	if err := db.DeleteRange([]byte("log:"), []byte("log;")); err != nil {
+	if err := db.DeleteRange([]byte("log:"), []byte("log;"), simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := db.Get([]byte("log:002")); errors.Is(err, simpledb.ErrNotFound) {

@@ -201,6 +201,18 @@ func FuzzDB(f *testing.F) {
 		}
 		key := func() []byte { return []byte{'k', '0' + next()%16} }
 		value := func() []byte { return bytes.Repeat([]byte{next()}, int(next())%200) }
+		// writeOptions returns a write's options, and whether they are
+		// valid: DefaultSync, Sync or NoSync, or now and then not.
+		writeOptions := func() (WriteOptions, bool) {
+			switch b := next(); b % 8 {
+			case 6:
+				return Sync | NoSync, false
+			case 7:
+				return WriteOptions(1 << (2 + b/8%6)), false
+			default:
+				return WriteOptions(b % 8 % 3), true
+			}
+		}
 		// prefix returns a prefix of the keys: none, "k", a whole key, or
 		// one that no key has.
 		prefix := func() []byte {
@@ -250,13 +262,25 @@ func FuzzDB(f *testing.F) {
 			switch op := next(); op % 11 {
 			case 0:
 				k, v := key(), value()
-				if err := db.Put(k, v); err != nil {
+				wo, ok := writeOptions()
+				if err := db.Put(k, v, wo); !ok {
+					if !errors.Is(err, ErrInvalidOption) {
+						t.Fatalf("a Put with WriteOptions %#x: %v", uint8(wo), err)
+					}
+					break
+				} else if err != nil {
 					t.Fatal(err)
 				}
 				m[string(k)] = string(v)
 			case 1:
 				k := key()
-				if err := db.Delete(k); err != nil {
+				wo, ok := writeOptions()
+				if err := db.Delete(k, wo); !ok {
+					if !errors.Is(err, ErrInvalidOption) {
+						t.Fatalf("a Delete with WriteOptions %#x: %v", uint8(wo), err)
+					}
+					break
+				} else if err != nil {
 					t.Fatal(err)
 				}
 				delete(m, string(k))
@@ -278,7 +302,7 @@ func FuzzDB(f *testing.F) {
 						staged[string(k)] = string(v)
 					}
 				}
-				if err := db.Write(b); err != nil {
+				if err := db.Write(b, DefaultSync); err != nil {
 					t.Fatal(err)
 				}
 				m = staged
@@ -322,7 +346,7 @@ func FuzzDB(f *testing.F) {
 				}
 			case 10:
 				lo, hi := bound(), bound()
-				if err := db.DeleteRange(lo, hi); order != sstables.Bytewise {
+				if err := db.DeleteRange(lo, hi, DefaultSync); order != sstables.Bytewise {
 					if !errors.Is(err, ErrRangeDelOrder) {
 						t.Fatalf("a range deletion in %s order: %v", order.Name, err)
 					}

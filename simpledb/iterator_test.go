@@ -41,7 +41,7 @@ func boundDB(t *testing.T, inTables bool) *DB {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	for i, k := range boundKeys {
-		require.NoError(t, db.Put([]byte(k), []byte("v"+k)))
+		require.NoError(t, db.Put([]byte(k), []byte("v"+k), DefaultSync))
 		if inTables && i == 2 {
 			require.NoError(t, db.Compact()) // a, b and c in L1, d and e in L0
 		}
@@ -88,8 +88,8 @@ func TestIteratorEmptyBound(t *testing.T) {
 				db := boundDB(t, inTables)
 				snap := db.NewSnapshot()
 				defer snap.Release()
-				require.NoError(t, db.Put([]byte("bb"), []byte("vbb")), "after the snapshot")
-				require.NoError(t, db.Delete([]byte("c")), "after the snapshot")
+				require.NoError(t, db.Put([]byte("bb"), []byte("vbb"), DefaultSync), "after the snapshot")
+				require.NoError(t, db.Delete([]byte("c"), DefaultSync), "after the snapshot")
 				require.Equal(t, tc.in, scanBounds(t, snap.NewIterator, tc.start, tc.end), "Snapshot.NewIterator")
 				want := keysIn(bytes.Compare, model{"a": "", "b": "", "bb": "", "d": "", "e": ""}, tc.start, tc.end)
 				require.Equal(t, want, scanBounds(t, db.NewIterator, tc.start, tc.end), "DB.NewIterator")
@@ -219,14 +219,14 @@ func TestPrefixIterator(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	for i, k := range keys {
-		require.NoError(t, db.Put([]byte(k), []byte("v"+k)))
+		require.NoError(t, db.Put([]byte(k), []byte("v"+k), DefaultSync))
 		if i == len(keys)/2 {
 			require.NoError(t, db.Compact()) // half in tables
 		}
 	}
 	snap := db.NewSnapshot()
 	defer snap.Release()
-	require.NoError(t, db.Put([]byte("a\xff\x01"), []byte("va\xff\x01")), "after the snapshot")
+	require.NoError(t, db.Put([]byte("a\xff\x01"), []byte("va\xff\x01"), DefaultSync), "after the snapshot")
 	withPrefix := func(keys []string, prefix string) []string {
 		var in []string
 		for _, k := range slices.Sorted(slices.Values(keys)) {

@@ -197,19 +197,29 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 		switch op := rng.IntN(100); {
 		case op < 40:
 			k, v := key(), value()
-			require.NoError(t, db.Put(k, v), msg)
+			wo, ok := randomWriteOptions(rng)
+			if !ok {
+				require.ErrorIs(t, db.Put(k, v, wo), ErrInvalidOption, msg)
+				break
+			}
+			require.NoError(t, db.Put(k, v, wo), msg)
 			m[string(k)] = string(v)
 		case op < 47:
 			k := key()
-			require.NoError(t, db.Delete(k), msg)
+			wo, ok := randomWriteOptions(rng)
+			if !ok {
+				require.ErrorIs(t, db.Delete(k, wo), ErrInvalidOption, msg)
+				break
+			}
+			require.NoError(t, db.Delete(k, wo), msg)
 			delete(m, string(k))
 		case op < 50:
 			lo, hi := randomRange(rng)
 			if order.c != sstables.Bytewise {
-				require.ErrorIs(t, db.DeleteRange(lo, hi), ErrRangeDelOrder, msg)
+				require.ErrorIs(t, db.DeleteRange(lo, hi, DefaultSync), ErrRangeDelOrder, msg)
 				break
 			}
-			require.NoError(t, db.DeleteRange(lo, hi), msg)
+			require.NoError(t, db.DeleteRange(lo, hi, someWriteOptions(rng)), msg)
 			m.deleteRange(lo, hi)
 		case op < 58:
 			b := db.NewBatch()
@@ -228,7 +238,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 					m[string(k)] = string(v)
 				}
 			}
-			require.NoError(t, db.Write(b), msg)
+			require.NoError(t, db.Write(b, someWriteOptions(rng)), msg)
 		case op < 73:
 			checkGet(t, db, m, key(), msg)
 		case op < 77:
@@ -284,7 +294,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 				db, err = Open(dir, &ro)
 				require.NoError(t, err, msg)
 				checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (read-only)")
-				require.ErrorIs(t, db.Put(key(), value()), ErrReadOnly, msg)
+				require.ErrorIs(t, db.Put(key(), value(), DefaultSync), ErrReadOnly, msg)
 				require.NoError(t, db.Close(), msg)
 				report, err := Verify(dir, opts, nil)
 				require.NoError(t, err, msg)
@@ -318,6 +328,23 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults",
 		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens, resumes)
 	return modelCounts{moves, recycled, reopens, resumes}
+}
+
+// randomWriteOptions returns the options of a write: mostly DefaultSync,
+// Sync or NoSync, and now and then ones that are refused (ok false).
+func randomWriteOptions(rng *rand.Rand) (opts WriteOptions, ok bool) {
+	switch rng.IntN(40) {
+	case 0:
+		return Sync | NoSync, false
+	case 1:
+		return WriteOptions(1 << (2 + rng.IntN(6))), false
+	}
+	return someWriteOptions(rng), true
+}
+
+// someWriteOptions returns DefaultSync, Sync or NoSync.
+func someWriteOptions(rng *rand.Rand) WriteOptions {
+	return []WriteOptions{DefaultSync, Sync, NoSync}[rng.IntN(3)]
 }
 
 // deleteRange deletes the model's keys in [lo, hi) (nil: unbounded; an
