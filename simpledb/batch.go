@@ -58,7 +58,7 @@ func (b *Batch) Delete(key []byte) error {
 func (b *Batch) DeleteRange(start, end []byte) error {
 	for _, k := range [][]byte{start, end} {
 		if len(k) > base.MaxKeySize {
-			return b.reject(fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(k), base.MaxKeySize))
+			return b.reject(fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(k)))
 		}
 	}
 	// A nil start compares as the empty slice, the least bound: the range

@@ -530,3 +530,23 @@ func TestWriteOptionsInvalid(t *testing.T) {
 	}
 	require.Equal(t, seq, db.visibleSeq.Load(), "nothing was written")
 }
+
+// Put copies its key and value: the caller may reuse both once it returns,
+// and what it writes into them after is not what the database holds.
+func TestPutCopiesKeyAndValue(t *testing.T) {
+	db, err := Open("/db", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	defer db.Close()
+	key, value := []byte("key-1"), []byte("value-1")
+	require.NoError(t, db.Put(key, value, DefaultSync))
+	copy(key, "key-2")
+	copy(value, "value-2")
+	require.NoError(t, db.Put(key, value, DefaultSync))
+	copy(key, "key-3")
+	copy(value, "XXXXXXX")
+	for _, stage := range []string{"in the memstore", "in a table"} {
+		got := readAll(t, db)
+		require.Equal(t, model{"key-1": "value-1", "key-2": "value-2"}, got, stage)
+		require.NoError(t, db.Flush())
+	}
+}

@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/vfs"
@@ -14,12 +15,15 @@ var (
 	// ErrEmptyKey: keys must not be empty. It is the same value as the
 	// memstore's and sstables' ErrEmptyKey.
 	ErrEmptyKey = base.ErrEmptyKey
-	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
+	// ErrKeyTooLarge: keys must not exceed MaxKeySize; its message says
+	// so, "strata: key over 64 KiB".
 	ErrKeyTooLarge = base.ErrKeyTooLarge
-	// ErrValueTooLarge: values must not exceed MaxValueSize.
-	ErrValueTooLarge = errors.New("simpledb: value too large")
-	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize.
-	ErrBatchTooLarge = errors.New("simpledb: batch too large")
+	// ErrValueTooLarge: values must not exceed MaxValueSize; its message
+	// says so, "simpledb: value over 64 MiB".
+	ErrValueTooLarge = fmt.Errorf("simpledb: value over %d MiB", MaxValueSize>>20)
+	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize; its message
+	// says so, "simpledb: batch over 512 MiB".
+	ErrBatchTooLarge = fmt.Errorf("simpledb: batch over %d MiB", MaxBatchSize>>20)
 	// ErrNilBatch: Write was given a nil *Batch.
 	ErrNilBatch = errors.New("simpledb: nil batch")
 	// ErrClosed: the database, iterator or snapshot was closed or released.
