@@ -19,6 +19,7 @@
 //	err = it.Err(); it.Close()
 //	snap := db.NewSnapshot()                         // reads as of now, until Release
 //	err = db.Checkpoint(backupDir)                   // a consistent copy that opens on its own
+//	seq, err := db.NewSequence(key, 0)               // ids: id, err := seq.Next(); seq.Release()
 //
 // The Example functions show each in full.
 //
@@ -77,9 +78,13 @@
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over MaxKeySize),
 // ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
 // ErrNilBatch; range deletions in a database of another key order than
-// bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder. Calls after Close return ErrClosed. A directory holding
-// files but no database is ErrNotDB. A Checkpoint into a directory that is
-// not empty returns ErrCheckpointExists.
+// bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder.
+// Write options with Sync and NoSync both, or an unknown bit, are
+// ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
+// one whose key holds another value, ErrSequenceMalformed. Calls after
+// Close return ErrClosed. A directory holding files but no database is
+// ErrNotDB. A Checkpoint into a directory that is not empty returns
+// ErrCheckpointExists.
 //
 // When the log, a rotation, a flush or the manifest cannot write, the
 // database fails: reads go on, and writes return ErrBackground wrapping

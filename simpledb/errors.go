@@ -45,12 +45,24 @@ var (
 	// which the keys with a prefix are one range; a database opened with
 	// another Options.Comparator refuses NewPrefixIterator.
 	ErrPrefixOrder = errors.New("simpledb: prefix iteration needs the bytewise key order")
+	// ErrSequenceInUse: NewSequence was given a key whose Sequence is
+	// open, in this DB, and not released.
+	ErrSequenceInUse = errors.New("simpledb: sequence in use")
+	// ErrSequenceMalformed: the key of a Sequence holds a value that is
+	// not one (8 bytes, big-endian): a write of another kind was there
+	// first.
+	ErrSequenceMalformed = errors.New("simpledb: malformed sequence value")
+	// ErrSequenceExhausted: a Sequence handed out its last id, the one
+	// below math.MaxUint64.
+	ErrSequenceExhausted = errors.New("simpledb: sequence exhausted")
 	// ErrReadOnly: the database was opened with Options.ReadOnly, and
-	// refuses every write (Put, Delete, DeleteRange, Write, Flush,
-	// Compact).
+	// refuses every write (Put, Delete, DeleteRange, Write, NewSequence,
+	// Flush, Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
 	// ErrInvalidOption: an Options field holds a value it does not take (a
-	// negative one, where that turns nothing off); the error names it.
+	// negative one, where that turns nothing off), or a write's
+	// WriteOptions are not DefaultSync, Sync or NoSync; the error names
+	// it.
 	ErrInvalidOption = errors.New("simpledb: invalid option")
 	// ErrCheckpointExists: Checkpoint was given a directory that exists
 	// and is not empty; it wrote nothing.

@@ -411,3 +411,37 @@ func ExampleDB_DeleteRange() {
 	// log:002 deleted
 	// user:1
 }
+
+func ExampleDB_NewSequence() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	// Ids for new orders, 100 taken from the database at a time.
+	seq, err := db.NewSequence([]byte("seq/order"), 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 3 {
+		id, err := seq.Next()
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("order", id)
+	}
+	// Stores the next id, 3, for the next run: no id is skipped.
+	if err := seq.Release(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// order 0
+	// order 1
+	// order 2
+}
