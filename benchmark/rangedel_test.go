@@ -44,7 +44,7 @@ func rangeDelDB(b *testing.B) *simpledb.DB {
 		db := openDB(b, rangeDelDir, unsynced)
 		for j := range uint64(rangeDelCount) {
 			k := j * rangeDelStride
-			if err := db.DeleteRange(fillKey(k), fillKey(k+1)); err != nil {
+			if err := db.DeleteRange(fillKey(k), fillKey(k+1), simpledb.DefaultSync); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -186,7 +186,7 @@ func BenchmarkSimpleDBDeleteRangeScan(b *testing.B) {
 		}
 		db := openDB(b, dir, unsynced)
 		start := time.Now()
-		if err := db.DeleteRange(lo, hi); err != nil {
+		if err := db.DeleteRange(lo, hi, simpledb.DefaultSync); err != nil {
 			b.Fatal(err)
 		}
 		deleting += time.Since(start)

@@ -56,7 +56,7 @@ func (f dbFill) write(b *testing.B, db *simpledb.DB) {
 	batch := db.NewBatch()
 	var key []byte
 	value := make([]byte, 0, f.valueSize)
-	writeOpts := &simpledb.WriteOptions{Sync: false}
+	writeOpts := simpledb.NoSync
 	for i := range uint64(f.n) {
 		k := i
 		if f.order != nil {
@@ -67,7 +67,7 @@ func (f dbFill) write(b *testing.B, db *simpledb.DB) {
 			b.Fatal(err)
 		}
 		if batch.Len() == f.batchSize || i == uint64(f.n)-1 {
-			if err := db.WriteWithOptions(batch, writeOpts); err != nil {
+			if err := db.Write(batch, writeOpts); err != nil {
 				b.Fatal(err)
 			}
 			batch.Reset()
@@ -155,7 +155,7 @@ func BenchmarkSimpleDBWriteLatency(b *testing.B) {
 				i := rng.Uint64N(uint64(n))
 				k, v := latencyKey(i), dbValue(i, latencyValueSize)
 				start := time.Now()
-				err := db.Put(k, v)
+				err := db.Put(k, v, simpledb.DefaultSync)
 				lat = append(lat, time.Since(start))
 				if err != nil {
 					b.Fatal(err)
@@ -195,7 +195,7 @@ func BenchmarkSimpleDBSyncedWrites(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			runWriters(b, writers, func(_ int, i uint64) {
-				if err := db.Put(latencyKey(i), dbValue(i, latencyValueSize)); err != nil {
+				if err := db.Put(latencyKey(i), dbValue(i, latencyValueSize), simpledb.DefaultSync); err != nil {
 					b.Error(err)
 				}
 			})
@@ -230,7 +230,7 @@ func BenchmarkSimpleDBLogRecycling(b *testing.B) {
 				wg.Go(func() {
 					for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 						k := uint64(from) + uint64(i)
-						if err := db.Put(latencyKey(k), dbValue(k, latencyValueSize)); err != nil {
+						if err := db.Put(latencyKey(k), dbValue(k, latencyValueSize), simpledb.DefaultSync); err != nil {
 							b.Error(err)
 							return
 						}
@@ -405,7 +405,7 @@ func BenchmarkSimpleDBReadsDuringCompaction(b *testing.B) {
 			for i := uint64(base); i < base+128<<10; i++ {
 				batch.Put(latencyKey(i), dbValue(i, latencyValueSize))
 				if batch.Len() == 10 {
-					if err := db.WriteWithOptions(batch, &simpledb.WriteOptions{}); err != nil {
+					if err := db.Write(batch, simpledb.NoSync); err != nil {
 						b.Error(err)
 						return
 					}
@@ -727,7 +727,7 @@ func BenchmarkSimpleDBMixed(b *testing.B) {
 			}
 			return
 		}
-		if err := db.Put(fillKey(k), dbValue(k, fillValueSize)); err != nil {
+		if err := db.Put(fillKey(k), dbValue(k, fillValueSize), simpledb.DefaultSync); err != nil {
 			b.Error(err)
 		}
 	})

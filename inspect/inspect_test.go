@@ -24,7 +24,7 @@ func builtDB(t *testing.T) *vfs.MemFS {
 	require.NoError(t, err)
 	put := func(from, to int) {
 		for i := from; i < to; i++ {
-			require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), fmt.Appendf(nil, "value%d", i)))
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), fmt.Appendf(nil, "value%d", i), simpledb.DefaultSync))
 		}
 	}
 	put(0, 300)
@@ -32,7 +32,7 @@ func builtDB(t *testing.T) *vfs.MemFS {
 	put(200, 400)
 	require.NoError(t, db.Flush())
 	put(350, 450)
-	require.NoError(t, db.Delete([]byte("key0001")))
+	require.NoError(t, db.Delete([]byte("key0001"), simpledb.DefaultSync))
 	st := db.Stats()
 	require.Positive(t, st.Levels[0].Tables)
 	require.Positive(t, st.Levels[1].Tables)

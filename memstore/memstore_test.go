@@ -164,7 +164,7 @@ func TestErrorsCarryDetail(t *testing.T) {
 	require.NoError(t, m.Apply(7, KindSet, []byte("k"), nil))
 	require.EqualError(t, m.Apply(7, KindSet, []byte("k"), nil), "memstore: sequence number not increasing: sequence number 7, last 7")
 	require.EqualError(t, m.Apply(MaxSeq+1, KindSet, []byte("k"), nil), "memstore: sequence number above MaxSeq: sequence number 72057594037927936, MaxSeq 72057594037927935")
-	require.EqualError(t, m.Put(make([]byte, MaxKeySize+1), nil), "strata: key too large: 65537 bytes, the limit is 65536")
+	require.EqualError(t, m.Put(make([]byte, MaxKeySize+1), nil), "strata: key over 64 KiB: 65537 bytes")
 }
 
 func TestApplySeqZeroOnEmptyMemstore(t *testing.T) {

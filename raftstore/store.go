@@ -177,7 +177,7 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 			return fmt.Errorf("raftstore: store log %d: %w", l.Index, err)
 		}
 	}
-	if err := s.db.Write(b); err != nil {
+	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
 		return fmt.Errorf("raftstore: store logs %d..%d: %w", lo, hi, err)
 	}
 	if last == 0 {
@@ -215,7 +215,7 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 	if err := b.DeleteRange(start, end); err != nil {
 		return fmt.Errorf("raftstore: delete range %d..%d: %w", minIdx, maxIdx, err)
 	}
-	if err := s.db.Write(b); err != nil {
+	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
 		return fmt.Errorf("raftstore: delete range %d..%d: %w", minIdx, maxIdx, err)
 	}
 	switch {
@@ -238,7 +238,7 @@ func (s *Store) Set(key, val []byte) error {
 	if err := b.Put(stableKey(key), val); err != nil {
 		return fmt.Errorf("raftstore: set %q: %w", key, err)
 	}
-	if err := s.db.Write(b); err != nil {
+	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
 		return fmt.Errorf("raftstore: set %q: %w", key, err)
 	}
 	return nil

@@ -128,19 +128,19 @@ func TestOpenForeignDirectory(t *testing.T) {
 		{"OtherDatabase", func(t *testing.T, dir string) {
 			db, err := simpledb.Open(dir, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Put([]byte("user"), []byte("data")))
+			require.NoError(t, db.Put([]byte("user"), []byte("data"), simpledb.DefaultSync))
 			require.NoError(t, db.Close())
 		}, raftstore.ErrNotRaftStore},
 		{"OtherMarker", func(t *testing.T, dir string) {
 			db, err := simpledb.Open(dir, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Put([]byte("mformat"), []byte("something-else\x01")))
+			require.NoError(t, db.Put([]byte("mformat"), []byte("something-else\x01"), simpledb.DefaultSync))
 			require.NoError(t, db.Close())
 		}, raftstore.ErrNotRaftStore},
 		{"NewerFormat", func(t *testing.T, dir string) {
 			db, err := simpledb.Open(dir, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Put([]byte("mformat"), []byte("strata-raftstore\x09")))
+			require.NoError(t, db.Put([]byte("mformat"), []byte("strata-raftstore\x09"), simpledb.DefaultSync))
 			require.NoError(t, db.Close())
 		}, raftstore.ErrFormatVersion},
 	}
@@ -214,7 +214,7 @@ func TestCorruptEntries(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			idx := byte(i + 1)
-			require.NoError(t, s.DB().Put(key(idx), c.value))
+			require.NoError(t, s.DB().Put(key(idx), c.value, simpledb.DefaultSync))
 			var l raft.Log
 			err := s.GetLog(uint64(idx), &l)
 			require.ErrorIs(t, err, raftstore.ErrCorruptEntry)

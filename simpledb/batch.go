@@ -47,20 +47,23 @@ func (b *Batch) Delete(key []byte) error {
 
 // DeleteRange adds the deletion of every key in [start, end): one op,
 // whose size and cost do not depend on how many keys the range holds. A nil
-// or empty start or end leaves that side unbounded, so DeleteRange(nil,
-// nil) deletes every key. A start at or after end makes an empty range:
-// nothing is added and the call returns nil. A start or end over
-// MaxKeySize is ErrKeyTooLarge. Keys written after the deletion, also
-// later in the same batch, are not deleted. Start and end compare
-// bytewise: a database in another key order refuses the batch
-// (ErrRangeDelOrder).
+// start or end leaves that side open, so DeleteRange(nil, nil) deletes
+// every key; any other slice, the empty one too, is a bound, as everywhere
+// in this package. A start at or after end makes an empty range: nothing
+// is added and the call returns nil. An empty end is before every key, so
+// DeleteRange(k, []byte{}) is such a range. A start or end over MaxKeySize
+// is ErrKeyTooLarge. Keys written after the deletion, also later in the
+// same batch, are not deleted. Start and end compare bytewise: a database
+// in another key order refuses the batch (ErrRangeDelOrder).
 func (b *Batch) DeleteRange(start, end []byte) error {
 	for _, k := range [][]byte{start, end} {
 		if len(k) > base.MaxKeySize {
-			return b.reject(fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(k), base.MaxKeySize))
+			return b.reject(fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(k)))
 		}
 	}
-	if len(start) > 0 && len(end) > 0 && bytes.Compare(start, end) >= 0 {
+	// A nil start compares as the empty slice, the least bound: the range
+	// is empty only if end is empty too.
+	if end != nil && bytes.Compare(start, end) >= 0 {
 		return nil
 	}
 	b.init()

@@ -56,7 +56,7 @@ func TestCheckpointWhileWriting(t *testing.T) {
 				started[w].Store(i)
 				k := fmt.Appendf(nil, "w%d-%02d", w, i%slots)
 				v := fmt.Appendf(nil, "%d.%s", i, make([]byte, rng.IntN(300)))
-				if err := db.WriteWithOptions(batchOf(k, v), &WriteOptions{Sync: i%5 == 0}); err != nil {
+				if err := db.Put(k, v, syncIf(i%5 == 0)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -140,7 +140,7 @@ func TestCheckpointOutlivesSource(t *testing.T) {
 			m := putAcked(t, db, 0, 600)
 			require.NoError(t, db.Compact())
 			maps.Copy(m, putAcked(t, db, 500, 800)) // in tables and the memstore
-			require.NoError(t, db.Delete([]byte("key0003")))
+			require.NoError(t, db.Delete([]byte("key0003"), DefaultSync))
 			delete(m, "key0003")
 			require.Positive(t, db.Stats().Levels[1].Tables)
 			require.NoError(t, db.Checkpoint(ckpt))
@@ -149,7 +149,7 @@ func TestCheckpointOutlivesSource(t *testing.T) {
 			}
 
 			putAcked(t, db, 0, 800)
-			require.NoError(t, db.Delete([]byte("key0004")))
+			require.NoError(t, db.Delete([]byte("key0004"), DefaultSync))
 			require.NoError(t, db.Compact())
 			require.NoError(t, db.Close())
 			names, err := fsys.List(src)

@@ -70,34 +70,50 @@ type commitGroup struct {
 	err     error
 }
 
-// Put sets key to value.
-func (d *DB) Put(key, value []byte) error {
+// Put sets key to value. It copies both: the caller may reuse or modify
+// them once it returns. Opts choose whether it is synced (DefaultSync: as
+// Options.NoSync says); its errors are Write's.
+func (d *DB) Put(key, value []byte, opts WriteOptions) error {
+	sync, err := opts.sync(d.opts.NoSync)
+	if err != nil {
+		return err
+	}
 	b := batchPool.Get().(*Batch)
 	defer putBatch(b)
 	b.Reset()
 	if err := b.Put(key, value); err != nil {
 		return err
 	}
-	return d.Write(b)
+	return d.write(b, sync)
 }
 
-// Delete deletes key. Deleting an absent key is not an error.
-func (d *DB) Delete(key []byte) error {
+// Delete deletes key. Deleting an absent key is not an error. Opts are
+// Put's.
+func (d *DB) Delete(key []byte, opts WriteOptions) error {
+	sync, err := opts.sync(d.opts.NoSync)
+	if err != nil {
+		return err
+	}
 	b := batchPool.Get().(*Batch)
 	defer putBatch(b)
 	b.Reset()
 	if err := b.Delete(key); err != nil {
 		return err
 	}
-	return d.Write(b)
+	return d.write(b, sync)
 }
 
 // DeleteRange deletes every key in [start, end) as one write, whose cost
 // does not grow with the number of keys the range holds. A nil start or
-// end leaves that side unbounded. An empty range (start at or after end)
-// is a no-op; see Batch.DeleteRange. A database whose Options.Comparator
-// is not bytewise refuses range deletions with ErrRangeDelOrder.
-func (d *DB) DeleteRange(start, end []byte) error {
+// end leaves that side open; an empty one is a bound, before every key. An
+// empty range (start at or after end, as with any empty end) is a no-op;
+// see Batch.DeleteRange. A database whose Options.Comparator is not
+// bytewise refuses range deletions with ErrRangeDelOrder. Opts are Put's.
+func (d *DB) DeleteRange(start, end []byte, opts WriteOptions) error {
+	sync, err := opts.sync(d.opts.NoSync)
+	if err != nil {
+		return err
+	}
 	if err := d.checkOpen(); err != nil {
 		return err
 	}
@@ -110,7 +126,7 @@ func (d *DB) DeleteRange(start, end []byte) error {
 	if err := b.DeleteRange(start, end); err != nil {
 		return err
 	}
-	return d.Write(b)
+	return d.write(b, sync)
 }
 
 // checkRangeDelOrder returns ErrRangeDelOrder unless the database orders
@@ -135,31 +151,30 @@ func putBatch(b *Batch) {
 	}
 }
 
-// Write applies a batch atomically, synced unless Options.NoSync says
-// otherwise. An empty batch is a no-op. Its error says what became of the
-// batch:
+// Write applies a batch atomically, synced as opts say (DefaultSync: as
+// Options.NoSync says). An empty batch is a no-op. Its error says what
+// became of the batch:
 //
 //   - nil: it is applied, visible to reads, and durable if synced.
 //   - An error matching ErrWriteOutcomeUnknown (and ErrBackground): the
 //     log failed on this write or an earlier one not yet durable. The batch
 //     is not visible, but may be on disk and back after a reopen.
-//   - Any other error (bad input, ErrClosed, ErrBackground alone): it did
-//     not reach the log; it is not applied and never will be.
+//   - Any other error (bad input, ErrInvalidOption, ErrClosed,
+//     ErrBackground alone): it did not reach the log; it is not applied and
+//     never will be.
 //
 // A flush or compaction failing meanwhile does not fail a write that has
-// reached the log.
-func (d *DB) Write(b *Batch) error {
-	return d.WriteWithOptions(b, nil)
+// reached the log. The batch may be reused or reset once Write returns.
+func (d *DB) Write(b *Batch, opts WriteOptions) error {
+	sync, err := opts.sync(d.opts.NoSync)
+	if err != nil {
+		return err
+	}
+	return d.write(b, sync)
 }
 
-// WriteWithOptions applies a batch atomically with per-write options; nil
-// means the database's defaults. Non-nil options replace the defaults
-// whole: see WriteOptions. Its errors are Write's.
-func (d *DB) WriteWithOptions(b *Batch, o *WriteOptions) error {
-	sync := !d.opts.NoSync
-	if o != nil {
-		sync = o.Sync
-	}
+// write applies a batch, synced if sync.
+func (d *DB) write(b *Batch, sync bool) error {
 	if b == nil {
 		return ErrNilBatch
 	}

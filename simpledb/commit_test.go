@@ -92,7 +92,7 @@ func goWrite(db *DB, key string, sync bool) <-chan error {
 	go func() {
 		b := db.NewBatch()
 		b.Put([]byte(key), []byte("v-"+key))
-		done <- db.WriteWithOptions(b, &WriteOptions{Sync: sync})
+		done <- db.Write(b, syncIf(sync))
 	}()
 	return done
 }
@@ -152,7 +152,7 @@ func TestCommitLogSyncFailureFailsLaterGroups(t *testing.T) {
 	}
 	requireAbsent(t, db, "synced", "unsynced", "later")
 	requireAcked(t, db, acked)
-	err := db.Put([]byte("after"), []byte("x"))
+	err := db.Put([]byte("after"), []byte("x"), DefaultSync)
 	require.ErrorIs(t, err, ErrBackground)
 	require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
 	db.Close()
@@ -220,7 +220,7 @@ func TestCommitSurvivesFlushFailure(t *testing.T) {
 	require.NoError(t, <-synced, "a durable write is acknowledged")
 	acked["synced"] = "v-synced"
 	requireAcked(t, db, acked)
-	err := db.Put([]byte("refused"), []byte("v"))
+	err := db.Put([]byte("refused"), []byte("v"), DefaultSync)
 	require.ErrorIs(t, err, ErrBackground)
 	require.ErrorIs(t, err, syscall.EIO)
 	require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
@@ -274,7 +274,7 @@ func TestCommitLogFailureConcurrent(t *testing.T) {
 						r.afterError = failed.Load()
 						b := db.NewBatch()
 						b.Put([]byte(r.key), []byte("v-"+r.key))
-						r.err = db.WriteWithOptions(b, &WriteOptions{Sync: r.sync})
+						r.err = db.Write(b, syncIf(r.sync))
 						if r.err != nil {
 							failed.Store(true)
 						}
@@ -349,8 +349,8 @@ func TestStalledWriterDoesNotHoldUpFsyncs(t *testing.T) {
 	require.NoError(t, err)
 
 	fill := func() {
-		require.NoError(t, db.Put([]byte("a"), []byte("v")))
-		require.NoError(t, db.Put([]byte("z"), []byte("v")))
+		require.NoError(t, db.Put([]byte("a"), []byte("v"), DefaultSync))
+		require.NoError(t, db.Put([]byte("z"), []byte("v"), DefaultSync))
 		require.NoError(t, db.Flush())
 	}
 	fill()
@@ -358,7 +358,7 @@ func TestStalledWriterDoesNotHoldUpFsyncs(t *testing.T) {
 	fill()
 	fill()
 	requireHeld(t, compactionGate)
-	require.NoError(t, db.Put([]byte("k2"), []byte("v")))
+	require.NoError(t, db.Put([]byte("k2"), []byte("v"), DefaultSync))
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
 	requireHeld(t, flushGate)
@@ -396,34 +396,157 @@ func TestStalledWriterDoesNotHoldUpFsyncs(t *testing.T) {
 	require.NoError(t, db.Close())
 }
 
-// Sync and NoSync override the database's default either way: a synced
-// write costs a log fsync on a NoSync database, an unsynced one none on a
-// synced database.
-func TestReadyMadeWriteOptions(t *testing.T) {
+// syncIf returns the WriteOptions of a synced write if sync, of an
+// unsynced one otherwise.
+func syncIf(sync bool) WriteOptions {
+	if sync {
+		return Sync
+	}
+	return NoSync
+}
+
+// WriteOptions override the database's default either way, on every call
+// that writes: a synced write costs a log fsync on a NoSync database, an
+// unsynced one none on a synced database; DefaultSync keeps the default.
+func TestWriteOptionsSync(t *testing.T) {
+	writes := []struct {
+		name  string
+		write func(db *DB, opts WriteOptions) error
+	}{
+		{"Put", func(db *DB, opts WriteOptions) error { return db.Put([]byte("k"), []byte("v"), opts) }},
+		{"Delete", func(db *DB, opts WriteOptions) error { return db.Delete([]byte("k"), opts) }},
+		{"DeleteRange", func(db *DB, opts WriteOptions) error { return db.DeleteRange([]byte("a"), []byte("b"), opts) }},
+		{"Write", func(db *DB, opts WriteOptions) error { return db.Write(batchOf([]byte("k"), []byte("v")), opts) }},
+	}
 	for _, tc := range []struct {
 		name   string
 		noSync bool
-		write  *WriteOptions
+		opts   WriteOptions
 		syncs  int64
 	}{
 		{"Sync on an unsynced database", true, Sync, 1},
 		{"NoSync on a synced database", false, NoSync, 0},
-		{"defaults of a synced database", false, nil, 1},
-		{"defaults of an unsynced database", true, nil, 0},
+		{"Sync on a synced database", false, Sync, 1},
+		{"NoSync on an unsynced database", true, NoSync, 0},
+		{"defaults of a synced database", false, DefaultSync, 1},
+		{"defaults of an unsynced database", true, DefaultSync, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			opts := smallOptions()
-			opts.FS, opts.NoSync = vfs.NewMem(), tc.noSync
-			db, err := Open("/db", opts)
-			require.NoError(t, err)
-			defer db.Close()
-			before := db.Stats().LogSyncs
-			b := db.NewBatch()
-			require.NoError(t, b.Put([]byte("k"), []byte("v")))
-			require.NoError(t, db.WriteWithOptions(b, tc.write))
-			require.Equal(t, tc.syncs, db.Stats().LogSyncs-before)
-		})
+		for _, w := range writes {
+			t.Run(tc.name+" "+w.name, func(t *testing.T) {
+				opts := smallOptions()
+				opts.FS, opts.NoSync = vfs.NewMem(), tc.noSync
+				db, err := Open("/db", opts)
+				require.NoError(t, err)
+				defer db.Close()
+				before := db.Stats().LogSyncs
+				require.NoError(t, w.write(db, tc.opts))
+				require.Equal(t, tc.syncs, db.Stats().LogSyncs-before)
+			})
+		}
 	}
-	require.True(t, Sync.Sync, "a caller modified the shared options")
-	require.False(t, NoSync.Sync, "a caller modified the shared options")
+}
+
+// A write with Sync in a NoSync database survives a power loss once it
+// returns; one with NoSync in a synced database returns without an fsync,
+// and a power loss then takes it, on every call that writes.
+func TestWriteOptionsPowerLoss(t *testing.T) {
+	writes := []struct {
+		name  string
+		write func(db *DB, opts WriteOptions) error
+		want  model // what the database holds after it, from {a, b, c}
+	}{
+		{"Put", func(db *DB, opts WriteOptions) error { return db.Put([]byte("d"), []byte("vd"), opts) },
+			model{"a": "va", "b": "vb", "c": "vc", "d": "vd"}},
+		{"Delete", func(db *DB, opts WriteOptions) error { return db.Delete([]byte("b"), opts) },
+			model{"a": "va", "c": "vc"}},
+		{"DeleteRange", func(db *DB, opts WriteOptions) error { return db.DeleteRange([]byte("b"), nil, opts) },
+			model{"a": "va"}},
+		{"Write", func(db *DB, opts WriteOptions) error {
+			b := db.NewBatch()
+			require.NoError(t, b.Put([]byte("d"), []byte("vd")))
+			require.NoError(t, b.Delete([]byte("a")))
+			return db.Write(b, opts)
+		}, model{"b": "vb", "c": "vc", "d": "vd"}},
+	}
+	base := model{"a": "va", "b": "vb", "c": "vc"}
+	for _, tc := range []struct {
+		name    string
+		noSync  bool
+		opts    WriteOptions
+		durable bool
+	}{
+		{"Sync in a NoSync database", true, Sync, true},
+		{"NoSync in a synced database", false, NoSync, false},
+	} {
+		for _, w := range writes {
+			t.Run(tc.name+" "+w.name, func(t *testing.T) {
+				mem := vfs.NewMem()
+				opts := testOptions(mem)
+				opts.NoSync = tc.noSync
+				db, err := Open("/db", opts)
+				require.NoError(t, err)
+				defer db.Close()
+				for k, v := range base {
+					require.NoError(t, db.Put([]byte(k), []byte(v), Sync))
+				}
+				syncs := db.Stats().LogSyncs
+				require.NoError(t, w.write(db, tc.opts))
+				require.Equal(t, w.want, readAll(t, db), "acknowledged, and visible")
+				if !tc.durable {
+					require.Equal(t, syncs, db.Stats().LogSyncs, "acknowledged without an fsync")
+				}
+
+				crashed, err := Open("/db", testOptions(mem.CrashClone(vfs.CrashOptions{})))
+				require.NoError(t, err)
+				defer crashed.Close()
+				if tc.durable {
+					require.Equal(t, w.want, readAll(t, crashed), "the synced write survived")
+				} else {
+					require.Equal(t, base, readAll(t, crashed), "the unsynced write was lost")
+				}
+			})
+		}
+	}
+}
+
+// WriteOptions with Sync and NoSync both, or a bit no flag has, are
+// refused on every call that writes, before anything is written.
+func TestWriteOptionsInvalid(t *testing.T) {
+	db, err := Open("/db", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	defer db.Close()
+	seq := db.visibleSeq.Load()
+	for _, opts := range []WriteOptions{Sync | NoSync, 1 << 2, 1 << 7, Sync | 1<<3, 0xff} {
+		for name, write := range map[string]func() error{
+			"Put":                     func() error { return db.Put([]byte("k"), []byte("v"), opts) },
+			"Delete":                  func() error { return db.Delete([]byte("k"), opts) },
+			"DeleteRange":             func() error { return db.DeleteRange(nil, nil, opts) },
+			"Write":                   func() error { return db.Write(batchOf([]byte("k"), []byte("v")), opts) },
+			"Write of an empty batch": func() error { return db.Write(db.NewBatch(), opts) },
+			"Write of a nil batch":    func() error { return db.Write(nil, opts) },
+		} {
+			require.ErrorIs(t, write(), ErrInvalidOption, "%s with %#x", name, uint8(opts))
+		}
+	}
+	require.Equal(t, seq, db.visibleSeq.Load(), "nothing was written")
+}
+
+// Put copies its key and value: the caller may reuse both once it returns,
+// and what it writes into them after is not what the database holds.
+func TestPutCopiesKeyAndValue(t *testing.T) {
+	db, err := Open("/db", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	defer db.Close()
+	key, value := []byte("key-1"), []byte("value-1")
+	require.NoError(t, db.Put(key, value, DefaultSync))
+	copy(key, "key-2")
+	copy(value, "value-2")
+	require.NoError(t, db.Put(key, value, DefaultSync))
+	copy(key, "key-3")
+	copy(value, "XXXXXXX")
+	for _, stage := range []string{"in the memstore", "in a table"} {
+		got := readAll(t, db)
+		require.Equal(t, model{"key-1": "value-1", "key-2": "value-2"}, got, stage)
+		require.NoError(t, db.Flush())
+	}
 }

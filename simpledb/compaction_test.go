@@ -89,7 +89,7 @@ func TestTrivialMovesOnSequentialFill(t *testing.T) {
 	for i := range 12000 {
 		k := fmt.Appendf(nil, "k%08d", i)
 		v := randomValue(rng, k, uint64(i), 200+rng.IntN(300))
-		require.NoError(t, db.WriteWithOptions(batchOf(k, v), &WriteOptions{}))
+		require.NoError(t, db.Put(k, v, NoSync))
 		m[string(k)] = string(v)
 	}
 	require.NoError(t, db.Flush())
@@ -168,7 +168,7 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 			m := model{}
 			flush := func(writes []write) uint64 {
 				for _, w := range writes {
-					require.NoError(t, db.Put([]byte(w.key), []byte(w.value)))
+					require.NoError(t, db.Put([]byte(w.key), []byte(w.value), DefaultSync))
 					m[w.key] = w.value
 				}
 				require.NoError(t, db.Flush())
@@ -229,7 +229,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			m := model{}
 			put := func(k string, n int) {
 				v := randomValue(rng, []byte(k), 0, n)
-				require.NoError(t, db.Put([]byte(k), v))
+				require.NoError(t, db.Put([]byte(k), v, DefaultSync))
 				m[k] = string(v)
 			}
 			// L2: about 120 KiB of 4 KiB tables, three times the limit.

@@ -57,7 +57,7 @@ func TestCorruptionNeverGivesWrongValues(t *testing.T) {
 	for i := range 3000 {
 		k := fmt.Sprintf("key%04d", rng.IntN(800))
 		v := fmt.Sprintf("value%d-%s", i, make([]byte, rng.IntN(200)))
-		require.NoError(t, db.Put([]byte(k), []byte(v)))
+		require.NoError(t, db.Put([]byte(k), []byte(v), DefaultSync))
 		written[k] = append(written[k], v)
 		if i == 2000 {
 			require.NoError(t, db.Compact())

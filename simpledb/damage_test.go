@@ -249,7 +249,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 		for _, k := range op.deletes {
 			require.NoError(t, b.Delete([]byte(k)))
 		}
-		require.NoError(t, db.Write(b))
+		require.NoError(t, db.Write(b, DefaultSync))
 		op.apply(acked)
 		ops = append(ops, op)
 		db.mu.Lock()

@@ -21,8 +21,9 @@ import (
 // concurrent use.
 //
 // Its locks are taken in this order, a goroutine holding one taking only
-// later ones: closeMu, walMu, pubMu, mu, syncMu. commitMu and rsMu are
-// innermost: nothing is locked under them. (Snapshot.mu comes before mu.)
+// later ones: closeMu, walMu, pubMu, mu, syncMu. commitMu, rsMu and seqMu
+// are innermost: nothing is locked under them. (Snapshot.mu comes before
+// mu, Sequence.mu before closeMu.)
 // The write path holds walMu while it appends and while a writer stalls,
 // so nothing a reader or Stats needs is guarded by it.
 type DB struct {
@@ -126,6 +127,10 @@ type DB struct {
 	gather syncGather
 
 	bgWG sync.WaitGroup
+
+	// seqMu guards sequences: the keys of the open Sequences.
+	seqMu     sync.Mutex
+	sequences map[string]bool
 }
 
 func (d *DB) checkOpen() error {

@@ -6,25 +6,40 @@
 //
 //	db, err := simpledb.Open("/var/lib/app/db", nil) // creates or recovers
 //	defer db.Close()
-//	err = db.Put([]byte("k"), []byte("v"))           // durable on return
-//	v, err := db.Get([]byte("k"))                    // ErrNotFound if absent
-//	buf, err = db.AppendValue(buf[:0], []byte("k"))  // into a reused buffer: no allocation
+//	err = db.Put(key, value, simpledb.DefaultSync)   // durable on return (unless Options.NoSync)
+//	v, err := db.Get(key)                            // ErrNotFound if absent
+//	buf, err = db.AppendValue(buf[:0], key)          // into a reused buffer: no allocation
+//	err = db.Delete(key, simpledb.NoSync)            // unsynced, whatever Options.NoSync says
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
-//	err = db.Write(b)                                // all or nothing, also across a crash
-//	err = db.DeleteRange(start, end)                 // every key in [start, end), one write
+//	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
+//	err = db.DeleteRange(start, end, opts)           // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
+//	it, err = db.NewPrefixIterator(prefix)           // the keys that start with prefix
 //	for k, v := range it.All() { ... }               // or Backward, AllFrom(k), BackwardBefore(k)
 //	err = it.Err(); it.Close()
 //	snap := db.NewSnapshot()                         // reads as of now, until Release
 //	err = db.Checkpoint(backupDir)                   // a consistent copy that opens on its own
+//	seq, err := db.NewSequence(key, 0)               // ids: id, err := seq.Next(); seq.Release()
 //
 // The Example functions show each in full.
+//
+// # Ranges
+//
+// Every call that takes a range (NewIterator, on a DB or a Snapshot, and
+// DeleteRange, on a DB or a Batch) takes it half-open, [lower, upper) or
+// [start, end), with Pebble's rule for its bounds: only nil is open; any
+// other slice, the empty one too, is a bound. In bytewise order the empty
+// slice is before every key, so an empty upper bound or end holds no key:
+// DeleteRange(k, []byte{}) deletes nothing. A range whose start is at or
+// after its end is empty: an iterator over it finds nothing, and a range
+// deletion of it is a no-op that writes nothing. The keys with a prefix p
+// are the range [p, PrefixUpperBound(p)), which NewPrefixIterator walks.
 //
 // # Guarantees
 //
 // A write that returns nil is applied, visible to every read that starts
-// after it, and durable if synced (the default; Options.NoSync and
-// WriteOptions change it). An unsynced write survives a crash of the
+// after it, and durable if synced (the default; Options.NoSync changes
+// it, and a write's WriteOptions override it). An unsynced write survives a crash of the
 // process, not of the machine, and becomes durable with a later synced
 // write, Flush or Close. A batch is applied whole or not at all, also
 // across a crash. Concurrent synced writers share fsyncs.
@@ -66,10 +81,14 @@
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over MaxKeySize),
 // ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
-// ErrNilBatch, and range deletions in a database of another key order
-// ErrRangeDelOrder. Calls after Close return ErrClosed. A directory holding
-// files but no database is ErrNotDB. A Checkpoint into a directory that is
-// not empty returns ErrCheckpointExists.
+// ErrNilBatch; range deletions in a database of another key order than
+// bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder.
+// Write options with Sync and NoSync both, or an unknown bit, are
+// ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
+// one whose key holds another value, ErrSequenceMalformed. Calls after
+// Close return ErrClosed. A directory holding files but no database is
+// ErrNotDB. A Checkpoint into a directory that is not empty returns
+// ErrCheckpointExists.
 //
 // When the log, a rotation, a flush or the manifest cannot write, the
 // database fails: reads go on, and writes return ErrBackground wrapping

@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/vfs"
@@ -14,12 +15,15 @@ var (
 	// ErrEmptyKey: keys must not be empty. It is the same value as the
 	// memstore's and sstables' ErrEmptyKey.
 	ErrEmptyKey = base.ErrEmptyKey
-	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
+	// ErrKeyTooLarge: keys must not exceed MaxKeySize; its message says
+	// so, "strata: key over 64 KiB".
 	ErrKeyTooLarge = base.ErrKeyTooLarge
-	// ErrValueTooLarge: values must not exceed MaxValueSize.
-	ErrValueTooLarge = errors.New("simpledb: value too large")
-	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize.
-	ErrBatchTooLarge = errors.New("simpledb: batch too large")
+	// ErrValueTooLarge: values must not exceed MaxValueSize; its message
+	// says so, "simpledb: value over 64 MiB".
+	ErrValueTooLarge = fmt.Errorf("simpledb: value over %d MiB", MaxValueSize>>20)
+	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize; its message
+	// says so, "simpledb: batch over 512 MiB".
+	ErrBatchTooLarge = fmt.Errorf("simpledb: batch over %d MiB", MaxBatchSize>>20)
 	// ErrNilBatch: Write was given a nil *Batch.
 	ErrNilBatch = errors.New("simpledb: nil batch")
 	// ErrClosed: the database, iterator or snapshot was closed or released.
@@ -37,16 +41,32 @@ var (
 	// or split tombstone is bounded there by keys only bytewise order
 	// provides: the empty key first, k\x00 right after k.)
 	ErrRangeDelOrder = errors.New("simpledb: range deletion needs the bytewise key order")
+	// ErrPrefixOrder: prefix iteration needs the bytewise key order, in
+	// which the keys with a prefix are one range; a database opened with
+	// another Options.Comparator refuses NewPrefixIterator.
+	ErrPrefixOrder = errors.New("simpledb: prefix iteration needs the bytewise key order")
+	// ErrSequenceInUse: NewSequence was given a key whose Sequence is
+	// open, in this DB, and not released.
+	ErrSequenceInUse = errors.New("simpledb: sequence in use")
+	// ErrSequenceMalformed: the key of a Sequence holds a value that is
+	// not one (8 bytes, big-endian): a write of another kind was there
+	// first.
+	ErrSequenceMalformed = errors.New("simpledb: malformed sequence value")
+	// ErrSequenceExhausted: a Sequence handed out its last id, the one
+	// below math.MaxUint64.
+	ErrSequenceExhausted = errors.New("simpledb: sequence exhausted")
 	// ErrReadOnly: the database was opened with Options.ReadOnly, and
-	// refuses every write (Put, Delete, Write, WriteWithOptions, Flush,
-	// Compact).
+	// refuses every write (Put, Delete, DeleteRange, Write, NewSequence,
+	// Flush, Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
 	// ErrOutpaced: a follower's CatchUp (or Open) found the writer's
 	// manifest changed under each of its attempts to read the database's
 	// files; its view is as it was. Try again later.
 	ErrOutpaced = errors.New("simpledb: the writer changed the database under every attempt to catch up")
 	// ErrInvalidOption: an Options field holds a value it does not take (a
-	// negative one, where that turns nothing off); the error names it.
+	// negative one, where that turns nothing off), or a write's
+	// WriteOptions are not DefaultSync, Sync or NoSync; the error names
+	// it.
 	ErrInvalidOption = errors.New("simpledb: invalid option")
 	// ErrCheckpointExists: Checkpoint was given a directory that exists
 	// and is not empty; it wrote nothing.

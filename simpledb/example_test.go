@@ -26,21 +26,21 @@ func Example() {
 	}
 	defer db.Close()
 
-	if err := db.Put([]byte("user:1"), []byte("ada")); err != nil {
+	if err := db.Put([]byte("user:1"), []byte("ada"), simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
 	b := db.NewBatch()
 	b.Put([]byte("user:2"), []byte("grace"))
 	b.Put([]byte("user:3"), []byte("edsger"))
 	b.Delete([]byte("user:1"))
-	if err := db.Write(b); err != nil { // all three, or none
+	if err := db.Write(b, simpledb.DefaultSync); err != nil { // all three, or none
 		log.Fatal(err)
 	}
 
 	if _, err := db.Get([]byte("user:1")); errors.Is(err, simpledb.ErrNotFound) {
 		fmt.Println("user:1 deleted")
 	}
-	it, err := db.NewIterator([]byte("user:"), []byte("user;"))
+	it, err := db.NewPrefixIterator([]byte("user:")) // or NewIterator(lower, upper)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,6 +57,21 @@ func Example() {
 	// user:3=edsger
 }
 
+func ExamplePrefixUpperBound() {
+	for _, prefix := range []string{"user:", "a\xff", "\xff", ""} {
+		if upper := simpledb.PrefixUpperBound([]byte(prefix)); upper != nil {
+			fmt.Printf("%q: keys before %q\n", prefix, upper)
+		} else {
+			fmt.Printf("%q: nil, no upper bound\n", prefix)
+		}
+	}
+	// Output:
+	// "user:": keys before "user;"
+	// "a\xff": keys before "b"
+	// "\xff": nil, no upper bound
+	// "": nil, no upper bound
+}
+
 func ExampleDB_NewSnapshot() {
 	dir, err := os.MkdirTemp("", "simpledb-example")
 	if err != nil {
@@ -69,10 +84,10 @@ func ExampleDB_NewSnapshot() {
 	}
 	defer db.Close()
 
-	db.Put([]byte("balance"), []byte("100"))
+	db.Put([]byte("balance"), []byte("100"), simpledb.DefaultSync)
 	snap := db.NewSnapshot()
 	defer snap.Release()
-	db.Put([]byte("balance"), []byte("40"))
+	db.Put([]byte("balance"), []byte("40"), simpledb.DefaultSync)
 
 	then, _ := snap.Get([]byte("balance"))
 	now, _ := db.Get([]byte("balance"))
@@ -92,7 +107,7 @@ func ExampleIterator_Backward() {
 	}
 	defer db.Close()
 	for _, k := range []string{"log:001", "log:002", "log:003", "log:004"} {
-		if err := db.Put([]byte(k), []byte("entry "+k[4:])); err != nil {
+		if err := db.Put([]byte(k), []byte("entry "+k[4:]), simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -130,7 +145,7 @@ func ExampleIterator_SeekLT() {
 	}
 	defer db.Close()
 	for _, k := range []string{"a", "c", "e", "g"} {
-		if err := db.Put([]byte(k), nil); err != nil {
+		if err := db.Put([]byte(k), nil, simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -163,7 +178,7 @@ func ExampleIterator_SeekLT() {
 	// [e g] [c a]
 }
 
-func ExampleDB_WriteWithOptions() {
+func ExampleWriteOptions() {
 	dir, err := os.MkdirTemp("", "simpledb-example")
 	if err != nil {
 		log.Fatal(err)
@@ -176,14 +191,18 @@ func ExampleDB_WriteWithOptions() {
 	}
 	defer db.Close()
 
-	b := db.NewBatch()
-	b.Put([]byte("order:17"), []byte("paid"))
-	// This one must survive a power loss once it returns.
-	if err := db.WriteWithOptions(b, simpledb.Sync); err != nil {
+	if err := db.Put([]byte("order:16"), []byte("sent"), simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(db.Stats().LogSyncs > 0)
-	// Output: true
+	fmt.Println("fsyncs:", db.Stats().LogSyncs)
+	// This one must survive a power loss once it returns.
+	if err := db.Put([]byte("order:17"), []byte("paid"), simpledb.Sync); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("fsyncs:", db.Stats().LogSyncs)
+	// Output:
+	// fsyncs: 0
+	// fsyncs: 1
 }
 
 func ExampleDB_AppendValue() {
@@ -197,8 +216,8 @@ func ExampleDB_AppendValue() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	db.Put([]byte("user:1"), []byte("ada"))
-	db.Put([]byte("user:2"), []byte("grace"))
+	db.Put([]byte("user:1"), []byte("ada"), simpledb.DefaultSync)
+	db.Put([]byte("user:2"), []byte("grace"), simpledb.DefaultSync)
 
 	// One buffer serves every read: once it has room, reads allocate nothing.
 	var buf []byte
@@ -239,7 +258,7 @@ func ExampleOptions_comparator() {
 		log.Fatal(err)
 	}
 	for _, k := range []string{"100", "9", "20"} {
-		db.Put([]byte(k), nil)
+		db.Put([]byte(k), nil, simpledb.DefaultSync)
 	}
 	it, _ := db.NewIterator(nil, nil)
 	for k := range it.All() {
@@ -263,7 +282,7 @@ func ExampleOptions_readOnly() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db.Put([]byte("config"), []byte("v1"))
+	db.Put([]byte("config"), []byte("v1"), simpledb.DefaultSync)
 	db.Close()
 
 	// A tool inspects the database without changing a byte of it.
@@ -273,7 +292,7 @@ func ExampleOptions_readOnly() {
 	}
 	defer ro.Close()
 	v, _ := ro.Get([]byte("config"))
-	err = ro.Put([]byte("config"), []byte("v2"))
+	err = ro.Put([]byte("config"), []byte("v2"), simpledb.DefaultSync)
 	fmt.Println(string(v), errors.Is(err, simpledb.ErrReadOnly))
 	// Output: v1 true
 }
@@ -289,14 +308,14 @@ func ExampleDB_Checkpoint() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	db.Put([]byte("balance"), []byte("100"))
+	db.Put([]byte("balance"), []byte("100"), simpledb.DefaultSync)
 
 	// A backup while writes go on: tables are hard-linked, so it is cheap.
 	backup := filepath.Join(dir, "backups", "monday")
 	if err := db.Checkpoint(backup); err != nil {
 		log.Fatal(err)
 	}
-	db.Put([]byte("balance"), []byte("40"))
+	db.Put([]byte("balance"), []byte("40"), simpledb.DefaultSync)
 
 	restored, err := simpledb.Open(backup, nil)
 	if err != nil {
@@ -332,7 +351,7 @@ func ExampleOptions_maxOpenFiles() {
 	for i := range 20000 {
 		b.Put(fmt.Appendf(nil, "key%05d", i), fmt.Appendf(nil, "value %d of many, spelled out at length", i))
 	}
-	if err := db.Write(b); err != nil {
+	if err := db.Write(b, simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
 	if err := db.Compact(); err != nil {
@@ -365,13 +384,13 @@ func ExampleDB_DeleteRange() {
 	defer db.Close()
 
 	for _, k := range []string{"log:001", "log:002", "log:003", "user:1"} {
-		if err := db.Put([]byte(k), []byte("...")); err != nil {
+		if err := db.Put([]byte(k), []byte("..."), simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
 	// One write deletes every key from "log:" up to "log;": a range
 	// tombstone, whatever the number of keys it covers.
-	if err := db.DeleteRange([]byte("log:"), []byte("log;")); err != nil {
+	if err := db.DeleteRange([]byte("log:"), []byte("log;"), simpledb.DefaultSync); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := db.Get([]byte("log:002")); errors.Is(err, simpledb.ErrNotFound) {
@@ -391,4 +410,38 @@ func ExampleDB_DeleteRange() {
 	// Output:
 	// log:002 deleted
 	// user:1
+}
+
+func ExampleDB_NewSequence() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	// Ids for new orders, 100 taken from the database at a time.
+	seq, err := db.NewSequence([]byte("seq/order"), 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 3 {
+		id, err := seq.Next()
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("order", id)
+	}
+	// Stores the next id, 3, for the next run: no id is skipped.
+	if err := seq.Release(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// order 0
+	// order 1
+	// order 2
 }

@@ -32,16 +32,16 @@ type faultCase struct {
 }
 
 func faultCases() []faultCase {
-	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v")) }
+	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v"), DefaultSync) }
 	// An unsynced write reaches the log's file at once; a synced one
 	// larger than the log's buffer does too. A small synced write stays in
 	// the buffer until its fsync.
 	putUnsynced := func(db *DB) error {
 		b := db.NewBatch()
 		b.Put([]byte("provoke"), []byte("v"))
-		return db.WriteWithOptions(b, &WriteOptions{Sync: false})
+		return db.Write(b, NoSync)
 	}
-	putLarge := func(db *DB) error { return db.Put([]byte("provoke"), make([]byte, 300<<10)) }
+	putLarge := func(db *DB) error { return db.Put([]byte("provoke"), make([]byte, 300<<10), DefaultSync) }
 	return []faultCase{
 		{"log append", errorfs.OpWrite, errorfs.Suffix(".log"), put, true},
 		{"unsynced log append", errorfs.OpWrite, errorfs.Suffix(".log"), putUnsynced, true},
@@ -98,7 +98,7 @@ func TestFaultInjection(t *testing.T) {
 				// Reads go on.
 				requireAcked(t, db, acked)
 				soft := fc.name == "compaction" && errno == syscall.ENOSPC
-				err = db.Put([]byte("later"), []byte("x"))
+				err = db.Put([]byte("later"), []byte("x"), DefaultSync)
 				if soft {
 					require.NoError(t, err, "a compaction out of space stops no write")
 					acked["later"] = "x"
@@ -113,7 +113,7 @@ func TestFaultInjection(t *testing.T) {
 						// writes again, and the compaction fails again when
 						// it runs.)
 						require.ErrorIs(t, db.Resume(), errno, "Resume fails while the fault lasts")
-						require.ErrorIs(t, db.Put([]byte("later"), []byte("x")), ErrBackground)
+						require.ErrorIs(t, db.Put([]byte("later"), []byte("x"), DefaultSync), ErrBackground)
 					}
 				}
 
@@ -122,7 +122,7 @@ func TestFaultInjection(t *testing.T) {
 				if errno == syscall.EIO {
 					require.NoError(t, db.Resume())
 				}
-				require.Eventually(t, func() bool { return db.Put([]byte("resumed"), []byte("y")) == nil },
+				require.Eventually(t, func() bool { return db.Put([]byte("resumed"), []byte("y"), DefaultSync) == nil },
 					10*time.Second, 5*time.Millisecond, "writes resume once the fault clears")
 				acked["resumed"] = "y"
 				requireAcked(t, db, acked)
@@ -136,7 +136,7 @@ func TestFaultInjection(t *testing.T) {
 				db, err = Open("/db", opts)
 				require.NoError(t, err, "reopen")
 				requireAcked(t, db, acked)
-				require.NoError(t, db.Put([]byte("after"), []byte("fault")))
+				require.NoError(t, db.Put([]byte("after"), []byte("fault"), DefaultSync))
 				require.NoError(t, db.Close())
 
 				// The power-loss view of the same moment is consistent too.
@@ -206,7 +206,7 @@ func TestCompactionOutOfSpace(t *testing.T) {
 		start := time.Now()
 		for i := 0; i < 50 && stalled == nil; i++ {
 			k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d.%d", i, round)
-			if stalled = db.Put([]byte(k), []byte(v)); stalled == nil {
+			if stalled = db.Put([]byte(k), []byte(v), DefaultSync); stalled == nil {
 				acked[k] = v
 			}
 		}
@@ -222,14 +222,14 @@ func TestCompactionOutOfSpace(t *testing.T) {
 	require.ErrorIs(t, stalled, ErrBackground, "L0 is full")
 	require.ErrorIs(t, stalled, syscall.ENOSPC)
 	require.Positive(t, db.Stats().CompactionsPaused)
-	err = db.Put([]byte("stalled"), []byte("x"))
+	err = db.Put([]byte("stalled"), []byte("x"), DefaultSync)
 	require.ErrorIs(t, err, ErrBackground)
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
 	requireAcked(t, db, acked)
 
 	full.Store(false)
-	require.Eventually(t, func() bool { return db.Put([]byte("resumed"), []byte("y")) == nil }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return db.Put([]byte("resumed"), []byte("y"), DefaultSync) == nil }, 10*time.Second, 5*time.Millisecond)
 	acked["resumed"] = "y"
 	requireAcked(t, db, acked)
 	requireAbsent(t, db, "stalled")
@@ -265,7 +265,7 @@ func putAcked(t *testing.T, db *DB, from, to int) model {
 	acked := model{}
 	for i := from; i < to; i++ {
 		k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value%d", i)
-		require.NoError(t, db.Put([]byte(k), []byte(v)))
+		require.NoError(t, db.Put([]byte(k), []byte(v), DefaultSync))
 		acked[k] = v
 	}
 	return acked
@@ -329,7 +329,7 @@ func TestReadFaults(t *testing.T) {
 
 			rule.Disable()
 			requireAcked(t, db, acked)
-			require.NoError(t, db.Put([]byte("after"), []byte("fault")), "a read fault does not stop writes")
+			require.NoError(t, db.Put([]byte("after"), []byte("fault"), DefaultSync), "a read fault does not stop writes")
 		})
 	}
 }
@@ -344,7 +344,7 @@ func TestCloseAfterLogFailure(t *testing.T) {
 		return func(db *DB) error {
 			b := db.NewBatch()
 			b.Put([]byte("failed"), []byte("v"))
-			return db.WriteWithOptions(b, &WriteOptions{Sync: sync})
+			return db.Write(b, syncIf(sync))
 		}
 	}
 	// EIO only: out of space, the database resumes by itself once the
@@ -378,7 +378,7 @@ func TestCloseAfterLogFailure(t *testing.T) {
 				rule.Disable() // a retry would succeed
 				synced := syncs.seen.Load()
 				for range 2 {
-					err := db.Put([]byte("later"), []byte("v"))
+					err := db.Put([]byte("later"), []byte("v"), DefaultSync)
 					require.ErrorIs(t, err, ErrBackground)
 					require.ErrorIs(t, err, errno)
 					require.NotErrorIs(t, err, ErrWriteOutcomeUnknown)
@@ -389,7 +389,7 @@ func TestCloseAfterLogFailure(t *testing.T) {
 				require.ErrorIs(t, err, ErrWriteOutcomeUnknown)
 				require.ErrorIs(t, err, errno)
 				require.Equal(t, synced, syncs.seen.Load(), "the failed log is not synced again")
-				require.ErrorIs(t, db.Put([]byte("closed"), []byte("v")), ErrClosed)
+				require.ErrorIs(t, db.Put([]byte("closed"), []byte("v"), DefaultSync), ErrClosed)
 				require.ErrorIs(t, db.Close(), ErrClosed)
 				requireNoGoroutineLeak(t, before)
 
@@ -410,9 +410,9 @@ func TestCloseAfterLogFailure(t *testing.T) {
 // every acknowledged write.
 func TestFaultInjectionRecycledLog(t *testing.T) {
 	unsynced := func(db *DB) error {
-		return db.WriteWithOptions(batchOf([]byte("provoke"), []byte("v")), &WriteOptions{})
+		return db.Put([]byte("provoke"), []byte("v"), NoSync)
 	}
-	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v")) }
+	put := func(db *DB) error { return db.Put([]byte("provoke"), []byte("v"), DefaultSync) }
 	for _, fsKind := range []string{"mem", "os"} {
 		for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
 			for _, fc := range []struct {
@@ -464,7 +464,7 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 					require.Equal(t, fc.log, errors.Is(err, ErrWriteOutcomeUnknown), "outcome unknown: %v", err)
 					require.Positive(t, rule.Hits())
 					requireAcked(t, db, acked)
-					err = db.Put([]byte("later"), []byte("x"))
+					err = db.Put([]byte("later"), []byte("x"), DefaultSync)
 					if err == nil && errno == syscall.ENOSPC {
 						acked["later"] = "x" // resumed on a new log, which the fault does not hit
 					} else {
@@ -480,7 +480,7 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 					if _, ok := acked["later"]; !ok {
 						requireAbsent(t, db, "later")
 					}
-					require.NoError(t, db.Put([]byte("after"), []byte("fault")))
+					require.NoError(t, db.Put([]byte("after"), []byte("fault"), DefaultSync))
 					require.NoError(t, db.Close())
 					if fsKind == "mem" {
 						opts.FS = mem.CrashClone(vfs.CrashOptions{})
@@ -513,7 +513,7 @@ func TestResumeInterrupted(t *testing.T) {
 			return nil, err
 		}
 		fault.Enable()
-		err = db.Put([]byte("unknown"), []byte("outcome"))
+		err = db.Put([]byte("unknown"), []byte("outcome"), DefaultSync)
 		fault.Disable()
 		if !errors.Is(err, ErrWriteOutcomeUnknown) {
 			return db, fmt.Errorf("the faulted write: %v", err)
@@ -522,7 +522,7 @@ func TestResumeInterrupted(t *testing.T) {
 		if err := db.Resume(); err != nil {
 			return db, err
 		}
-		return db, db.Put([]byte("after"), []byte("resume"))
+		return db, db.Put([]byte("after"), []byte("resume"), DefaultSync)
 	})
 }
 
@@ -557,7 +557,7 @@ func (f *resumeFaults) inject(db *DB, kind byte) error {
 	switch kind % 3 {
 	case 0:
 		f.logSync.Enable()
-		err = db.Put(faultKey, []byte("lost"))
+		err = db.Put(faultKey, []byte("lost"), Sync)
 		f.logSync.Disable()
 		if !errors.Is(err, ErrWriteOutcomeUnknown) {
 			return fmt.Errorf("a write whose log fsync failed: %v", err)

@@ -28,7 +28,7 @@ func TestFollower(t *testing.T) {
 	defer db.Close()
 	put := func(from, to int, tag string) {
 		for i := from; i < to; i++ {
-			require.NoError(t, db.Put(fmt.Appendf(nil, "key-%04d", i), []byte(tag)))
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key-%04d", i), []byte(tag), DefaultSync))
 		}
 	}
 	put(0, 1000, "first")
@@ -46,7 +46,7 @@ func TestFollower(t *testing.T) {
 	snap := f.NewSnapshot()
 
 	put(0, 1200, "second")
-	require.NoError(t, db.DeleteRange([]byte("key-0100"), []byte("key-0200")))
+	require.NoError(t, db.DeleteRange([]byte("key-0100"), []byte("key-0200"), DefaultSync))
 	require.NoError(t, db.Flush())
 	require.NoError(t, db.Compact()) // deletes the tables the follower reads
 	require.Equal(t, want, readAll(t, f), "before CatchUp the view stays")
@@ -77,8 +77,8 @@ func TestFollower(t *testing.T) {
 	require.NoError(t, snap.Release())
 
 	for name, err := range map[string]error{
-		"Put":     f.Put([]byte("k"), []byte("v")),
-		"Delete":  f.Delete([]byte("k")),
+		"Put":     f.Put([]byte("k"), []byte("v"), DefaultSync),
+		"Delete":  f.Delete([]byte("k"), DefaultSync),
 		"Flush":   f.Flush(),
 		"Compact": f.Compact(),
 	} {
@@ -117,7 +117,7 @@ func TestVerifyOpenDatabase(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	for i := range 3000 {
-		require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", i%700), fmt.Appendf(nil, "value-%d", i)))
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", i%700), fmt.Appendf(nil, "value-%d", i), DefaultSync))
 	}
 	require.NoError(t, db.Flush())
 	report, err := Verify("/db", &Options{FS: fsys}, nil)
@@ -160,7 +160,7 @@ func TestFollowerWhileWriting(t *testing.T) {
 	db, err := Open("/db", testOptions(fsys))
 	require.NoError(t, err)
 	defer db.Close()
-	require.NoError(t, db.Put([]byte("last"), []byte("-1")))
+	require.NoError(t, db.Put([]byte("last"), []byte("-1"), DefaultSync))
 	f, err := Open("/db", followOptions(fsys))
 	require.NoError(t, err)
 	defer f.Close()
@@ -175,7 +175,7 @@ func TestFollowerWhileWriting(t *testing.T) {
 			b := db.NewBatch()
 			b.Put(fmt.Appendf(nil, "k%03d", i%keys), []byte(strconv.Itoa(i)))
 			b.Put([]byte("last"), []byte(strconv.Itoa(i)))
-			if err := db.WriteWithOptions(b, NoSync); err != nil {
+			if err := db.Write(b, NoSync); err != nil {
 				t.Errorf("write %d: %v", i, err)
 				return
 			}

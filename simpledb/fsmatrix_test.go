@@ -221,7 +221,7 @@ func writeMatrixBatch(db *DB, i int, sync bool) error {
 	for k, v := range matrixBatch(i) {
 		b.Put([]byte(k), v)
 	}
-	return db.WriteWithOptions(b, &WriteOptions{Sync: sync})
+	return db.Write(b, syncIf(sync))
 }
 
 // TestFsMatrixChild is the child of TestFilesystemMatrix. In the database
@@ -306,7 +306,7 @@ func TestFsMatrixChild(t *testing.T) {
 		for k := range 4000 {
 			b.Put(fmt.Appendf(nil, "c%06d", k), value())
 			if b.Len() == 100 {
-				if err := db.Write(b); err != nil {
+				if err := db.Write(b, DefaultSync); err != nil {
 					fmt.Printf("failed before the fault: %v\n", err)
 					os.Exit(2)
 				}
@@ -339,7 +339,7 @@ func TestFsMatrixChild(t *testing.T) {
 			for k := round % 40; k < 4000; k += 40 {
 				b.Put(fmt.Appendf(nil, "c%06d", k), value())
 			}
-			if err = db.Write(b); err == nil {
+			if err = db.Write(b, DefaultSync); err == nil {
 				err = db.Flush()
 			}
 			if err == nil && db.Stats().CompactionsPaused > 0 {

@@ -59,7 +59,7 @@ func FuzzBatch(f *testing.F) {
 			case base.KindSet:
 				again.Put([]byte(o.key), []byte(o.value))
 			case base.KindRangeDelete:
-				again.DeleteRange([]byte(o.key), []byte(o.value))
+				again.DeleteRange(openIfEmpty(o.key), openIfEmpty(o.value))
 			default:
 				again.Delete([]byte(o.key))
 			}
@@ -73,6 +73,16 @@ func FuzzBatch(f *testing.F) {
 			t.Fatalf("batch does not round-trip: %v, then %v", ops, got)
 		}
 	})
+}
+
+// openIfEmpty returns a range deletion's bound as decoded from the log,
+// which writes an open bound as an empty one, for Batch.DeleteRange, for
+// which only nil is open.
+func openIfEmpty(bound string) []byte {
+	if bound == "" {
+		return nil
+	}
+	return []byte(bound)
 }
 
 // FuzzVersionEdit fuzzes the decoder of manifest records: an edit that
@@ -148,6 +158,7 @@ func FuzzCurrent(f *testing.F) {
 
 // FuzzDB decodes a byte string into operations (put, delete, delete
 // range, batch, get, scan both ways, random walks that switch direction,
+// prefix scans,
 // snapshot, flush, compact, checkpoint, reopen, now and then read-only
 // first) on an in-memory database and checks every result against a map
 // model.
@@ -191,26 +202,59 @@ func FuzzDB(f *testing.F) {
 		}
 		key := func() []byte { return []byte{'k', '0' + next()%16} }
 		value := func() []byte { return bytes.Repeat([]byte{next()}, int(next())%200) }
+		// writeOptions returns a write's options, and whether they are
+		// valid: DefaultSync, Sync or NoSync, or now and then not.
+		writeOptions := func() (WriteOptions, bool) {
+			switch b := next(); b % 8 {
+			case 6:
+				return Sync | NoSync, false
+			case 7:
+				return WriteOptions(1 << (2 + b/8%6)), false
+			default:
+				return WriteOptions(b % 8 % 3), true
+			}
+		}
+		// prefix returns a prefix of the keys: none, "k", a whole key, or
+		// one that no key has.
+		prefix := func() []byte {
+			switch next() % 4 {
+			case 0:
+				return nil
+			case 1:
+				return []byte("k")
+			case 2:
+				return key()
+			}
+			return append(key(), 0xff)
+		}
+		// iterBound returns an iterator's bound: a key, or now and then nil
+		// (open) or empty (a bound before every key, bytewise).
+		iterBound := func() []byte {
+			switch next() % 8 {
+			case 0, 1:
+				return nil
+			case 2:
+				return []byte{}
+			}
+			return key()
+		}
 		// walk checks a random walk over bounds drawn from the input, its
 		// moves drawn from a generator seeded by it.
 		walk := func(newIter func(lo, hi []byte) (*Iterator, error), m model, seed byte, msg string) {
-			var lo, hi []byte
-			if b := next(); b%4 != 0 {
-				lo = key()
-			}
-			if b := next(); b%4 != 0 {
-				hi = key()
-			}
+			lo, hi := iterBound(), iterBound()
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(next())))
 			h := newHeld(t, order.Compare, newIter, m, lo, hi)
 			defer h.it.Close()
 			h.walk(t, rng, 20, func() []byte { return []byte{'k', '0' + byte(rng.IntN(17))} }, msg+" (walk)")
 		}
 		// bound returns a range deletion's bound: a key, or now and then
-		// nil, unbounded.
+		// nil, unbounded, or empty, a bound before every key.
 		bound := func() []byte {
-			if next()%8 == 0 {
+			switch next() % 16 {
+			case 0, 1:
 				return nil
+			case 2:
+				return []byte{}
 			}
 			return key()
 		}
@@ -219,13 +263,25 @@ func FuzzDB(f *testing.F) {
 			switch op := next(); op % 11 {
 			case 0:
 				k, v := key(), value()
-				if err := db.Put(k, v); err != nil {
+				wo, ok := writeOptions()
+				if err := db.Put(k, v, wo); !ok {
+					if !errors.Is(err, ErrInvalidOption) {
+						t.Fatalf("a Put with WriteOptions %#x: %v", uint8(wo), err)
+					}
+					break
+				} else if err != nil {
 					t.Fatal(err)
 				}
 				m[string(k)] = string(v)
 			case 1:
 				k := key()
-				if err := db.Delete(k); err != nil {
+				wo, ok := writeOptions()
+				if err := db.Delete(k, wo); !ok {
+					if !errors.Is(err, ErrInvalidOption) {
+						t.Fatalf("a Delete with WriteOptions %#x: %v", uint8(wo), err)
+					}
+					break
+				} else if err != nil {
 					t.Fatal(err)
 				}
 				delete(m, string(k))
@@ -247,7 +303,7 @@ func FuzzDB(f *testing.F) {
 						staged[string(k)] = string(v)
 					}
 				}
-				if err := db.Write(b); err != nil {
+				if err := db.Write(b, DefaultSync); err != nil {
 					t.Fatal(err)
 				}
 				m = staged
@@ -255,12 +311,14 @@ func FuzzDB(f *testing.F) {
 				checkGet(t, db, m, key(), msg)
 			case 5:
 				// A scan both ways, a walk that switches direction, or a
-				// follower's scan after a catch-up.
+				// prefix scan, or a follower's scan after a catch-up.
 				switch b := next(); {
-				case b%2 == 0:
+				case b%4 == 0:
 					checkScan(t, order.Compare, db.NewIterator, m, nil, nil, msg)
 				case b%4 == 1:
 					walk(db.NewIterator, m, b, msg)
+				case b%4 == 2:
+					checkPrefixScan(t, modelOrder{c: order}, db.NewPrefixIterator, m, prefix(), msg)
 				case follower == nil:
 					fo := *opts
 					fo.FS, fo.Follow = fsys, true
@@ -284,6 +342,7 @@ func FuzzDB(f *testing.F) {
 				if snap != nil {
 					checkGet(t, snap, snapState, key(), msg+" (snapshot)")
 					walk(snap.NewIterator, snapState, next(), msg+" (snapshot)")
+					checkPrefixScan(t, modelOrder{c: order}, snap.NewPrefixIterator, snapState, prefix(), msg+" (snapshot)")
 				}
 			case 8:
 				switch b := next(); b % 4 {
@@ -301,7 +360,7 @@ func FuzzDB(f *testing.F) {
 				}
 			case 10:
 				lo, hi := bound(), bound()
-				if err := db.DeleteRange(lo, hi); order != sstables.Bytewise {
+				if err := db.DeleteRange(lo, hi, DefaultSync); order != sstables.Bytewise {
 					if !errors.Is(err, ErrRangeDelOrder) {
 						t.Fatalf("a range deletion in %s order: %v", order.Name, err)
 					}
@@ -309,9 +368,7 @@ func FuzzDB(f *testing.F) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				if lo == nil || hi == nil || bytes.Compare(lo, hi) < 0 {
-					m.deleteRange(lo, hi)
-				}
+				m.deleteRange(lo, hi) // nothing, if the range is empty
 			case 9:
 				if snap != nil {
 					snap.Release()

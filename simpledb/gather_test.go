@@ -55,7 +55,7 @@ func TestSyncGatherServesEveryReturningWriter(t *testing.T) {
 			for w := range writers {
 				wg.Go(func() {
 					for r := range rounds {
-						if err := db.Put(fmt.Appendf(nil, "w%d-%d", w, r), []byte("v")); err != nil {
+						if err := db.Put(fmt.Appendf(nil, "w%d-%d", w, r), []byte("v"), DefaultSync); err != nil {
 							t.Error(err)
 							return
 						}

@@ -74,7 +74,7 @@ func twinDatabases(t *testing.T) (a, b map[string][]byte) {
 		require.NoError(t, err)
 		for round := range 3 {
 			for i := range 50 {
-				require.NoError(t, db.Put(fmt.Appendf(nil, "key%d-%03d", round, i), bytes.Repeat([]byte{fill}, 100)))
+				require.NoError(t, db.Put(fmt.Appendf(nil, "key%d-%03d", round, i), bytes.Repeat([]byte{fill}, 100), DefaultSync))
 			}
 			if round < 2 {
 				require.NoError(t, db.Flush())
@@ -180,7 +180,7 @@ func TestTablesWithoutIdentity(t *testing.T) {
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	require.Equal(t, acked, readAll(t, db))
-	require.NoError(t, db.Put([]byte("new"), []byte("write")))
+	require.NoError(t, db.Put([]byte("new"), []byte("write"), DefaultSync))
 	require.NoError(t, db.Compact())
 	for _, tb := range db.current.levels[1] {
 		require.NotZero(t, tb.ID, "a table written now has an identity")

@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"bytes"
+	"fmt"
 	"iter"
 	"slices"
 
@@ -13,10 +14,17 @@ import (
 
 // Iterator walks the live keys in [lower, upper), forward or backward, as
 // of the moment it was created: writes after that are not seen, and flushes
-// and compactions do not disturb it. Next and Prev may alternate at any
-// key; once a move runs off one end, a move the other way comes back to
-// the key at that end (Pebble's semantics). It is not safe for concurrent
-// use.
+// and compactions do not disturb it. A new iterator is at no key: Next
+// moves it to the first, as First does, and Prev to the last, as Last
+// does, so that
+//
+//	for it.Next() {
+//		...
+//	}
+//
+// walks every key. Next and Prev may alternate at any key; once a move
+// runs off one end, a move the other way comes back to the key at that end
+// (Pebble's semantics). It is not safe for concurrent use.
 //
 // Key and Value return slices of the database's own memory (a memstore's
 // entries, a cached block; backward, the iterator's copy of the value):
@@ -31,11 +39,17 @@ type Iterator struct {
 	lower, upper []byte
 	err          error
 	closed       bool
+	// positioned: a move has been made. Until then Next is First, and
+	// Prev is Last.
+	positioned bool
 }
 
-// NewIterator returns an iterator over the live keys in [lower, upper);
-// nil bounds are open. Call First, Last, SeekGE or SeekLT to position it,
-// and Close it when done.
+// NewIterator returns an iterator over the live keys in [lower, upper). A
+// nil bound is open; any other slice, the empty one too, is a bound (see
+// Ranges in the package documentation): in bytewise order an empty upper
+// bound, before every key, yields none. The iterator copies the bounds.
+// It starts at no key: First, Last, SeekGE or SeekLT positions it, and so
+// do Next, at the first key, and Prev, at the last. Close it when done.
 func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
@@ -45,6 +59,47 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 		return nil, err
 	}
 	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()), nil // in this order: see readState.get
+}
+
+// NewPrefixIterator returns an iterator over the live keys that start with
+// prefix: NewIterator(prefix, PrefixUpperBound(prefix)). An empty or nil
+// prefix gives every key. Prefixes are bytewise: a database whose
+// Options.Comparator is not bytewise, where the keys with a prefix need
+// not be one range, refuses with ErrPrefixOrder.
+func (d *DB) NewPrefixIterator(prefix []byte) (*Iterator, error) {
+	if err := d.checkPrefixOrder(); err != nil {
+		return nil, err
+	}
+	return d.NewIterator(prefix, PrefixUpperBound(prefix))
+}
+
+// checkPrefixOrder returns ErrPrefixOrder unless the database orders keys
+// bytewise.
+func (d *DB) checkPrefixOrder() error {
+	if d.opts.Comparator.Name != sstables.Bytewise.Name {
+		return fmt.Errorf("%w: the database orders keys by %q", ErrPrefixOrder, d.opts.Comparator.Name)
+	}
+	return nil
+}
+
+// PrefixUpperBound returns the least key after every key that starts with
+// prefix, in bytewise order: prefix with its trailing 0xff bytes dropped
+// and its last byte then incremented, so "ab" gives "ac" and "a\xff" gives
+// "b". It returns nil, an open bound, when no such key exists: for an empty
+// prefix, or one of 0xff bytes only. The result is a new slice, never
+// prefix's memory. With NewIterator(prefix, PrefixUpperBound(prefix)) an
+// iterator walks the keys with the prefix, as NewPrefixIterator does.
+func PrefixUpperBound(prefix []byte) []byte {
+	end := len(prefix)
+	for end > 0 && prefix[end-1] == 0xff {
+		end--
+	}
+	if end == 0 {
+		return nil
+	}
+	upper := bytes.Clone(prefix[:end])
+	upper[end-1]++
+	return upper
 }
 
 // newIterator returns an iterator over rs as of seq; it takes over the
@@ -101,11 +156,13 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 
 // First moves to the first key.
 func (it *Iterator) First() bool {
+	it.positioned = true
 	return !it.closed && it.settle(it.m.First())
 }
 
 // Last moves to the last key.
 func (it *Iterator) Last() bool {
+	it.positioned = true
 	return !it.closed && it.settle(it.m.Last())
 }
 
@@ -114,6 +171,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.closed {
 		return false
 	}
+	it.positioned = true
 	if it.lower != nil && it.rs.v.cmp(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -125,21 +183,28 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.closed {
 		return false
 	}
+	it.positioned = true
 	if it.upper != nil && it.rs.v.cmp(key, it.upper) > 0 {
 		key = it.upper
 	}
 	return it.settle(it.m.SeekLT(key))
 }
 
-// Next moves to the next key. After a backward move that found no key it
-// moves to the first.
+// Next moves to the next key. On a new iterator, and after a backward
+// move that found no key, it moves to the first.
 func (it *Iterator) Next() bool {
+	if !it.positioned {
+		return it.First()
+	}
 	return !it.closed && it.settle(it.m.Next())
 }
 
-// Prev moves to the previous key. After a forward move that found no key it
-// moves to the last.
+// Prev moves to the previous key. On a new iterator, and after a forward
+// move that found no key, it moves to the last.
 func (it *Iterator) Prev() bool {
+	if !it.positioned {
+		return it.Last()
+	}
 	return !it.closed && it.settle(it.m.Prev())
 }
 

@@ -66,7 +66,7 @@ func TestKillChild(t *testing.T) {
 	sync := os.Getenv("STRATA_KILL_UNSYNCED") == ""
 	for i := start; ; i++ {
 		op := killBatch(i)
-		if err := db.WriteWithOptions(op.batch(), &WriteOptions{Sync: sync}); err != nil {
+		if err := db.Write(op.batch(), syncIf(sync)); err != nil {
 			fmt.Printf("write failed: %v\n", err)
 			os.Exit(2)
 		}

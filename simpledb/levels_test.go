@@ -39,12 +39,12 @@ func TestDataFlowsThroughLevels(t *testing.T) {
 	for i := range 30000 {
 		k := fmt.Appendf(nil, "k%06d", rng.IntN(keys))
 		if rng.IntN(8) == 0 {
-			require.NoError(t, db.Delete(k))
+			require.NoError(t, db.Delete(k, DefaultSync))
 			delete(m, string(k))
 			continue
 		}
 		v := randomValue(rng, k, uint64(i), 100+rng.IntN(400))
-		require.NoError(t, db.WriteWithOptions(batchOf(k, v), &WriteOptions{Sync: false}))
+		require.NoError(t, db.Put(k, v, NoSync))
 		m[string(k)] = string(v)
 	}
 	st := db.Stats()
@@ -104,7 +104,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(w)))
 			for version := uint64(1); !stop.Load(); version++ {
 				k := fmt.Appendf(nil, "w%d-%03d", w, rng.IntN(keysPerWriter))
-				if err := db.Put(k, randomValue(rng, k, version, 200+rng.IntN(800))); err != nil {
+				if err := db.Put(k, randomValue(rng, k, version, 200+rng.IntN(800)), DefaultSync); err != nil {
 					t.Error(err)
 					return
 				}

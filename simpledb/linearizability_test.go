@@ -84,10 +84,10 @@ func recordHistory(t *testing.T, seed uint64) []porcupine.Operation {
 					}
 				case r < 8:
 					in.Op, in.Value = kvmodel.Put, fmt.Sprintf("c%d-%d-%s", c, i, make([]byte, rng.IntN(3000)))
-					err = db.WriteWithOptions(batchOf([]byte(in.Key), []byte(in.Value)), &WriteOptions{Sync: rng.IntN(2) == 0})
+					err = db.Put([]byte(in.Key), []byte(in.Value), syncIf(rng.IntN(2) == 0))
 				default:
 					in.Op = kvmodel.Delete
-					err = db.Delete([]byte(in.Key))
+					err = db.Delete([]byte(in.Key), DefaultSync)
 				}
 				ret := now()
 				if err != nil {

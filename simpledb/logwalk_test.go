@@ -37,7 +37,7 @@ func newWalkImage(t *testing.T, closed bool, n int) *walkImage {
 	img := &walkImage{}
 	for i := range n {
 		k := fmt.Sprintf("key%04d", i)
-		require.NoError(t, db.Put([]byte(k), bytes.Repeat([]byte{'v'}, 100)))
+		require.NoError(t, db.Put([]byte(k), bytes.Repeat([]byte{'v'}, 100), DefaultSync))
 		img.keys = append(img.keys, k)
 	}
 	db.mu.Lock()
@@ -247,7 +247,7 @@ func TestEmbeddedRecordCannotVouch(t *testing.T) {
 	opts := testOptions(mem)
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
-	require.NoError(t, db.Put([]byte("synced"), []byte("v")))
+	require.NoError(t, db.Put([]byte("synced"), []byte("v"), DefaultSync))
 	db.mu.Lock()
 	num := db.mem.logNum
 	db.mu.Unlock()
@@ -255,7 +255,7 @@ func TestEmbeddedRecordCannotVouch(t *testing.T) {
 	// length past any end.
 	forged := framed(t, logRecord(uint32(num), 1<<40, 1<<40, "forged"))
 	value := slices.Concat(bytes.Repeat([]byte{'x'}, 64), forged, bytes.Repeat([]byte{'y'}, 64))
-	require.NoError(t, db.WriteWithOptions(batchOf([]byte("crafted"), value), &WriteOptions{Sync: false}))
+	require.NoError(t, db.Put([]byte("crafted"), value, NoSync))
 	files := readDirFiles(t, mem, "/db") // the unsynced write's bytes too, as the page cache held them
 	require.NoError(t, db.Close())
 	delete(files, filenames.LockName)

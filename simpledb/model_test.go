@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/itertest"
@@ -52,7 +53,7 @@ func newHeld(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []byte
 	it, err := newIter(lo, hi)
 	require.NoError(t, err)
 	h := &heldIterator{it: it, state: maps.Clone(m), keys: keysIn(cmp, m, lo, hi)}
-	h.c = itertest.NewCursorFunc(byteKeys(h.keys), cmp)
+	h.c = itertest.NewCursorFunc(byteKeys(h.keys), cmp).StartAtEnds()
 	return h
 }
 
@@ -197,19 +198,29 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 		switch op := rng.IntN(100); {
 		case op < 40:
 			k, v := key(), value()
-			require.NoError(t, db.Put(k, v), msg)
+			wo, ok := randomWriteOptions(rng)
+			if !ok {
+				require.ErrorIs(t, db.Put(k, v, wo), ErrInvalidOption, msg)
+				break
+			}
+			require.NoError(t, db.Put(k, v, wo), msg)
 			m[string(k)] = string(v)
 		case op < 47:
 			k := key()
-			require.NoError(t, db.Delete(k), msg)
+			wo, ok := randomWriteOptions(rng)
+			if !ok {
+				require.ErrorIs(t, db.Delete(k, wo), ErrInvalidOption, msg)
+				break
+			}
+			require.NoError(t, db.Delete(k, wo), msg)
 			delete(m, string(k))
 		case op < 50:
 			lo, hi := randomRange(rng)
 			if order.c != sstables.Bytewise {
-				require.ErrorIs(t, db.DeleteRange(lo, hi), ErrRangeDelOrder, msg)
+				require.ErrorIs(t, db.DeleteRange(lo, hi, DefaultSync), ErrRangeDelOrder, msg)
 				break
 			}
-			require.NoError(t, db.DeleteRange(lo, hi), msg)
+			require.NoError(t, db.DeleteRange(lo, hi, someWriteOptions(rng)), msg)
 			m.deleteRange(lo, hi)
 		case op < 58:
 			b := db.NewBatch()
@@ -228,11 +239,13 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 					m[string(k)] = string(v)
 				}
 			}
-			require.NoError(t, db.Write(b), msg)
+			require.NoError(t, db.Write(b, someWriteOptions(rng)), msg)
 		case op < 73:
 			checkGet(t, db, m, key(), msg)
-		case op < 79:
+		case op < 77:
 			checkScan(t, keyCmp, db.NewIterator, m, key(), key(), msg)
+		case op < 79:
+			checkPrefixScan(t, order, db.NewPrefixIterator, m, randomPrefix(rng, key()), msg)
 		case op < 81:
 			// An iterator that walks on later, either way, as the
 			// database changes under it.
@@ -254,6 +267,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			s := snaps[i]
 			checkGet(t, s.snap, s.state, key(), msg+" (snapshot)")
 			checkScan(t, keyCmp, s.snap.NewIterator, s.state, key(), key(), msg+" (snapshot)")
+			checkPrefixScan(t, order, s.snap.NewPrefixIterator, s.state, randomPrefix(rng, key()), msg+" (snapshot)")
 			h := newHeld(t, keyCmp, s.snap.NewIterator, s.state, boundKey(rng, key), boundKey(rng, key))
 			h.walk(t, rng, 30, key, msg+" (snapshot walk)")
 			require.NoError(t, h.it.Close())
@@ -281,7 +295,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 				db, err = Open(dir, &ro)
 				require.NoError(t, err, msg)
 				checkScan(t, keyCmp, db.NewIterator, m, nil, nil, msg+" (read-only)")
-				require.ErrorIs(t, db.Put(key(), value()), ErrReadOnly, msg)
+				require.ErrorIs(t, db.Put(key(), value(), DefaultSync), ErrReadOnly, msg)
 				require.NoError(t, db.Close(), msg)
 				report, err := Verify(dir, opts, nil)
 				require.NoError(t, err, msg)
@@ -339,8 +353,25 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	return modelCounts{moves, recycled, reopens, resumes}
 }
 
-// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded), in
-// bytewise order: the only order range deletions take.
+// randomWriteOptions returns the options of a write: mostly DefaultSync,
+// Sync or NoSync, and now and then ones that are refused (ok false).
+func randomWriteOptions(rng *rand.Rand) (opts WriteOptions, ok bool) {
+	switch rng.IntN(40) {
+	case 0:
+		return Sync | NoSync, false
+	case 1:
+		return WriteOptions(1 << (2 + rng.IntN(6))), false
+	}
+	return someWriteOptions(rng), true
+}
+
+// someWriteOptions returns DefaultSync, Sync or NoSync.
+func someWriteOptions(rng *rand.Rand) WriteOptions {
+	return []WriteOptions{DefaultSync, Sync, NoSync}[rng.IntN(3)]
+}
+
+// deleteRange deletes the model's keys in [lo, hi) (nil: unbounded; an
+// empty slice is a bound, before every key), in bytewise order: the only order range deletions take.
 func (m model) deleteRange(lo, hi []byte) {
 	for k := range m {
 		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
@@ -350,8 +381,8 @@ func (m model) deleteRange(lo, hi []byte) {
 }
 
 // randomRange returns a range to delete among the keys of TestModel: most
-// span a few dozen keys, a few are empty (start after end) or unbounded
-// on one side.
+// span a few dozen keys, a few are empty (start after end, or an empty
+// end) or unbounded on one side.
 func randomRange(rng *rand.Rand) (lo, hi []byte) {
 	n := rng.IntN(2000)
 	lo = fmt.Appendf(nil, "key-%04d", n)
@@ -364,6 +395,10 @@ func randomRange(rng *rand.Rand) (lo, hi []byte) {
 		lo = nil
 	case 1:
 		hi = nil
+	case 2:
+		lo = []byte{} // before every key: as good as nil
+	case 3:
+		hi = []byte{} // before every key: an empty range
 	}
 	return lo, hi
 }
@@ -406,10 +441,14 @@ func ordered(cmp func(a, b []byte) int, lo, hi []byte) ([]byte, []byte) {
 	return lo, hi
 }
 
-// boundKey returns key(), or now and then nil: an open bound.
+// boundKey returns key(), or now and then nil, an open bound, or an empty
+// slice, a bound like any other key.
 func boundKey(rng *rand.Rand, key func() []byte) []byte {
-	if rng.IntN(4) == 0 {
+	switch rng.IntN(16) {
+	case 0, 1, 2, 3:
 		return nil
+	case 4:
+		return []byte{}
 	}
 	return key()
 }
@@ -475,4 +514,49 @@ func checkScan(t *testing.T, cmp func(a, b []byte) int, newIter func(lo, hi []by
 			require.Equal(t, want[mid-1], string(it.Key()), msg)
 		}
 	}
+}
+
+// randomPrefix returns a prefix of k: mostly its last few bytes cut, so
+// that a prefix scan reads tens of keys rather than all, now and then
+// the whole of it, or none (every key).
+func randomPrefix(rng *rand.Rand, k []byte) []byte {
+	if rng.IntN(20) == 0 {
+		return k[:0]
+	}
+	return k[:max(0, len(k)-rng.IntN(4))]
+}
+
+// checkPrefixScan walks the keys that start with prefix, forward from a
+// new iterator's Next and backward, and checks them against the model; a
+// database in another order than bytewise must refuse.
+func checkPrefixScan(t *testing.T, order modelOrder, newPrefixIter func(prefix []byte) (*Iterator, error), m model, prefix []byte, msg string) {
+	t.Helper()
+	it, err := newPrefixIter(prefix)
+	if order.c != sstables.Bytewise {
+		require.ErrorIs(t, err, ErrPrefixOrder, msg)
+		return
+	}
+	require.NoError(t, err, msg)
+	defer it.Close()
+	var want []string
+	for k := range m {
+		if strings.HasPrefix(k, string(prefix)) {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(want)
+	var got []string
+	for it.Next() {
+		require.Equal(t, m[string(it.Key())], string(it.Value()), "%s: prefix %q: value of %s", msg, prefix, it.Key())
+		got = append(got, string(it.Key()))
+	}
+	require.NoError(t, it.Err(), msg)
+	require.Equal(t, want, got, "%s: prefix %q", msg, prefix)
+	got = got[:0]
+	for k := range it.Backward() {
+		got = append(got, string(k))
+	}
+	require.NoError(t, it.Err(), msg)
+	slices.Reverse(got)
+	require.Equal(t, want, got, "%s: prefix %q, backward", msg, prefix)
 }

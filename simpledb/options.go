@@ -65,7 +65,8 @@ type Options struct {
 	RecycledLogs int
 	// NoSync makes writes unsynced by default: acknowledged once in the
 	// operating system, durable only after a later synced write, Flush or
-	// Close. WriteOptions replace it per write. Default: false (synced).
+	// Close. A write's WriteOptions, Sync or NoSync, override it. Default:
+	// false (synced).
 	NoSync bool
 	// L0CompactionTrigger is the number of L0 tables that starts a
 	// compaction into L1. Default: 4.
@@ -233,27 +234,42 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
-// WriteOptions replace the database's defaults for one write. Every field
-// applies as given, so the zero value, &WriteOptions{}, is an unsynced
-// write even on a database that syncs by default. For the defaults, pass
-// nil to WriteWithOptions, or call Write.
-type WriteOptions struct {
-	// Sync makes the write durable before it returns (concurrent synced
-	// writes share one fsync). Unsynced, a write returns once it is in the
-	// operating system, survives a crash of the process but not of the
-	// machine, and becomes durable with a later synced write, Flush or
-	// Close that succeeds (one that fails reports ErrWriteOutcomeUnknown:
-	// see Close). False means unsynced, whatever Options.NoSync says.
-	Sync bool
-}
+// WriteOptions choose, for one write, what Options choose for all of them:
+// a set of flags, passed to Put, Delete, DeleteRange and Write. The zero
+// value, DefaultSync, keeps the database's defaults. Sync and NoSync
+// exclude each other: both together, or any bit not defined here, is
+// ErrInvalidOption, and the write is refused.
+type WriteOptions uint8
 
-// Sync and NoSync are ready-made WriteOptions, so that callers need not
-// build them: a synced write and an unsynced one, whatever Options.NoSync
-// says. They are shared by every caller: never modify them.
-var (
-	Sync   = &WriteOptions{Sync: true}
-	NoSync = &WriteOptions{Sync: false}
+const (
+	// DefaultSync syncs the write unless Options.NoSync is set.
+	DefaultSync WriteOptions = 0
+	// Sync makes the write durable before it returns, whatever
+	// Options.NoSync says. Concurrent synced writes share one fsync.
+	Sync WriteOptions = 1 << 0
+	// NoSync returns once the write is in the operating system, whatever
+	// Options.NoSync says: it survives a crash of the process but not of
+	// the machine, and becomes durable with a later synced write, Flush or
+	// Close that succeeds (one that fails reports ErrWriteOutcomeUnknown:
+	// see Close).
+	NoSync WriteOptions = 1 << 1
 )
+
+// sync reports whether a write with these options is synced in a database
+// whose Options.NoSync is noSync.
+func (o WriteOptions) sync(noSync bool) (bool, error) {
+	switch o {
+	case DefaultSync:
+		return !noSync, nil
+	case Sync:
+		return true, nil
+	case NoSync:
+		return false, nil
+	case Sync | NoSync:
+		return false, fmt.Errorf("%w: WriteOptions Sync and NoSync together", ErrInvalidOption)
+	}
+	return false, fmt.Errorf("%w: WriteOptions %#x, bits %#x undefined", ErrInvalidOption, uint8(o), uint8(o&^(Sync|NoSync)))
+}
 
 // tableBytesPerSync is how often a table being written starts its
 // writeback, as Pebble's BytesPerSync does. Otherwise a flush leaves 64 MiB

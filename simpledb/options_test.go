@@ -38,7 +38,7 @@ func TestOptionValues(t *testing.T) {
 			db, err := Open("/db", o)
 			if tc.field == "" {
 				require.NoError(t, err)
-				require.NoError(t, db.Put([]byte("k"), []byte("v")))
+				require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
 				require.NoError(t, db.Close())
 				return
 			}

@@ -26,8 +26,11 @@ type workloadOp struct {
 	deletes []string
 	ranges  [][2][]byte // [start, end) to delete, nil: unbounded
 	sync    bool
-	flush   bool
-	compact bool
+	// viaDefault: runOp asks for sync through DefaultSync where the
+	// database's default is sync, rather than through Sync or NoSync.
+	viaDefault bool
+	flush      bool
+	compact    bool
 }
 
 // apply applies the op's writes to a model state.
@@ -63,7 +66,7 @@ func (op workloadOp) batch() *Batch {
 // randomOp draws a workload step; step makes every value unique.
 func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 	key := func() string { return fmt.Sprintf("key-%04d", rng.IntN(keys)) }
-	op := workloadOp{puts: map[string]string{}, sync: rng.IntN(3) > 0}
+	op := workloadOp{puts: map[string]string{}, sync: rng.IntN(3) > 0, viaDefault: rng.IntN(2) == 0}
 	switch r := rng.IntN(100); {
 	case r < 3:
 		return workloadOp{flush: true}
@@ -98,15 +101,29 @@ func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 	return op
 }
 
+// runOp runs a workload step: a write of one op by Put, Delete or
+// DeleteRange, others by Write, synced or not as op.sync says.
 func runOp(t *testing.T, db *DB, op workloadOp) {
 	t.Helper()
+	opts := syncIf(op.sync)
+	if op.viaDefault && op.sync == !db.opts.NoSync {
+		opts = DefaultSync
+	}
 	switch {
 	case op.flush:
 		require.NoError(t, db.Flush())
 	case op.compact:
 		require.NoError(t, db.Compact())
+	case len(op.puts) == 1 && len(op.deletes) == 0 && len(op.ranges) == 0:
+		for k, v := range op.puts {
+			require.NoError(t, db.Put([]byte(k), []byte(v), opts))
+		}
+	case len(op.puts) == 0 && len(op.deletes) == 1 && len(op.ranges) == 0:
+		require.NoError(t, db.Delete([]byte(op.deletes[0]), opts))
+	case len(op.puts) == 0 && len(op.deletes) == 0 && len(op.ranges) == 1:
+		require.NoError(t, db.DeleteRange(op.ranges[0][0], op.ranges[0][1], opts))
 	default:
-		require.NoError(t, db.WriteWithOptions(op.batch(), &WriteOptions{Sync: op.sync}))
+		require.NoError(t, db.Write(op.batch(), opts))
 	}
 }
 
@@ -151,8 +168,10 @@ func matchPrefix(got model, base model, ops []workloadOp, from int) int {
 	}
 }
 
-// TestPowerLoss runs random workloads of synced and unsynced writes,
-// batches, deletes, flushes and compactions on an in-memory filesystem,
+// TestPowerLoss runs random workloads of synced and unsynced writes (Put,
+// Delete, DeleteRange and Write, each with Sync, NoSync or DefaultSync, in
+// a database synced or not by default), batches, deletes, flushes and
+// compactions on an in-memory filesystem,
 // crash-clones it at a random point (while flushes and compactions may be
 // running), reopens the clone, and checks that it holds exactly the state
 // after some prefix of the workload that includes everything acknowledged as
@@ -213,6 +232,9 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	// Few open tables, as in TestModel: reads reopen tables before the
 	// power loss and after it.
 	opts.MaxOpenFiles = MinMaxOpenFiles
+	// Either default: each write says Sync or NoSync, or DefaultSync
+	// where that is the same.
+	opts.NoSync = rng.IntN(2) == 0
 	const openTables = 4
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
@@ -268,7 +290,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	require.GreaterOrEqual(t, k, 0, "seed %d: the recovered state is no prefix of the workload at or after op %d of %d", seed, durable, len(ops))
 
 	// The recovered database goes on working.
-	require.NoError(t, recovered.Put([]byte("after"), []byte("crash")))
+	require.NoError(t, recovered.Put([]byte("after"), []byte("crash"), DefaultSync))
 	v, err := recovered.Get([]byte("after"))
 	require.NoError(t, err)
 	require.Equal(t, "crash", string(v))
@@ -311,7 +333,7 @@ func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
 					// records lie under every page written.
 					maps.Copy(synced, putAcked(t, db, 1000, 1300))
 					require.NoError(t, db.Flush())
-					require.NoError(t, db.Put([]byte("rotate"), []byte("x")))
+					require.NoError(t, db.Put([]byte("rotate"), []byte("x"), DefaultSync))
 					synced["rotate"] = "x"
 					require.NoError(t, db.Flush())
 					require.EqualValues(t, 1, db.Stats().LogsRecycled)
@@ -320,7 +342,7 @@ func TestPowerLossLosesUnsyncedPagesInAnyOrder(t *testing.T) {
 				unsynced := []string{}
 				for j := range 100 {
 					k := fmt.Sprintf("unsynced%04d", j)
-					require.NoError(t, db.WriteWithOptions(batchOf([]byte(k), []byte(k)), &WriteOptions{}))
+					require.NoError(t, db.Put([]byte(k), []byte(k), NoSync))
 					unsynced = append(unsynced, k)
 				}
 				clone := live.CrashClone(vfs.CrashOptions{Rand: rng, PageLoss: true, PageSize: 64})

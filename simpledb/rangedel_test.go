@@ -62,10 +62,10 @@ func TestDeleteRangeAcrossFlushAndCompaction(t *testing.T) {
 				require.NoError(t, err)
 				defer db.Close()
 				for i := range 2000 {
-					require.NoError(t, db.Put(rdKey(i), fmt.Appendf(nil, "value-%d", i)))
+					require.NoError(t, db.Put(rdKey(i), fmt.Appendf(nil, "value-%d", i), DefaultSync))
 				}
 				written.do(t, db)
-				require.NoError(t, db.DeleteRange(rdKey(100), rdKey(1900)))
+				require.NoError(t, db.DeleteRange(rdKey(100), rdKey(1900), DefaultSync))
 				deleted.do(t, db)
 				var want []string
 				for i := range 2000 {
@@ -91,36 +91,79 @@ func TestDeleteRangeBadInput(t *testing.T) {
 	db, err := Open(t.TempDir(), smallOptions())
 	require.NoError(t, err)
 	for i := range 10 {
-		require.NoError(t, db.Put(rdKey(i), []byte("v")))
+		require.NoError(t, db.Put(rdKey(i), []byte("v"), DefaultSync))
 	}
 	seq := db.visibleSeq.Load()
 
 	// An empty range is a no-op: nothing is written.
-	require.NoError(t, db.DeleteRange(rdKey(5), rdKey(5)))
-	require.NoError(t, db.DeleteRange(rdKey(6), rdKey(2)))
+	require.NoError(t, db.DeleteRange(rdKey(5), rdKey(5), DefaultSync))
+	require.NoError(t, db.DeleteRange(rdKey(6), rdKey(2), DefaultSync))
 	require.Equal(t, seq, db.visibleSeq.Load())
 	b := db.NewBatch()
 	require.NoError(t, b.DeleteRange(rdKey(6), rdKey(2)))
 	require.Zero(t, b.Len())
 
 	big := make([]byte, MaxKeySize+1)
-	require.ErrorIs(t, db.DeleteRange(big, nil), ErrKeyTooLarge)
-	require.ErrorIs(t, db.DeleteRange(nil, big), ErrKeyTooLarge)
+	require.ErrorIs(t, db.DeleteRange(big, nil, DefaultSync), ErrKeyTooLarge)
+	require.ErrorIs(t, db.DeleteRange(nil, big, DefaultSync), ErrKeyTooLarge)
 	require.ErrorIs(t, b.DeleteRange(rdKey(1), big), ErrKeyTooLarge)
-	require.ErrorIs(t, db.Write(b), ErrKeyTooLarge, "the batch keeps its first error")
+	require.ErrorIs(t, db.Write(b, DefaultSync), ErrKeyTooLarge, "the batch keeps its first error")
 	require.Len(t, liveKeys(t, db.NewIterator), 10)
 
 	// Unbounded on either side, then both.
-	require.NoError(t, db.DeleteRange(nil, rdKey(2)))
-	require.NoError(t, db.DeleteRange(rdKey(8), nil))
+	require.NoError(t, db.DeleteRange(nil, rdKey(2), DefaultSync))
+	require.NoError(t, db.DeleteRange(rdKey(8), nil, DefaultSync))
 	require.Equal(t, []string{string(rdKey(2)), string(rdKey(3)), string(rdKey(4)), string(rdKey(5)), string(rdKey(6)), string(rdKey(7))},
 		liveKeys(t, db.NewIterator))
-	require.NoError(t, db.DeleteRange([]byte{}, nil), "an empty start is unbounded too")
+	require.NoError(t, db.DeleteRange([]byte{}, nil, DefaultSync), "an empty start is before every key")
 	require.Empty(t, liveKeys(t, db.NewIterator))
 
 	require.NoError(t, db.Close())
-	require.ErrorIs(t, db.DeleteRange(rdKey(1), rdKey(2)), ErrClosed)
-	require.ErrorIs(t, db.DeleteRange(rdKey(2), rdKey(1)), ErrClosed, "even an empty range")
+	require.ErrorIs(t, db.DeleteRange(rdKey(1), rdKey(2), DefaultSync), ErrClosed)
+	require.ErrorIs(t, db.DeleteRange(rdKey(2), rdKey(1), DefaultSync), ErrClosed, "even an empty range")
+}
+
+// A range deletion takes an empty bound as a bound, the least key, not as
+// open: DeleteRange(c, []byte{}) is an empty range, a no-op that writes
+// nothing, like any range whose end is not after its start.
+func TestDeleteRangeEmptyBound(t *testing.T) {
+	for _, call := range []struct {
+		name        string
+		deleteRange func(db *DB, start, end []byte) (ops int, err error)
+	}{
+		{"DB.DeleteRange", func(db *DB, start, end []byte) (int, error) {
+			return -1, db.DeleteRange(start, end, DefaultSync)
+		}},
+		{"Batch.DeleteRange", func(db *DB, start, end []byte) (int, error) {
+			b := db.NewBatch()
+			if err := b.DeleteRange(start, end); err != nil {
+				return b.Len(), err
+			}
+			return b.Len(), db.Write(b, DefaultSync)
+		}},
+	} {
+		for _, tc := range boundCases {
+			t.Run(call.name+" "+tc.name, func(t *testing.T) {
+				db := boundDB(t, false)
+				seq := db.visibleSeq.Load()
+				ops, err := call.deleteRange(db, tc.start, tc.end)
+				require.NoError(t, err)
+				var left []string
+				for _, k := range boundKeys {
+					if !slices.Contains(tc.in, k) {
+						left = append(left, k)
+					}
+				}
+				require.Equal(t, left, liveKeys(t, db.NewIterator))
+				if len(tc.in) == 0 {
+					require.Equal(t, seq, db.visibleSeq.Load(), "an empty range writes nothing")
+					if ops >= 0 {
+						require.Zero(t, ops, "an empty range adds no op")
+					}
+				}
+			})
+		}
+	}
 }
 
 func TestDeleteRangeInBatchOrder(t *testing.T) {
@@ -131,7 +174,7 @@ func TestDeleteRangeInBatchOrder(t *testing.T) {
 	require.NoError(t, b.Put(rdKey(1), []byte("before")))
 	require.NoError(t, b.DeleteRange(rdKey(0), rdKey(9)))
 	require.NoError(t, b.Put(rdKey(2), []byte("after")))
-	require.NoError(t, db.Write(b))
+	require.NoError(t, db.Write(b, DefaultSync))
 	_, err = db.Get(rdKey(1))
 	require.ErrorIs(t, err, ErrNotFound, "written before the deletion in the batch")
 	v, err := db.Get(rdKey(2))
@@ -146,10 +189,10 @@ func TestDeleteRangeSurvivesReopen(t *testing.T) {
 			db, err := Open(dir, smallOptions())
 			require.NoError(t, err)
 			for i := range 100 {
-				require.NoError(t, db.Put(rdKey(i), []byte("v")))
+				require.NoError(t, db.Put(rdKey(i), []byte("v"), DefaultSync))
 			}
 			require.NoError(t, db.Flush())
-			require.NoError(t, db.DeleteRange(rdKey(10), rdKey(90)))
+			require.NoError(t, db.DeleteRange(rdKey(10), rdKey(90), DefaultSync))
 			if flush {
 				require.NoError(t, db.Flush())
 			}
@@ -172,12 +215,12 @@ func TestDeleteRangeSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	for i := range 100 {
-		require.NoError(t, db.Put(rdKey(i), []byte("old")))
+		require.NoError(t, db.Put(rdKey(i), []byte("old"), DefaultSync))
 	}
 	before := db.NewSnapshot()
-	require.NoError(t, db.DeleteRange(rdKey(20), rdKey(80)))
+	require.NoError(t, db.DeleteRange(rdKey(20), rdKey(80), DefaultSync))
 	between := db.NewSnapshot()
-	require.NoError(t, db.Put(rdKey(50), []byte("new")))
+	require.NoError(t, db.Put(rdKey(50), []byte("new"), DefaultSync))
 	check := func(stage string) {
 		require.Len(t, liveKeys(t, before.NewIterator), 100, stage)
 		require.Len(t, liveKeys(t, between.NewIterator), 40, stage)
@@ -222,13 +265,13 @@ func TestDeleteRangeSplitAcrossCompactionOutputs(t *testing.T) {
 		for j := range value {
 			value[j] = byte(rng.Uint32())
 		}
-		require.NoError(t, db.Put(rdKey(i), value))
+		require.NoError(t, db.Put(rdKey(i), value, DefaultSync))
 	}
 	// The snapshot keeps the covered keys, and so the tombstone, through
 	// the compaction.
 	snap := db.NewSnapshot()
 	defer snap.Release()
-	require.NoError(t, db.DeleteRange(rdKey(150), rdKey(1850)))
+	require.NoError(t, db.DeleteRange(rdKey(150), rdKey(1850), DefaultSync))
 	require.NoError(t, db.Compact())
 
 	tables := levelTables(db, 1)
@@ -289,14 +332,14 @@ func TestDeleteRangeElision(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		for i := range 500 {
-			require.NoError(t, db.Put(rdKey(i), []byte("v")))
+			require.NoError(t, db.Put(rdKey(i), []byte("v"), DefaultSync))
 		}
 		require.NoError(t, db.Compact()) // into L1, the bottom
 		return db
 	}
 	t.Run("at the bottom, with no snapshot, it goes", func(t *testing.T) {
 		db := setup(t)
-		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400)))
+		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400), DefaultSync))
 		require.NoError(t, db.Flush())
 		require.Equal(t, 1, rangeDelTables(db))
 		require.NoError(t, db.Compact())
@@ -314,7 +357,7 @@ func TestDeleteRangeElision(t *testing.T) {
 	t.Run("a snapshot below it keeps it", func(t *testing.T) {
 		db := setup(t)
 		snap := db.NewSnapshot()
-		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400)))
+		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400), DefaultSync))
 		require.NoError(t, db.Compact())
 		require.Positive(t, rangeDelTables(db))
 		require.Len(t, liveKeys(t, db.NewIterator), 200)
@@ -322,7 +365,7 @@ func TestDeleteRangeElision(t *testing.T) {
 		// Compact leaves the bottom level as it is: the tombstone goes
 		// when a compaction next rewrites its table.
 		require.NoError(t, snap.Release())
-		require.NoError(t, db.Put(rdKey(250), []byte("back")))
+		require.NoError(t, db.Put(rdKey(250), []byte("back"), DefaultSync))
 		require.NoError(t, db.Flush())
 		db.mu.Lock()
 		require.NoError(t, db.runCompaction(db.newCompaction(0, db.current.levels[0])))
@@ -337,7 +380,7 @@ func TestDeleteRangeElision(t *testing.T) {
 		require.NoError(t, db.runCompaction(db.newCompaction(1, db.current.levels[1])))
 		db.mu.Unlock()
 		require.Empty(t, levelTables(db, 1))
-		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400)))
+		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400), DefaultSync))
 		require.NoError(t, db.Flush())
 		db.mu.Lock()
 		require.NoError(t, db.runCompaction(db.newCompaction(0, db.current.levels[0])))
@@ -369,12 +412,12 @@ func TestDeleteRangeIteratorWalks(t *testing.T) {
 	for stage := range 3 {
 		for range 200 {
 			k := key()
-			require.NoError(t, db.Put(k, k))
+			require.NoError(t, db.Put(k, k, DefaultSync))
 			m[string(k)] = string(k)
 		}
 		for range 5 {
 			lo, hi := ordered(bytes.Compare, key(), key())
-			require.NoError(t, db.DeleteRange(lo, hi))
+			require.NoError(t, db.DeleteRange(lo, hi, DefaultSync))
 			m.deleteRange(lo, hi)
 		}
 		switch stage {
@@ -421,13 +464,13 @@ func TestDeleteRangeNeedsBytewiseOrder(t *testing.T) {
 	db, err := Open(t.TempDir(), opts)
 	require.NoError(t, err)
 	defer db.Close()
-	require.NoError(t, db.Put(rdKey(1), []byte("v")))
-	require.ErrorIs(t, db.DeleteRange(rdKey(2), rdKey(0)), ErrRangeDelOrder)
-	require.ErrorIs(t, db.DeleteRange(nil, nil), ErrRangeDelOrder)
+	require.NoError(t, db.Put(rdKey(1), []byte("v"), DefaultSync))
+	require.ErrorIs(t, db.DeleteRange(rdKey(2), rdKey(0), DefaultSync), ErrRangeDelOrder)
+	require.ErrorIs(t, db.DeleteRange(nil, nil, DefaultSync), ErrRangeDelOrder)
 	b := db.NewBatch()
 	require.NoError(t, b.Put(rdKey(2), []byte("v")))
 	require.NoError(t, b.DeleteRange(rdKey(0), rdKey(9)))
-	require.ErrorIs(t, db.Write(b), ErrRangeDelOrder, "the whole batch is refused")
+	require.ErrorIs(t, db.Write(b, DefaultSync), ErrRangeDelOrder, "the whole batch is refused")
 	_, err = db.Get(rdKey(2))
 	require.ErrorIs(t, err, ErrNotFound)
 	v, err := db.Get(rdKey(1))
@@ -441,10 +484,10 @@ func TestDeleteRangeInCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	for i := range 100 {
-		require.NoError(t, db.Put(rdKey(i), []byte("v")))
+		require.NoError(t, db.Put(rdKey(i), []byte("v"), DefaultSync))
 	}
 	require.NoError(t, db.Flush())
-	require.NoError(t, db.DeleteRange(rdKey(10), rdKey(90))) // in the memstore only
+	require.NoError(t, db.DeleteRange(rdKey(10), rdKey(90), DefaultSync)) // in the memstore only
 	require.NoError(t, db.Checkpoint(filepath.Join(dir, "ckpt")))
 	cp, err := Open(filepath.Join(dir, "ckpt"), smallOptions())
 	require.NoError(t, err)

@@ -56,10 +56,10 @@ func TestPointReadsAllocateNothing(t *testing.T) {
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	defer db.Close()
-	require.NoError(t, db.Put([]byte("flushed"), []byte("in a table")))
+	require.NoError(t, db.Put([]byte("flushed"), []byte("in a table"), DefaultSync))
 	require.NoError(t, db.Flush())
-	require.NoError(t, db.Put([]byte("fresh"), []byte("in the memstore")))
-	require.NoError(t, db.Delete([]byte("gone")))
+	require.NoError(t, db.Put([]byte("fresh"), []byte("in the memstore"), DefaultSync))
+	require.NoError(t, db.Delete([]byte("gone"), DefaultSync))
 
 	buf := make([]byte, 0, 64)
 	for _, tc := range []struct {

@@ -38,7 +38,7 @@ func builtDB(t *testing.T) (*vfs.MemFS, model) {
 	maps.Copy(acked, putAcked(t, db, 200, 400))
 	require.NoError(t, db.Flush())
 	maps.Copy(acked, putAcked(t, db, 350, 450))
-	require.NoError(t, db.Delete([]byte("key0001")))
+	require.NoError(t, db.Delete([]byte("key0001"), DefaultSync))
 	delete(acked, "key0001")
 	st := db.Stats()
 	require.Positive(t, st.Levels[0].Tables)
@@ -74,11 +74,12 @@ func TestReadOnlyReadsAndWritesNothing(t *testing.T) {
 		name  string
 		write func() error
 	}{
-		{"Put", func() error { return db.Put([]byte("k"), []byte("v")) }},
-		{"Delete", func() error { return db.Delete([]byte("key0002")) }},
-		{"Write", func() error { return db.Write(batchOf([]byte("k"), []byte("v"))) }},
-		{"WriteWithOptions", func() error { return db.WriteWithOptions(batchOf([]byte("k"), []byte("v")), NoSync) }},
-		{"Write of an empty batch", func() error { return db.Write(empty) }},
+		{"Put", func() error { return db.Put([]byte("k"), []byte("v"), DefaultSync) }},
+		{"Delete", func() error { return db.Delete([]byte("key0002"), DefaultSync) }},
+		{"Write", func() error { return db.Write(batchOf([]byte("k"), []byte("v")), DefaultSync) }},
+		{"Put, unsynced", func() error { return db.Put([]byte("k"), []byte("v"), NoSync) }},
+		{"DeleteRange", func() error { return db.DeleteRange(nil, nil, DefaultSync) }},
+		{"Write of an empty batch", func() error { return db.Write(empty, DefaultSync) }},
 		{"Flush", db.Flush},
 		{"Compact", db.Compact},
 	} {
@@ -86,7 +87,7 @@ func TestReadOnlyReadsAndWritesNothing(t *testing.T) {
 	}
 	require.Equal(t, acked, readAll(t, db), "unchanged")
 	require.NoError(t, db.Close())
-	require.ErrorIs(t, db.Put([]byte("k"), []byte("v")), ErrClosed, "closed first")
+	require.ErrorIs(t, db.Put([]byte("k"), []byte("v"), DefaultSync), ErrClosed, "closed first")
 	require.Zero(t, rule.Hits(), "no change was attempted")
 	require.Equal(t, before, readDirFiles(t, mem, "/db"))
 
@@ -108,7 +109,7 @@ func TestReadOnlyAfterPowerLoss(t *testing.T) {
 	require.NoError(t, db.Flush())
 	maps.Copy(acked, putAcked(t, db, 100, 200))
 	for i := 200; i < 250; i++ {
-		require.NoError(t, db.WriteWithOptions(batchOf(fmt.Appendf(nil, "key%04d", i), []byte("unsynced")), NoSync))
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("unsynced"), NoSync))
 	}
 	crashed := mem.CrashClone(vfs.CrashOptions{})
 	require.NoError(t, db.Close())
@@ -285,6 +286,6 @@ func TestErrorIfNotExists(t *testing.T) {
 	mem, _ := builtDB(t)
 	db, err := Open("/db", &Options{FS: mem, ErrorIfNotExists: true, Logger: quietLogger})
 	require.NoError(t, err)
-	require.NoError(t, db.Put([]byte("k"), []byte("v")))
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
 	require.NoError(t, db.Close())
 }

@@ -236,16 +236,16 @@ func TestBadInput(t *testing.T) {
 	db, err := Open(t.TempDir(), nil)
 	require.NoError(t, err)
 	long := make([]byte, MaxKeySize+1)
-	require.ErrorIs(t, db.Put(nil, []byte("v")), ErrEmptyKey)
-	require.ErrorIs(t, db.Put([]byte{}, []byte("v")), ErrEmptyKey)
-	require.ErrorIs(t, db.Delete(nil), ErrEmptyKey)
+	require.ErrorIs(t, db.Put(nil, []byte("v"), DefaultSync), ErrEmptyKey)
+	require.ErrorIs(t, db.Put([]byte{}, []byte("v"), DefaultSync), ErrEmptyKey)
+	require.ErrorIs(t, db.Delete(nil, DefaultSync), ErrEmptyKey)
 	_, err = db.Get(nil)
 	require.ErrorIs(t, err, ErrEmptyKey)
-	require.ErrorIs(t, db.Put(long, nil), ErrKeyTooLarge)
-	require.ErrorIs(t, db.Put([]byte("k"), make([]byte, MaxValueSize+1)), ErrValueTooLarge)
+	require.ErrorIs(t, db.Put(long, nil, DefaultSync), ErrKeyTooLarge)
+	require.ErrorIs(t, db.Put([]byte("k"), make([]byte, MaxValueSize+1), DefaultSync), ErrValueTooLarge)
 
 	// Empty values are values, not deletions.
-	require.NoError(t, db.Put([]byte("empty"), nil))
+	require.NoError(t, db.Put([]byte("empty"), nil, DefaultSync))
 	v, err := db.Get([]byte("empty"))
 	require.NoError(t, err)
 	require.Equal(t, []byte{}, v)
@@ -254,24 +254,24 @@ func TestBadInput(t *testing.T) {
 	b := db.NewBatch()
 	require.NoError(t, b.Put([]byte("a"), []byte("1")))
 	require.ErrorIs(t, b.Put(nil, []byte("2")), ErrEmptyKey)
-	require.ErrorIs(t, db.Write(b), ErrEmptyKey)
+	require.ErrorIs(t, db.Write(b, DefaultSync), ErrEmptyKey)
 	_, err = db.Get([]byte("a"))
 	require.ErrorIs(t, err, ErrNotFound)
 	b.Reset()
 	require.NoError(t, b.Put([]byte("a"), []byte("1")))
-	require.NoError(t, db.Write(b))
+	require.NoError(t, db.Write(b, DefaultSync))
 	// A nil batch is an error, not a panic.
-	require.ErrorIs(t, db.Write(nil), ErrNilBatch)
-	require.ErrorIs(t, db.WriteWithOptions(nil, &WriteOptions{Sync: true}), ErrNilBatch)
+	require.ErrorIs(t, db.Write(nil, DefaultSync), ErrNilBatch)
+	require.ErrorIs(t, db.Write(nil, Sync), ErrNilBatch)
 
 	snap := db.NewSnapshot()
 	it, err := db.NewIterator(nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	require.ErrorIs(t, db.Close(), ErrClosed)
-	require.ErrorIs(t, db.Put([]byte("k"), nil), ErrClosed)
-	require.ErrorIs(t, db.Delete([]byte("k")), ErrClosed)
-	require.ErrorIs(t, db.Write(b), ErrClosed)
+	require.ErrorIs(t, db.Put([]byte("k"), nil, DefaultSync), ErrClosed)
+	require.ErrorIs(t, db.Delete([]byte("k"), DefaultSync), ErrClosed)
+	require.ErrorIs(t, db.Write(b, DefaultSync), ErrClosed)
 	require.ErrorIs(t, db.Flush(), ErrClosed)
 	require.ErrorIs(t, db.Compact(), ErrClosed)
 	_, err = db.Get([]byte("a"))
@@ -303,9 +303,9 @@ func TestSnapshotsAndIteratorsAreIsolated(t *testing.T) {
 	for i := range 200 {
 		k := fmt.Appendf(nil, "key%04d", i)
 		if i%2 == 0 {
-			require.NoError(t, db.Delete(k))
+			require.NoError(t, db.Delete(k, DefaultSync))
 		} else {
-			require.NoError(t, db.Put(k, []byte("overwritten")))
+			require.NoError(t, db.Put(k, []byte("overwritten"), DefaultSync))
 		}
 	}
 	putAcked(t, db, 200, 300)
@@ -348,7 +348,7 @@ func TestGroupCommitSharesSyncs(t *testing.T) {
 		go func() {
 			var err error
 			for i := range 100 {
-				if err = db.Put(fmt.Appendf(nil, "g%02d-%03d", g, i), []byte("v")); err != nil {
+				if err = db.Put(fmt.Appendf(nil, "g%02d-%03d", g, i), []byte("v"), DefaultSync); err != nil {
 					break
 				}
 			}
@@ -395,7 +395,7 @@ func crashAtEveryStep(t *testing.T, base *vfs.MemFS, acked model, run func(fsys 
 			db, err := openQuiet(crashed)
 			require.NoError(t, err, msg)
 			requireAcked(t, db, acked)
-			require.NoError(t, db.Put([]byte("after"), []byte("crash")), msg)
+			require.NoError(t, db.Put([]byte("after"), []byte("crash"), DefaultSync), msg)
 			require.NoError(t, db.Close(), msg)
 			db, err = openQuiet(crashed)
 			require.NoError(t, err, msg+", then reopened")
@@ -430,7 +430,7 @@ func workedDB(t *testing.T, seed uint64) (*vfs.MemFS, model) {
 	require.NoError(t, db.Flush())
 	maps.Copy(acked, putAcked(t, db, 50, 100))
 	for i := 100; i < 150; i++ {
-		require.NoError(t, db.WriteWithOptions(batchOf(fmt.Appendf(nil, "key%04d", i), []byte("unsynced")), &WriteOptions{}))
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("unsynced"), NoSync))
 	}
 	crashed := mem.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(seed, 2))})
 	require.NoError(t, db.Close())
@@ -474,7 +474,7 @@ func TestFlushInterrupted(t *testing.T) {
 					require.NoError(t, db.Flush()) // its log is kept for reuse
 				}
 				for i := 200; i < 210; i++ {
-					require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced")))
+					require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), []byte("synced"), DefaultSync))
 					acked[fmt.Sprintf("key%04d", i)] = "synced"
 				}
 				arm()
@@ -590,7 +590,7 @@ func TestInterruptedLogs(t *testing.T) {
 			}
 			db, err := Open("/db", &Options{FS: mem, Logger: quietLogger})
 			require.NoError(t, err)
-			require.NoError(t, db.Put([]byte("k"), []byte("v")))
+			require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
 			require.NoError(t, db.Close())
 		})
 	}
@@ -622,7 +622,7 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
 			putAcked(t, db, 10, 20)
-			require.NoError(t, db.Delete([]byte("key0015")))
+			require.NoError(t, db.Delete([]byte("key0015"), DefaultSync))
 			db.mu.Lock()
 			flushed := db.mem.logNum
 			db.mu.Unlock()
@@ -823,7 +823,7 @@ func TestSmallMemstoreIsClamped(t *testing.T) {
 			defer db.Close()
 			value := bytes.Repeat([]byte("v"), 60)
 			for i := range 2000 {
-				require.NoError(t, db.Put(fmt.Appendf(nil, "key%06d", i), value))
+				require.NoError(t, db.Put(fmt.Appendf(nil, "key%06d", i), value, DefaultSync))
 			}
 			s := db.Stats()
 			require.LessOrEqual(t, s.Flushes+int64(s.ImmutableMemstores), int64(2), "2,000 small writes fill at most a memstore or two")

@@ -77,7 +77,8 @@ func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
 	return rs.get(key, s.seq, dst, mode)
 }
 
-// NewIterator returns an iterator over [lower, upper) as of the snapshot.
+// NewIterator returns an iterator over [lower, upper) as of the snapshot,
+// with DB.NewIterator's bounds: nil is open, an empty slice a bound.
 func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -97,6 +98,16 @@ func (s *Snapshot) acquire() (*readState, error) {
 	}
 	s.rs.refs.Add(1)
 	return s.rs, nil
+}
+
+// NewPrefixIterator returns an iterator over the keys that start with
+// prefix as of the snapshot, as DB.NewPrefixIterator does: a database in
+// another key order than bytewise refuses with ErrPrefixOrder.
+func (s *Snapshot) NewPrefixIterator(prefix []byte) (*Iterator, error) {
+	if err := s.db.checkPrefixOrder(); err != nil {
+		return nil, err
+	}
+	return s.NewIterator(prefix, PrefixUpperBound(prefix))
 }
 
 // Release frees the snapshot. Later calls return ErrClosed.

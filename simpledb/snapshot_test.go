@@ -22,7 +22,7 @@ func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	key := []byte("k")
-	require.NoError(t, db.Put(key, []byte("old")))
+	require.NoError(t, db.Put(key, []byte("old"), DefaultSync))
 
 	// Hold a write back between its append and its publication, where a
 	// commit group is while its leader has not yet published it.
@@ -73,7 +73,7 @@ func TestReadsAcrossFlushes(t *testing.T) {
 	const writers = 8
 	key := func(w int) []byte { return fmt.Appendf(nil, "k%d", w) }
 	for w := range writers {
-		require.NoError(t, db.Put(key(w), []byte("0")))
+		require.NoError(t, db.Put(key(w), []byte("0"), DefaultSync))
 	}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -81,7 +81,7 @@ func TestReadsAcrossFlushes(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := 1; !stop.Load(); i++ {
-				if err := db.WriteWithOptions(batchOf(key(w), strconv.AppendInt(nil, int64(i), 10)), &WriteOptions{}); err != nil {
+				if err := db.Put(key(w), strconv.AppendInt(nil, int64(i), 10), NoSync); err != nil {
 					t.Error(err)
 					return
 				}
@@ -147,7 +147,7 @@ func TestSnapshotOfEmptyDB(t *testing.T) {
 	defer db.Close()
 	snap := db.NewSnapshot()
 	defer snap.Release()
-	require.NoError(t, db.Put([]byte("a"), []byte("1")))
+	require.NoError(t, db.Put([]byte("a"), []byte("1"), DefaultSync))
 	for _, flush := range []bool{false, true} {
 		if flush {
 			require.NoError(t, db.Flush())
@@ -166,7 +166,7 @@ func TestSnapshotOfEmptyDB(t *testing.T) {
 func TestSnapshotAfterClose(t *testing.T) {
 	db, err := Open("/db", &Options{FS: vfs.NewMem(), Logger: quietLogger})
 	require.NoError(t, err)
-	require.NoError(t, db.Put([]byte("k"), []byte("v")))
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
 	snap := db.NewSnapshot()
 	it, err := snap.NewIterator(nil, nil)
 	require.NoError(t, err)

@@ -70,7 +70,7 @@ func TestStatsDoesNotWait(t *testing.T) {
 	}
 
 	// A rotation whose new log cannot be created yet.
-	require.NoError(t, db.Put([]byte("k"), []byte("v")))
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
 	gate.block(".log")
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
@@ -87,7 +87,7 @@ func TestStatsDoesNotWait(t *testing.T) {
 	go func() {
 		var err error
 		for i := 0; err == nil && !stop.Load(); i++ {
-			err = db.Put([]byte{byte(i >> 8), byte(i)}, make([]byte, 200))
+			err = db.Put([]byte{byte(i >> 8), byte(i)}, make([]byte, 200), DefaultSync)
 		}
 		wrote <- err
 	}()
@@ -118,7 +118,7 @@ func TestStatsCountsWrites(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if err := db.Put([]byte{byte(w), byte(i)}, []byte("v")); err != nil {
+				if err := db.Put([]byte{byte(w), byte(i)}, []byte("v"), DefaultSync); err != nil {
 					t.Error(err)
 					return
 				}

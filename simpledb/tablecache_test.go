@@ -49,7 +49,7 @@ func openManyTables(t *testing.T, n int) (*DB, *openFilesFS, *Options) {
 		for i := from; i < to; i++ {
 			require.NoError(t, b.Put(manyTablesKey(i), manyTablesValue(i)))
 		}
-		require.NoError(t, db.Write(b))
+		require.NoError(t, db.Write(b, DefaultSync))
 	}
 	put(0, n)
 	require.NoError(t, db.Compact())
@@ -181,7 +181,7 @@ func TestTableCacheConcurrentReadsAndCompactions(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for j := range writes {
 				i := rng.IntN(keys)
-				if err := db.Put(manyTablesKey(i), value(rng, i, j)); err != nil {
+				if err := db.Put(manyTablesKey(i), value(rng, i, j), DefaultSync); err != nil {
 					t.Error(err)
 					return
 				}

@@ -64,10 +64,10 @@ func TestVerifyUnreadableFiles(t *testing.T) {
 	db, err := Open(dir, &Options{Logger: quietLogger, DisableAutoCompaction: true})
 	require.NoError(t, err)
 	for i := range 3 {
-		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), []byte("v")))
+		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), []byte("v"), DefaultSync))
 		require.NoError(t, db.Flush())
 	}
-	require.NoError(t, db.Put([]byte("in the log"), []byte("v")))
+	require.NoError(t, db.Put([]byte("in the log"), []byte("v"), DefaultSync))
 	require.NoError(t, db.Close())
 	l, err := inspect.ReadLayout(dir, nil)
 	require.NoError(t, err)

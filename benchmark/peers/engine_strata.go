@@ -33,7 +33,9 @@ func openStrata(dir string, s settings) (Engine, error) {
 	return &strataEngine{db: db}, nil
 }
 
-func (e *strataEngine) Put(key, value []byte) error { return e.db.Put(key, value) }
+func (e *strataEngine) Put(key, value []byte) error {
+	return e.db.Put(key, value, simpledb.DefaultSync)
+}
 
 // getBuffers hold the values Get reads. Get reads with AppendValue into a
 // pooled buffer, not with DB.Get, which allocates a copy per read: Pebble's
@@ -86,7 +88,9 @@ func (e *strataEngine) ScanReverse(visit func(key, value []byte) error) error {
 
 // DeleteRange writes one range deletion; its durability is the database's
 // (Options.NoSync), as Put's.
-func (e *strataEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }
+func (e *strataEngine) DeleteRange(start, end []byte) error {
+	return e.db.DeleteRange(start, end, simpledb.DefaultSync)
+}
 
 // Checkpoint links the tables and writes the memstores' contents out as one
 // more table; the copy has no log.

@@ -155,7 +155,7 @@ func (r run) bench(parent string, peakReset bool) error {
 		if err := batch.Put(key(i), value(buf, i, c.valueSize)); err != nil {
 			return err
 		}
-		if err := db.WriteWithOptions(batch, unsynced); err != nil {
+		if err := db.Write(batch, unsynced); err != nil {
 			return err
 		}
 	}

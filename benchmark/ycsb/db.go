@@ -154,13 +154,13 @@ func (s *strataDB) Update(ctx context.Context, table, key string, values map[str
 		}
 		values = row
 	}
-	return s.db.Put(rowKey(table, key), encodeRow(values))
+	return s.db.Put(rowKey(table, key), encodeRow(values), simpledb.DefaultSync)
 }
 
 func (s *strataDB) Insert(_ context.Context, table, key string, values map[string][]byte) error {
-	return s.db.Put(rowKey(table, key), encodeRow(values))
+	return s.db.Put(rowKey(table, key), encodeRow(values), simpledb.DefaultSync)
 }
 
 func (s *strataDB) Delete(_ context.Context, table, key string) error {
-	return s.db.Delete(rowKey(table, key))
+	return s.db.Delete(rowKey(table, key), simpledb.DefaultSync)
 }

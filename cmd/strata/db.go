@@ -314,7 +314,7 @@ func dbPut(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeDB(args[0], c.create, func(db *simpledb.DB) error { return db.Put(key, value) })
+	return writeDB(args[0], c.create, func(db *simpledb.DB) error { return db.Put(key, value, simpledb.DefaultSync) })
 }
 
 func dbDelete(c *cli, args []string) error {
@@ -322,7 +322,7 @@ func dbDelete(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeDB(args[0], false, func(db *simpledb.DB) error { return db.Delete(key) })
+	return writeDB(args[0], false, func(db *simpledb.DB) error { return db.Delete(key, simpledb.DefaultSync) })
 }
 
 // writeDB opens the database for writing (creating it with create),

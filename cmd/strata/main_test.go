@@ -63,15 +63,15 @@ func cmdMkdb(ts *testscript.TestScript, neg bool, args []string) {
 		for i := from; i < to; i++ {
 			ts.Check(b.Put(fmt.Appendf(nil, "key%06d", i), fmt.Appendf(nil, "value%d", i)))
 		}
-		ts.Check(db.Write(b))
+		ts.Check(db.Write(b, simpledb.DefaultSync))
 	}
 	put(0, n/4)
 	ts.Check(db.Compact())
 	put(n/4, n/2)
 	ts.Check(db.Flush())
 	put(n/2, n)
-	ts.Check(db.Delete([]byte("key000001")))
-	ts.Check(db.DeleteRange([]byte("key000010"), []byte("key000020")))
+	ts.Check(db.Delete([]byte("key000001"), simpledb.DefaultSync))
+	ts.Check(db.DeleteRange([]byte("key000010"), []byte("key000020"), simpledb.DefaultSync))
 	ts.Check(db.Close())
 }
 
@@ -199,7 +199,7 @@ func TestExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	db, err := simpledb.Open(filepath.Join(dir, "db"), nil)
 	require.NoError(t, err)
-	require.NoError(t, db.Put([]byte("k"), []byte("v")))
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), simpledb.DefaultSync))
 	require.NoError(t, db.Close())
 	damaged := filepath.Join(dir, "damaged")
 	require.NoError(t, os.MkdirAll(damaged, 0o755))

@@ -48,7 +48,7 @@ func main() {
 				b := db.NewBatch()
 				b.Put(fmt.Appendf(nil, "w%d/event/%06d", w, i), fmt.Appendf(nil, "payload of event %d", i))
 				b.Put(fmt.Appendf(nil, "w%d/count", w), binary.BigEndian.AppendUint64(nil, uint64(i+1)))
-				if err := db.Write(b); err != nil {
+				if err := db.Write(b, simpledb.DefaultSync); err != nil {
 					log.Fatal(err)
 				}
 			}

@@ -105,7 +105,7 @@ func writeOrders(dir string) {
 		if i%4 == 0 {
 			opts = simpledb.Sync
 		}
-		if err := db.WriteWithOptions(b, opts); err != nil {
+		if err := db.Write(b, opts); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Printf("ack %d\n", i)

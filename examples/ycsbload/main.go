@@ -53,7 +53,7 @@ func main() {
 
 	start := time.Now()
 	for i := range records {
-		if err := db.Put(key(i), record(i, 0)); err != nil {
+		if err := db.Put(key(i), record(i, 0), simpledb.DefaultSync); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -74,7 +74,7 @@ func main() {
 					}
 					reads.Add(1)
 				} else {
-					if err := db.Put(key(i), record(i, w+1)); err != nil {
+					if err := db.Put(key(i), record(i, w+1), simpledb.DefaultSync); err != nil {
 						log.Fatal(err)
 					}
 					updates.Add(1)

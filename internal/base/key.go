@@ -14,8 +14,9 @@ const MaxKeySize = 64 << 10
 var (
 	// ErrEmptyKey: keys must not be empty.
 	ErrEmptyKey = errors.New("strata: empty key")
-	// ErrKeyTooLarge: keys must not exceed MaxKeySize.
-	ErrKeyTooLarge = errors.New("strata: key too large")
+	// ErrKeyTooLarge: keys must not exceed MaxKeySize. Its message states
+	// the limit, for the caller who meets it without reading this.
+	ErrKeyTooLarge = fmt.Errorf("strata: key over %d KiB", MaxKeySize>>10)
 	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete (a
 	// range deletion is not an entry).
 	ErrBadKind = errors.New("strata: unknown entry kind")
@@ -28,7 +29,7 @@ func CheckKey(key []byte) error {
 	case len(key) == 0:
 		return ErrEmptyKey
 	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(key), MaxKeySize)
+		return fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
 	}
 	return nil
 }

@@ -3,7 +3,8 @@
 // SeekGE, SeekLT, Next and Prev. The Cursor has the semantics every Strata
 // iterator promises at its ends (Pebble's): once a move runs off one end, a
 // move the other way comes back to the entry at that end; before the first
-// positioning move, Next and Prev find nothing.
+// positioning move, Next and Prev find nothing, or, after StartAtEnds, move
+// to the first and the last entry (simpledb's Iterator).
 //
 //	c := itertest.NewCursor(keys)          // the keys of the entries, in order
 //	itertest.Walk(t, rng, it, c, 500, randomKey, func(i int) { ...compare entry i... })
@@ -39,6 +40,7 @@ type Cursor struct {
 	cmp        func(a, b []byte) int
 	pos        int
 	positioned bool
+	atEnds     bool // see StartAtEnds
 }
 
 // NewCursor returns an unpositioned cursor over keys in bytewise order.
@@ -47,6 +49,13 @@ func NewCursor(keys [][]byte) *Cursor { return NewCursorFunc(keys, bytes.Compare
 // NewCursorFunc returns an unpositioned cursor over keys in cmp's order.
 func NewCursorFunc(keys [][]byte, cmp func(a, b []byte) int) *Cursor {
 	return &Cursor{keys: keys, cmp: cmp}
+}
+
+// StartAtEnds makes Next and Prev before the first positioning move act as
+// First and Last do, as simpledb's Iterator has them; it returns c.
+func (c *Cursor) StartAtEnds() *Cursor {
+	c.atEnds = true
+	return c
 }
 
 func (c *Cursor) valid() bool { return c.positioned && c.pos >= 0 && c.pos < len(c.keys) }
@@ -67,8 +76,20 @@ func (c *Cursor) First() bool            { return c.set(0) }
 func (c *Cursor) Last() bool             { return c.set(len(c.keys) - 1) }
 func (c *Cursor) SeekGE(key []byte) bool { return c.set(c.search(key)) }
 func (c *Cursor) SeekLT(key []byte) bool { return c.set(c.search(key) - 1) }
-func (c *Cursor) Next() bool             { return c.positioned && c.pos < len(c.keys) && c.set(c.pos+1) }
-func (c *Cursor) Prev() bool             { return c.positioned && c.pos >= 0 && c.set(c.pos-1) }
+
+func (c *Cursor) Next() bool {
+	if !c.positioned && c.atEnds {
+		return c.First()
+	}
+	return c.positioned && c.pos < len(c.keys) && c.set(c.pos+1)
+}
+
+func (c *Cursor) Prev() bool {
+	if !c.positioned && c.atEnds {
+		return c.Last()
+	}
+	return c.positioned && c.pos >= 0 && c.set(c.pos-1)
+}
 
 // Walk makes steps random moves on it and on c, and requires after each
 // that they agree: on the move's result, on Valid, and on the key; at, if

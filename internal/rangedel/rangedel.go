@@ -276,7 +276,7 @@ func (l List) Size() int {
 func Check(cmp Cmp, t Tombstone) error {
 	for _, k := range [][]byte{t.Start, t.End} {
 		if len(k) > base.MaxKeySize {
-			return fmt.Errorf("%w: %d bytes, the limit is %d", base.ErrKeyTooLarge, len(k), base.MaxKeySize)
+			return fmt.Errorf("%w: %d bytes", base.ErrKeyTooLarge, len(k))
 		}
 	}
 	if t.Seq > base.MaxSeq {

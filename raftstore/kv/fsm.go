@@ -159,7 +159,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		return resp
 	}
 	b.Put(appliedKey, binary.BigEndian.AppendUint64(nil, last))
-	if err := f.db.WriteWithOptions(b, simpledb.NoSync); err != nil {
+	if err := f.db.Write(b, simpledb.NoSync); err != nil {
 		err = fmt.Errorf("kv: apply %d..%d: %v: %w", logs[0].Index, last, err, ErrFailed)
 		f.failed.Store(&err)
 		for i := range resp {
@@ -253,7 +253,7 @@ func (f *FSM) restore(r io.Reader) error {
 	b := f.db.NewBatch()
 	b.DeleteRange(dataLower, dataUpper)
 	b.Put(appliedKey, binary.BigEndian.AppendUint64(nil, 0))
-	if err := f.db.WriteWithOptions(b, simpledb.NoSync); err != nil {
+	if err := f.db.Write(b, simpledb.NoSync); err != nil {
 		return err
 	}
 	f.applied.Store(0)
@@ -271,7 +271,7 @@ func (f *FSM) restore(r io.Reader) error {
 			return err
 		}
 		if size += len(k) + len(v) + 16; size >= f.opts.RestoreBatchSize {
-			if err := f.db.WriteWithOptions(b, simpledb.NoSync); err != nil {
+			if err := f.db.Write(b, simpledb.NoSync); err != nil {
 				return err
 			}
 			b.Reset()
@@ -279,7 +279,7 @@ func (f *FSM) restore(r io.Reader) error {
 		}
 	}
 	b.Put(appliedKey, binary.BigEndian.AppendUint64(nil, applied))
-	if err := f.db.WriteWithOptions(b, simpledb.NoSync); err != nil {
+	if err := f.db.Write(b, simpledb.NoSync); err != nil {
 		return err
 	}
 	f.failed.Store(nil)

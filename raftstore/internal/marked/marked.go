@@ -110,5 +110,5 @@ func check(db *simpledb.DB, m Marker, write bool) error {
 	}
 	b := db.NewBatch()
 	b.Put(m.Key, append([]byte(m.Magic), m.Version))
-	return db.WriteWithOptions(b, simpledb.Sync)
+	return db.Write(b, simpledb.Sync)
 }
