@@ -345,7 +345,7 @@ func (v *verifier) log(num uint64, info manifest.LogInfo, named bool, format uin
 	case out.unwritten:
 		v.note("%s was being created when a crash interrupted it (%d bytes); Open reads it as empty: %v", path, stat.Size(), out.tail)
 	case out.tail != nil:
-		v.note("%s ends in a torn tail at offset %d, as a crash leaves it; Open drops it: %v", path, out.tail.Offset, out.tail)
+		v.note("%s ends in a torn tail at offset %d, as a crash or a write under way leaves it; Open drops it: %v", path, out.tail.Offset, out.tail)
 	}
 	return nil
 }

@@ -44,6 +44,15 @@ func dbLs(c *cli, args []string) error {
 		return err
 	}
 	stats := db.Stats()
+	// The levels as the layout has them: the tables listed below are of the
+	// same moment, which a database being written has left since.
+	var levels [len(layout.Levels)]simpledb.LevelStats
+	for level, tables := range layout.Levels {
+		for _, t := range tables {
+			levels[level].Tables++
+			levels[level].Bytes += int64(t.Size)
+		}
+	}
 	p := c.out
 	if p.json {
 		p.object(map[string]any{"type": "manifest", "path": layout.Manifest, "comparator": layout.Comparator,
@@ -53,7 +62,7 @@ func dbLs(c *cli, args []string) error {
 			filepath.Base(layout.Manifest), layout.Comparator, layout.LogFormat, layout.NextFileNumber, layout.LastSeq)
 		p.line("")
 		p.row("level", "tables", "size")
-		for level, ls := range stats.Levels {
+		for level, ls := range levels {
 			if ls.Tables > 0 {
 				p.row(fmt.Sprintf("L%d", level), fmt.Sprint(ls.Tables), size(ls.Bytes))
 			}
@@ -98,11 +107,11 @@ func dbLs(c *cli, args []string) error {
 		p.row(fmt.Sprintf("%06d.log", l.Number), size(onDisk), recorded)
 	}
 	if p.json {
-		var levels []map[string]any
-		for _, ls := range stats.Levels {
-			levels = append(levels, map[string]any{"tables": ls.Tables, "bytes": ls.Bytes})
+		var levelObjs []map[string]any
+		for _, ls := range levels {
+			levelObjs = append(levelObjs, map[string]any{"tables": ls.Tables, "bytes": ls.Bytes})
 		}
-		p.object(map[string]any{"type": "stats", "levels": levels, "memstore_bytes": stats.MemstoreBytes,
+		p.object(map[string]any{"type": "stats", "levels": levelObjs, "memstore_bytes": stats.MemstoreBytes,
 			"memstore_entries": stats.MemstoreEntries,
 			"open_tables":      stats.OpenTables, "obsolete_files": layout.Obsolete})
 		return nil
@@ -114,7 +123,11 @@ func dbLs(c *cli, args []string) error {
 	case stats.MemstoreEntries == 0:
 		p.line("memstore   empty: the logs hold no writes to replay")
 	default:
-		p.line("memstore   %d entries replayed from the logs, in %s of memory", stats.MemstoreEntries, size(stats.MemstoreBytes))
+		entries := "entries"
+		if stats.MemstoreEntries == 1 {
+			entries = "entry"
+		}
+		p.line("memstore   %d %s replayed from the logs, in %s of memory", stats.MemstoreEntries, entries, size(stats.MemstoreBytes))
 	}
 	if len(layout.Obsolete) > 0 {
 		p.line("not live   %v (the next Open deletes those that are obsolete database files)", layout.Obsolete)
