@@ -14,27 +14,11 @@ import (
 )
 
 // A follower (Options.Follow) reads the files of a database that another
-// Open, in this process or another, may be writing. It takes no lock and
-// writes nothing, so the writer is free to flush, compact, rotate its log
-// and delete files under it. It copes by capturing a view as one moment:
-//
-//  1. Mark the manifest: the file CURRENT names and its size.
-//  2. Replay the manifest, list the directory, open every table the
-//     manifest names (an open file stays readable once its name is
-//     deleted) and replay the logs it still needs into a memstore.
-//  3. Look at the manifest again. The logs read are the database's only
-//     if no edit since the mark made one of them obsolete (a flush, after
-//     which the writer deletes or recycles it), named one the listing
-//     missed (a rotation) or started a new manifest. Otherwise the
-//     capture starts over. Edits that only add and remove tables
-//     (compactions) leave it valid: the tables it opened hold the same
-//     keys as the ones that replaced them.
-//
-// A capture that fails retries too, while the manifest moved meanwhile
-// (a table or log deleted under it): damage is reported only when the
-// manifest stood still, and a second capture, a moment later, finds the
-// same. A log being written can show a torn record with whole ones after
-// it to a reader that raced the writer, which the writer never had.
+// Open may be writing, without its lock, as one moment of the writer's: it
+// marks the manifest, reads the version and the logs, and starts over if
+// the manifest moved in a way that voids the logs it read. An error counts
+// only if the manifest stood still and the next capture finds it again.
+// docs/7-followers.md has the reasoning and the measurements.
 
 // followAttempts bounds the captures of one catch-up.
 const followAttempts = 50
