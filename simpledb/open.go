@@ -353,12 +353,17 @@ func (d *DB) checkLogsExist(state *manifest.State, names []string) error {
 func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m *memstore.Memstore) error {
 	var tails tornTails
 	var torn *logOutcome
+	r := newReplayer(m, d.opts.Comparator.Compare)
 	for _, num := range nums {
-		w := &logWalk{fsys: d.fs, path: filenames.LogPath(d.dir, num), num: num, info: state.Logs[num], named: state.Named(num),
-			format: state.LogFormat, lastSeq: lastSeq, apply: m.Apply}
+		path := filenames.LogPath(d.dir, num)
+		w := &logWalk{fsys: d.fs, path: path, num: num, info: state.Logs[num], named: state.Named(num),
+			format: state.LogFormat, lastSeq: lastSeq, apply: r.apply}
 		out, err := w.run()
+		if err == nil {
+			err = r.flush()
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("simpledb: replay %s: %w", path, err)
 		}
 		if len(out.damage) > 0 {
 			return fmt.Errorf("simpledb: replay: %w", out.damage[0])

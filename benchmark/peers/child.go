@@ -141,15 +141,17 @@ func (t task) run() (result, error) {
 			return r, db.Close()
 		}
 	}
-	var fillTime time.Duration
+	var fillTime, reopenTime time.Duration
 	if w.filled {
 		if err := fillAndClose(db, t.keys, order); err != nil {
 			return result{}, err
 		}
 		fillTime = time.Since(start)
+		reopen := time.Now()
 		if db, err = e.open(dir, s); err != nil {
 			return result{}, fmt.Errorf("reopen after fill: %w", err)
 		}
+		reopenTime = time.Since(reopen)
 	}
 	m, err := w.run(db, t.params)
 	closeTime, closeErr := timed(db.Close)
@@ -161,6 +163,7 @@ func (t task) run() (result, error) {
 	}
 	r := t.result(w.unit, m)
 	r.FillSeconds = fillTime.Seconds()
+	r.ReopenSeconds = reopenTime.Seconds()
 	r.CloseSeconds = closeTime.Seconds()
 	if len(m.reads) > 0 {
 		p50, p99 := readPercentiles(m.reads)

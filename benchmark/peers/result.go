@@ -18,6 +18,9 @@ type result struct {
 	// FillSeconds is the untimed fill of a read or mixed workload:
 	// p.keys unsynced Puts in random order, then a close and a reopen.
 	FillSeconds float64 `json:"fill_seconds,omitempty"`
+	// ReopenSeconds is the open after that fill's close: what the engine
+	// does with what its logs hold (replays it; writes it out or not).
+	ReopenSeconds float64 `json:"reopen_seconds,omitempty"`
 	// CloseSeconds is the closing of the engine after the timed part,
 	// which is not timed: it flushes what the engine held in memory.
 	CloseSeconds float64 `json:"close_seconds,omitempty"`
