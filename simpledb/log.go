@@ -95,10 +95,13 @@ func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
 	if m, ok := d.fs.(vfs.MappedCreator); ok && !d.plainLogs {
 		var f vfs.File
 		var err error
+		// A synced database syncs its log every write or few: see
+		// vfs.MappedOptions.SyncOften.
+		mopts := vfs.MappedOptions{Chunk: logChunk, SyncOften: !d.opts.NoSync}
 		if recycled != 0 {
-			f, err = m.ReuseMapped(old, path, logChunk)
+			f, err = m.ReuseMapped(old, path, mopts)
 		} else {
-			f, err = m.CreateMapped(path, logChunk)
+			f, err = m.CreateMapped(path, mopts)
 		}
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return f, err

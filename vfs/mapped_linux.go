@@ -16,15 +16,15 @@ import (
 
 // CreateMapped creates the named file for appending through a shared
 // memory mapping: see MappedCreator.
-func (osFS) CreateMapped(name string, chunk int64) (File, error) {
-	if err := checkChunk(name, chunk); err != nil {
+func (osFS) CreateMapped(name string, opts MappedOptions) (File, error) {
+	if err := checkChunk(name, opts.Chunk); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMappedFile(f, chunk, 0)
+	m, err := newMappedFile(f, opts, 0)
 	if err != nil {
 		f.Close()
 		os.Remove(name)
@@ -35,8 +35,8 @@ func (osFS) CreateMapped(name string, chunk int64) (File, error) {
 
 // ReuseMapped renames oldname to newname and writes over it through a
 // shared memory mapping: see MappedCreator.
-func (osFS) ReuseMapped(oldname, newname string, chunk int64) (File, error) {
-	if err := checkChunk(newname, chunk); err != nil {
+func (osFS) ReuseMapped(oldname, newname string, opts MappedOptions) (File, error) {
+	if err := checkChunk(newname, opts.Chunk); err != nil {
 		return nil, err
 	}
 	f, err := openRenamed(oldname, newname)
@@ -46,7 +46,7 @@ func (osFS) ReuseMapped(oldname, newname string, chunk int64) (File, error) {
 	info, err := f.Stat()
 	var m *mappedFile
 	if err == nil {
-		m, err = newMappedFile(f, chunk, info.Size())
+		m, err = newMappedFile(f, opts, info.Size())
 	}
 	if err != nil {
 		f.Close()
@@ -93,14 +93,14 @@ func mappable(f *os.File) (bool, error) {
 // first allocated bytes of f are space it has already. Where the file
 // cannot be appended to through a mapping (see mappable; fallocate or mmap
 // not supported) the error matches errors.ErrUnsupported.
-func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
+func newMappedFile(f *os.File, opts MappedOptions, allocated int64) (*mappedFile, error) {
 	if ok, err := mappable(f); err != nil || !ok {
 		if err == nil {
 			err = fmt.Errorf("vfs: mapped %s: %w: not a filesystem logs are mapped on", f.Name(), errors.ErrUnsupported)
 		}
 		return nil, err
 	}
-	m := &mappedFile{f: f, fd: int(f.Fd()), chunk: chunk, allocated: allocated}
+	m := &mappedFile{f: f, fd: int(f.Fd()), chunk: opts.Chunk, allocated: allocated, syncOften: opts.SyncOften}
 	first := m.mapChunk(0)
 	if first.err != nil {
 		if unsupported(first.err) {
@@ -109,7 +109,7 @@ func newMappedFile(f *os.File, chunk, allocated int64) (*mappedFile, error) {
 		return nil, first.err
 	}
 	m.data = first.data
-	m.prepare(chunk)
+	m.prepare(m.chunk)
 	return m, nil
 }
 
@@ -155,6 +155,7 @@ type mappedFile struct {
 	pos       int64         // Read's offset
 	err       error         // sticky: after a failed chunk the tail is unknown; fs.ErrClosed after Close
 	faults    int           // stores that faulted and went through pwrite(2)
+	syncOften bool          // see MappedOptions.SyncOften
 }
 
 // chunkMap is a chunk allocated and mapped, or why it could not be.
@@ -170,18 +171,31 @@ var (
 	mmap      = syscall.Mmap
 )
 
-// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in
-// writable, as the first store to each would.
-const madvPopulateWrite = 23
+// MADV_POPULATE_READ and MADV_POPULATE_WRITE (Linux 5.14): fault pages
+// in, readable, or writable as the first store to each would.
+const (
+	madvPopulateRead  = 22
+	madvPopulateWrite = 23
+)
 
 // mapChunk allocates the chunk at base, unless the file has it already,
-// and maps it, its pages faulted in for writing where the kernel can: in a
-// reused file, read in, since a page is written a record at a time.
+// and maps it, its pages faulted in where the kernel can (see
+// MappedOptions.SyncOften): in a reused file, read in, since a page is
+// written a record at a time.
 func (m *mappedFile) mapChunk(base int64) chunkMap {
 	if base+m.chunk > m.allocated {
 		if err := fallocate(m.fd, 0, base, m.chunk); err != nil {
 			return chunkMap{err: &fs.PathError{Op: "fallocate", Path: m.f.Name(), Err: err}}
 		}
+	}
+	populate := madvPopulateWrite
+	if m.syncOften && base < m.allocated {
+		// Space the file had holds written blocks: a page faulted in for
+		// reading takes its first store cheaply. Space allocated now is
+		// unwritten, and the first store to each page would convert its
+		// block on the append's path, which costs more than the chunk's
+		// write-out at the next sync (docs/2-log.md).
+		populate = madvPopulateRead
 	}
 	data, err := mmap(m.fd, base, int(m.chunk), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
@@ -189,7 +203,7 @@ func (m *mappedFile) mapChunk(base int64) chunkMap {
 	}
 	// A hint: older kernels refuse it, and the stores fault instead. A page
 	// the filesystem refuses makes it fail, not raise a signal.
-	syscall.Madvise(data, madvPopulateWrite)
+	syscall.Madvise(data, populate)
 	return chunkMap{data: data}
 }
 

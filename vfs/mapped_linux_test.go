@@ -5,6 +5,7 @@ package vfs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -18,11 +19,18 @@ import (
 
 // A mapped file appends across chunks, shows what it wrote to other
 // readers at once (it is in the page cache, as after write(2)), reports
-// its logical length, and is cut to it on Close.
+// its logical length, and is cut to it on Close, whichever way its pages
+// are faulted in.
 func TestCreateMapped(t *testing.T) {
+	for _, syncOften := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SyncOften=%v", syncOften), func(t *testing.T) { appendMapped(t, syncOften) })
+	}
+}
+
+func appendMapped(t *testing.T, syncOften bool) {
 	page := int64(os.Getpagesize())
 	name := filepath.Join(t.TempDir(), "log")
-	f, err := Default.(MappedCreator).CreateMapped(name, page)
+	f, err := Default.(MappedCreator).CreateMapped(name, MappedOptions{Chunk: page, SyncOften: syncOften})
 	require.NoError(t, err)
 
 	var want []byte
@@ -55,7 +63,7 @@ func TestCreateMapped(t *testing.T) {
 }
 
 func TestCreateMappedRejectsBadChunk(t *testing.T) {
-	_, err := Default.(MappedCreator).CreateMapped(filepath.Join(t.TempDir(), "log"), 1000)
+	_, err := Default.(MappedCreator).CreateMapped(filepath.Join(t.TempDir(), "log"), MappedOptions{Chunk: 1000})
 	require.Error(t, err)
 }
 
@@ -78,7 +86,7 @@ func TestReuseMapped(t *testing.T) {
 			oldData := bytes.Repeat([]byte{0xee}, int(tc.oldSize))
 			require.NoError(t, os.WriteFile(old, oldData, 0o644))
 
-			f, err := Default.(MappedCreator).ReuseMapped(old, name, page)
+			f, err := Default.(MappedCreator).ReuseMapped(old, name, MappedOptions{Chunk: page})
 			require.NoError(t, err)
 			require.Equal(t, name, f.Name())
 			_, err = os.Stat(old)
@@ -111,7 +119,7 @@ func TestReuseMapped(t *testing.T) {
 // A reuse that cannot open the file leaves nothing renamed or created.
 func TestReuseMappedMissingFile(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Default.(MappedCreator).ReuseMapped(filepath.Join(dir, "missing"), filepath.Join(dir, "new"), int64(os.Getpagesize()))
+	_, err := Default.(MappedCreator).ReuseMapped(filepath.Join(dir, "missing"), filepath.Join(dir, "new"), MappedOptions{Chunk: int64(os.Getpagesize())})
 	require.ErrorIs(t, err, fs.ErrNotExist)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -123,7 +131,7 @@ func TestReuseMappedMissingFile(t *testing.T) {
 func createMapped(t *testing.T, chunk int64) (File, string) {
 	t.Helper()
 	name := filepath.Join(t.TempDir(), "log")
-	f, err := Default.(MappedCreator).CreateMapped(name, chunk)
+	f, err := Default.(MappedCreator).CreateMapped(name, MappedOptions{Chunk: chunk})
 	if errors.Is(err, errors.ErrUnsupported) {
 		t.Skipf("the temporary directory cannot map logs: %v", err)
 	}
@@ -188,7 +196,7 @@ func TestCreateMappedMmapRefused(t *testing.T) {
 	t.Cleanup(func() { mmap = saved })
 
 	name := filepath.Join(t.TempDir(), "log")
-	_, err := Default.(MappedCreator).CreateMapped(name, int64(os.Getpagesize()))
+	_, err := Default.(MappedCreator).CreateMapped(name, MappedOptions{Chunk: int64(os.Getpagesize())})
 	require.ErrorIs(t, err, errors.ErrUnsupported)
 	require.ErrorIs(t, err, syscall.ENODEV)
 	_, err = os.Stat(name)

@@ -8,11 +8,11 @@ import (
 )
 
 // CreateMapped is not supported here: see MappedCreator.
-func (osFS) CreateMapped(name string, chunk int64) (File, error) {
+func (osFS) CreateMapped(name string, opts MappedOptions) (File, error) {
 	return nil, fmt.Errorf("vfs: mapped %s: %w", name, errors.ErrUnsupported)
 }
 
 // ReuseMapped is not supported here: see MappedCreator.
-func (osFS) ReuseMapped(oldname, newname string, chunk int64) (File, error) {
+func (osFS) ReuseMapped(oldname, newname string, opts MappedOptions) (File, error) {
 	return nil, fmt.Errorf("vfs: mapped %s: %w", newname, errors.ErrUnsupported)
 }

@@ -102,9 +102,8 @@ type FS interface {
 // and callers use Create or ReuseForWrite.
 type MappedCreator interface {
 	// CreateMapped creates or truncates the named file for appending
-	// through a mapping. chunk, a positive multiple of the page size, is
-	// how much space is allocated and mapped at a time.
-	CreateMapped(name string, chunk int64) (File, error)
+	// through a mapping.
+	CreateMapped(name string, opts MappedOptions) (File, error)
 	// ReuseMapped renames oldname to newname as FS.ReuseForWrite does and
 	// writes over the file from its start through a mapping. The space the
 	// file has is mapped as it is, without allocating it again; beyond it,
@@ -112,7 +111,21 @@ type MappedCreator interface {
 	// filesystem that cannot allocate may then fail only once the file
 	// outgrows its space, so callers reuse through a mapping only where
 	// CreateMapped works.
-	ReuseMapped(oldname, newname string, chunk int64) (File, error)
+	ReuseMapped(oldname, newname string, opts MappedOptions) (File, error)
+}
+
+// MappedOptions describe a file appended to through a mapping.
+type MappedOptions struct {
+	// Chunk, a positive multiple of the page size, is how much space is
+	// allocated and mapped at a time.
+	Chunk int64
+	// SyncOften says the file is synced every write or few, as a synced
+	// log is. The pages of a chunk mapped ahead in space the file already
+	// has (a reused file) are then faulted in for reading, not for
+	// writing: a page faulted in for writing is dirty, so the next sync
+	// would write the whole chunk out, appended to or not. Default: false,
+	// for appends synced seldom.
+	SyncOften bool
 }
 
 // Default is the operating system's filesystem.

@@ -248,7 +248,7 @@ func (f *FS) Link(oldname, newname string) error {
 // CreateMapped implements vfs.MappedCreator, failing as OpCreate, when the
 // wrapped filesystem does; otherwise it returns errors.ErrUnsupported, and
 // callers use Create.
-func (f *FS) CreateMapped(name string, chunk int64) (vfs.File, error) {
+func (f *FS) CreateMapped(name string, opts vfs.MappedOptions) (vfs.File, error) {
 	m, ok := f.fs.(vfs.MappedCreator)
 	if !ok {
 		return nil, fmt.Errorf("errorfs: mapped %s: %w", name, errors.ErrUnsupported)
@@ -256,13 +256,13 @@ func (f *FS) CreateMapped(name string, chunk int64) (vfs.File, error) {
 	if err := f.check(OpCreate, name); err != nil {
 		return nil, err
 	}
-	return f.wrap(m.CreateMapped(name, chunk))
+	return f.wrap(m.CreateMapped(name, opts))
 }
 
 // ReuseMapped implements vfs.MappedCreator, failing as OpReuse on the new
 // name, when the wrapped filesystem does; otherwise it returns
 // errors.ErrUnsupported.
-func (f *FS) ReuseMapped(oldname, newname string, chunk int64) (vfs.File, error) {
+func (f *FS) ReuseMapped(oldname, newname string, opts vfs.MappedOptions) (vfs.File, error) {
 	m, ok := f.fs.(vfs.MappedCreator)
 	if !ok {
 		return nil, fmt.Errorf("errorfs: mapped %s: %w", newname, errors.ErrUnsupported)
@@ -270,7 +270,7 @@ func (f *FS) ReuseMapped(oldname, newname string, chunk int64) (vfs.File, error)
 	if err := f.check(OpReuse, newname); err != nil {
 		return nil, err
 	}
-	return f.wrap(m.ReuseMapped(oldname, newname, chunk))
+	return f.wrap(m.ReuseMapped(oldname, newname, opts))
 }
 
 // wrap makes a file's reads, writes and syncs fail as the injector says.

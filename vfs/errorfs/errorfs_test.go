@@ -98,9 +98,9 @@ func TestRuleInjectsIntoReuse(t *testing.T) {
 // unsupported, so callers fall back to Create and ReuseForWrite.
 func TestMappedUnsupportedOverMem(t *testing.T) {
 	fsys := Wrap(vfs.NewMem(), &Rule{})
-	_, err := fsys.CreateMapped("/f", 4096)
+	_, err := fsys.CreateMapped("/f", vfs.MappedOptions{Chunk: 4096})
 	require.ErrorIs(t, err, errors.ErrUnsupported)
-	_, err = fsys.ReuseMapped("/f", "/g", 4096)
+	_, err = fsys.ReuseMapped("/f", "/g", vfs.MappedOptions{Chunk: 4096})
 	require.ErrorIs(t, err, errors.ErrUnsupported)
 }
 
