@@ -6,12 +6,17 @@ import (
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
+	"github.com/stratadb/strata/memstore"
 )
 
 // Batch collects writes that Write applies atomically: all of them or none,
 // also across a crash, since a batch is one write-ahead log record. A Batch
 // is not safe for concurrent use; it can be reused after Reset.
 type Batch struct {
+	// db and index make an indexed batch (NewIndexedBatch): its writes
+	// are also kept in a memstore, to be read.
+	db        *DB
+	index     *memstore.Memstore
 	data      []byte
 	count     uint32
 	rangeDels int   // range deletions among the ops: see ErrRangeDelOrder
@@ -32,6 +37,9 @@ func (b *Batch) Put(key, value []byte) error {
 	}
 	b.init()
 	b.data = logformat.AppendOp(b.data, base.KindSet, key, value)
+	if err := b.indexOp(base.KindSet, key, value); err != nil {
+		return b.reject(err)
+	}
 	return b.added(len(key) + len(value))
 }
 
@@ -42,6 +50,9 @@ func (b *Batch) Delete(key []byte) error {
 	}
 	b.init()
 	b.data = logformat.AppendOp(b.data, base.KindDelete, key, nil)
+	if err := b.indexOp(base.KindDelete, key, nil); err != nil {
+		return b.reject(err)
+	}
 	return b.added(len(key))
 }
 
@@ -66,8 +77,17 @@ func (b *Batch) DeleteRange(start, end []byte) error {
 	if end != nil && bytes.Compare(start, end) >= 0 {
 		return nil
 	}
+	if b.db != nil {
+		// Write would refuse it; an index could not hold it.
+		if err := b.db.checkRangeDelOrder(); err != nil {
+			return b.reject(err)
+		}
+	}
 	b.init()
 	b.data = logformat.AppendOp(b.data, base.KindRangeDelete, start, end)
+	if err := b.indexOp(base.KindRangeDelete, start, end); err != nil {
+		return b.reject(err)
+	}
 	b.rangeDels++
 	return b.added(len(start) + len(end))
 }
@@ -77,7 +97,7 @@ func (b *Batch) Len() int { return int(b.count) }
 
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() {
-	b.data, b.count, b.rangeDels, b.bytes, b.err = b.data[:0], 0, 0, 0, nil
+	b.data, b.count, b.rangeDels, b.bytes, b.err, b.index = b.data[:0], 0, 0, 0, nil, nil
 }
 
 func (b *Batch) init() {

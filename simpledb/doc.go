@@ -12,6 +12,7 @@
 //	err = db.Delete(key, simpledb.NoSync)            // unsynced, whatever Options.NoSync says
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
+//	b = db.NewIndexedBatch(); v, err = b.Get(key)    // a batch that reads its writes over the database
 //	err = db.DeleteRange(start, end, opts)           // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
 //	it, err = db.NewPrefixIterator(prefix)           // the keys that start with prefix
@@ -83,6 +84,7 @@
 // ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
 // ErrNilBatch; range deletions in a database of another key order than
 // bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder.
+// A read of a batch that is not indexed is ErrNotIndexed.
 // Write options with Sync and NoSync both, or an unknown bit, are
 // ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
 // one whose key holds another value, ErrSequenceMalformed. Calls after

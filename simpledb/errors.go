@@ -59,6 +59,9 @@ var (
 	// refuses every write (Put, Delete, DeleteRange, Write, NewSequence,
 	// Flush, Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
+	// ErrNotIndexed: a read of a batch NewBatch made; only an indexed
+	// batch (NewIndexedBatch) can be read.
+	ErrNotIndexed = errors.New("simpledb: the batch is not indexed")
 	// ErrOutpaced: a follower's CatchUp (or Open) found the writer's
 	// manifest changed under each of its attempts to read the database's
 	// files; its view is as it was. Try again later.

@@ -445,3 +445,45 @@ func ExampleDB_NewSequence() {
 	// order 1
 	// order 2
 }
+
+// An indexed batch reads its own writes over the database before it
+// commits: here, a unique-name check within the batch.
+func ExampleDB_NewIndexedBatch() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Put([]byte("user:ada"), []byte("1"), simpledb.DefaultSync)
+
+	b := db.NewIndexedBatch()
+	for _, name := range []string{"grace", "ada", "grace", "alan"} {
+		key := []byte("user:" + name)
+		if taken, _ := b.Has(key); taken {
+			fmt.Println(name, "is taken")
+			continue
+		}
+		b.Put(key, []byte("1"))
+	}
+	it, err := b.NewPrefixIterator([]byte("user:"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for k := range it.All() {
+		fmt.Printf("%s ", k)
+	}
+	it.Close()
+	fmt.Println()
+	if err := db.Write(b, simpledb.DefaultSync); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// ada is taken
+	// grace is taken
+	// user:ada user:alan user:grace
+}

@@ -58,7 +58,7 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.newIterator(rs, lower, upper, d.visibleSeq.Load()), nil // in this order: see readState.get
+	return d.newIterator(rs, lower, upper, d.visibleSeq.Load(), nil), nil // in this order: see readState.get
 }
 
 // NewPrefixIterator returns an iterator over the live keys that start with
@@ -102,12 +102,14 @@ func PrefixUpperBound(prefix []byte) []byte {
 	return upper
 }
 
-// newIterator returns an iterator over rs as of seq; it takes over the
-// caller's reference on rs.
-func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterator {
+// newIterator returns an iterator over rs as of seq, under the writes an
+// indexed batch's index holds if it is not nil; it takes over the caller's
+// reference on rs.
+func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64, index *memstore.Memstore) *Iterator {
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
-	// Sized once: a memstore each, a table per L0 table, a level each.
-	children := make([]sstables.EntryIterator, 0, 1+len(rs.imm)+len(rs.v.levels[0])+NumLevels-1)
+	// Sized once: the index, a memstore each, a table per L0 table, a level
+	// each.
+	children := make([]sstables.EntryIterator, 0, 2+len(rs.imm)+len(rs.v.levels[0])+NumLevels-1)
 	// The range tombstones each child holds, visible at seq, within the
 	// bounds: they are few, so the iterator collects them all now, and
 	// its merge hides the entries they cover, either way. A version lists
@@ -124,6 +126,19 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 			tombs[len(children)] = append(tombs[len(children)], visible...)
 		}
 	}
+	// Over an index, whose writes are numbered above the database's, the
+	// merge cannot hide what is above seq: the memstores hide it
+	// themselves, and a filter the tables'.
+	mergeSeq, table := seq, func(it sstables.EntryIterator) sstables.EntryIterator { return it }
+	if index != nil {
+		child, t := indexChild(index, it.rs.v.cmp, it.lower, it.upper)
+		if len(t) > 0 {
+			tombs = [][]rangedel.Tombstone{t}
+		}
+		children = append(children, child)
+		mergeSeq = 0
+		table = func(it sstables.EntryIterator) sstables.EntryIterator { return &seqFilter{it, seq} }
+	}
 	if seq > 0 { // at sequence number 0 nothing is visible yet
 		mopts := &memstore.IterOptions{LowerBound: it.lower, UpperBound: it.upper, Seq: seq}
 		addTombs(it.rs.mem.m.RangeDeletions())
@@ -136,7 +151,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 		for _, t := range it.rs.v.levels[0] {
 			if t.overlaps(it.rs.v.cmp, it.lower, it.upper) {
 				addTombs(t.rangeDels)
-				children = append(children, t.newIterator(topts))
+				children = append(children, table(t.newIterator(topts)))
 			}
 		}
 		for level := 1; level < NumLevels; level++ {
@@ -146,11 +161,11 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64) *Iterat
 						addTombs(t.rangeDels)
 					}
 				}
-				children = append(children, &levelIter{cmp: it.rs.v.cmp, tables: it.rs.v.levels[level], opts: *topts})
+				children = append(children, table(&levelIter{cmp: it.rs.v.cmp, tables: it.rs.v.levels[level], opts: *topts}))
 			}
 		}
 	}
-	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: seq, DropTombstones: true, RangeDeletions: tombs}, children...)
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: mergeSeq, DropTombstones: true, RangeDeletions: tombs}, children...)
 	return it
 }
 

@@ -223,23 +223,52 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			require.NoError(t, db.DeleteRange(lo, hi, someWriteOptions(rng)), msg)
 			m.deleteRange(lo, hi)
 		case op < 58:
-			b := db.NewBatch()
+			// A batch; half the time an indexed one, read between its
+			// writes (Get, scans, an iterator held across later writes),
+			// and now and then dropped instead of written.
+			indexed := rng.IntN(2) == 0
+			b, staged := db.NewBatch(), maps.Clone(m)
+			if indexed {
+				b = db.NewIndexedBatch()
+			}
+			var held *heldIterator
 			for range 1 + rng.IntN(20) {
 				k := key()
 				if rng.IntN(20) == 0 && order.c == sstables.Bytewise {
 					lo, hi := randomRange(rng)
 					require.NoError(t, b.DeleteRange(lo, hi))
-					m.deleteRange(lo, hi)
+					staged.deleteRange(lo, hi)
 				} else if rng.IntN(3) == 0 {
 					require.NoError(t, b.Delete(k))
-					delete(m, string(k))
+					delete(staged, string(k))
 				} else {
 					v := value()
 					require.NoError(t, b.Put(k, v))
-					m[string(k)] = string(v)
+					staged[string(k)] = string(v)
+				}
+				if !indexed {
+					continue
+				}
+				switch rng.IntN(6) {
+				case 0:
+					checkScan(t, keyCmp, b.NewIterator, staged, key(), key(), msg+" (indexed batch)")
+				case 1:
+					if held == nil {
+						held = newHeld(t, keyCmp, b.NewIterator, staged, boundKey(rng, key), boundKey(rng, key))
+					}
+				default:
+					checkGet(t, b, staged, key(), msg+" (indexed batch)")
 				}
 			}
+			if held != nil {
+				held.walk(t, rng, 30, key, msg+" (indexed batch, held)")
+				require.NoError(t, held.it.Close())
+			}
+			if indexed && rng.IntN(4) == 0 {
+				break // dropped: the database is unchanged
+			}
 			require.NoError(t, db.Write(b, someWriteOptions(rng)), msg)
+			m = staged
 		case op < 73:
 			checkGet(t, db, m, key(), msg)
 		case op < 77:

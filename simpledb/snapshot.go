@@ -87,7 +87,7 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.db.newIterator(rs, lower, upper, s.seq), nil
+	return s.db.newIterator(rs, lower, upper, s.seq, nil), nil
 }
 
 // acquire returns the read state the snapshot reads, with a reference the
