@@ -249,14 +249,14 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 				if !indexed {
 					continue
 				}
-				switch rng.IntN(6) {
+				switch rng.IntN(12) {
 				case 0:
 					checkScan(t, keyCmp, b.NewIterator, staged, key(), key(), msg+" (indexed batch)")
 				case 1:
 					if held == nil {
 						held = newHeld(t, keyCmp, b.NewIterator, staged, boundKey(rng, key), boundKey(rng, key))
 					}
-				default:
+				case 2, 3:
 					checkGet(t, b, staged, key(), msg+" (indexed batch)")
 				}
 			}
