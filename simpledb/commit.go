@@ -45,6 +45,7 @@ type commitWaiter struct {
 	// newest immutable memstore, for Flush to wait for (0 if none), and
 	// err the rotation's failure, which is not the batches' in its group.
 	batch   *Batch
+	txn     *Txn // the transaction the batch commits, if any: see oracle
 	sync    bool
 	rotated uint64
 	err     error
@@ -238,6 +239,7 @@ func (d *DB) commit(w *commitWaiter) error {
 	d.queue = append(d.queue[:0], d.queue[n:]...)
 	d.commitMu.Unlock()
 
+	d.certify(g)
 	d.appendGroup(g)
 
 	d.commitMu.Lock()
@@ -254,8 +256,12 @@ func (d *DB) commit(w *commitWaiter) error {
 	d.publishReady()
 	err := (<-w.done).err
 	// The leader is its group's first waiter, and the publisher wakes it
-	// last: nothing uses the group any more.
-	putGroup(g)
+	// last: nothing uses the group any more. (A leader whose transaction
+	// was refused left the group, which others may still be publishing: it
+	// is not recycled then.)
+	if len(g.waiters) > 0 && g.waiters[0] == w {
+		putGroup(g)
+	}
 	return err
 }
 
@@ -308,6 +314,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		w.batch.setSeq(seq)
 		logformat.SetSynced(w.batch.data, synced)
 		seq += uint64(w.batch.count)
+		d.recordWrite(w.batch, seq-1)
 		if w.sync {
 			g.sync = true
 			syncedBatches++

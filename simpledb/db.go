@@ -77,6 +77,9 @@ type DB struct {
 	// anywhere. closing is closed then too, for goroutines that sleep.
 	closed  atomic.Bool
 	closing chan struct{}
+	// oracle checks transactions' commits: see oracle.go.
+	oracle oracle
+
 	// resumeMu serializes Resume calls, followMu a follower's catch-ups.
 	resumeMu sync.Mutex
 	followMu sync.Mutex

@@ -13,6 +13,7 @@
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
 //	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
 //	b = db.NewIndexedBatch(); v, err = b.Get(key)    // a batch that reads its writes over the database
+//	err = db.Update(3, func(tx *simpledb.Txn) error {...}) // serializable; up to 3 retries on ErrConflict
 //	err = db.DeleteRange(start, end, opts)           // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
 //	it, err = db.NewPrefixIterator(prefix)           // the keys that start with prefix
@@ -84,7 +85,11 @@
 // ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
 // ErrNilBatch; range deletions in a database of another key order than
 // bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder.
-// A read of a batch that is not indexed is ErrNotIndexed.
+// A read of a batch that is not indexed is ErrNotIndexed. A transaction's
+// Commit returns ErrConflict when a write since its snapshot touched what it
+// read, and ErrTxnTooOld when it outlived what the database keeps to check
+// it; a Txn used after Commit or Discard returns ErrTxnDone, and a write in
+// a read-only one ErrTxnReadOnly.
 // Write options with Sync and NoSync both, or an unknown bit, are
 // ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
 // one whose key holds another value, ErrSequenceMalformed. Calls after

@@ -59,6 +59,18 @@ var (
 	// refuses every write (Put, Delete, DeleteRange, Write, NewSequence,
 	// Flush, Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
+	// ErrConflict: a transaction's Commit found that a write committed
+	// since its snapshot touched what it read; it wrote nothing. Retry it.
+	ErrConflict = errors.New("simpledb: transaction conflict")
+	// ErrTxnTooOld: a transaction ran so long, beside so many writes, that
+	// the database no longer keeps all it must check its commit against;
+	// it wrote nothing. Retry it, shorter.
+	ErrTxnTooOld = errors.New("simpledb: transaction too old to check")
+	// ErrTxnDone: a transaction used after Commit or Discard.
+	ErrTxnDone = errors.New("simpledb: transaction done")
+	// ErrTxnReadOnly: a write in a read-only transaction (View, or
+	// NewTxn(false)).
+	ErrTxnReadOnly = errors.New("simpledb: read-only transaction")
 	// ErrNotIndexed: a read of a batch NewBatch made; only an indexed
 	// batch (NewIndexedBatch) can be read.
 	ErrNotIndexed = errors.New("simpledb: the batch is not indexed")

@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
@@ -486,4 +487,53 @@ func ExampleDB_NewIndexedBatch() {
 	// ada is taken
 	// grace is taken
 	// user:ada user:alan user:grace
+}
+
+// Update runs a read-decide-write in a serializable transaction, retried
+// on ErrConflict: here, a transfer that must not overdraw.
+func ExampleDB_Update() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Put([]byte("alice"), []byte("30"), simpledb.DefaultSync)
+	db.Put([]byte("bob"), []byte("5"), simpledb.DefaultSync)
+
+	transfer := func(from, to string, amount int) error {
+		return db.Update(10, func(tx *simpledb.Txn) error {
+			a, err := tx.Get([]byte(from))
+			if err != nil {
+				return err
+			}
+			b, err := tx.Get([]byte(to))
+			if err != nil {
+				return err
+			}
+			x, _ := strconv.Atoi(string(a))
+			y, _ := strconv.Atoi(string(b))
+			if x < amount {
+				return fmt.Errorf("%s has %d, not %d", from, x, amount)
+			}
+			tx.Put([]byte(from), []byte(strconv.Itoa(x-amount)))
+			return tx.Put([]byte(to), []byte(strconv.Itoa(y+amount)))
+		})
+	}
+	fmt.Println(transfer("alice", "bob", 20))
+	fmt.Println(transfer("alice", "bob", 20))
+	db.View(func(tx *simpledb.Txn) error {
+		a, _ := tx.Get([]byte("alice"))
+		b, _ := tx.Get([]byte("bob"))
+		fmt.Printf("alice %s, bob %s\n", a, b)
+		return nil
+	})
+	// Output:
+	// <nil>
+	// alice has 10, not 20
+	// alice 10, bob 25
 }

@@ -152,7 +152,26 @@ func Decode(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key,
 	if seq == 0 || seq > base.MaxSeq || uint64(count) > base.MaxSeq-seq+1 {
 		return 0, 0, fmt.Errorf("%w: seq %d count %d", ErrBadBatch, seq, count)
 	}
-	p := data[header:]
+	if err := decodeOps(format, data[header:], seq, count, fn); err != nil {
+		return 0, 0, err
+	}
+	return seq, count, nil
+}
+
+// Ops calls fn with each op of a batch built in memory, whose header may
+// not hold its sequence number yet: count says how many ops it holds.
+func Ops(data []byte, count uint32, fn func(kind base.Kind, key, value []byte)) error {
+	if len(data) < headerSize(Current) {
+		return fmt.Errorf("%w: %d-byte header", ErrBadBatch, len(data))
+	}
+	return decodeOps(Current, data[headerSize(Current):], 1, count, func(_ uint64, kind base.Kind, key, value []byte) error {
+		fn(kind, key, value)
+		return nil
+	})
+}
+
+// decodeOps decodes count ops from p, the first numbered seq.
+func decodeOps(format uint64, p []byte, seq uint64, count uint32, fn func(seq uint64, kind base.Kind, key, value []byte) error) error {
 	field := func() ([]byte, bool) {
 		n, k := binary.Uvarint(p)
 		if k <= 0 || n > uint64(len(p)-k) {
@@ -164,19 +183,19 @@ func Decode(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key,
 	}
 	for i := range count {
 		if len(p) == 0 {
-			return 0, 0, fmt.Errorf("%w: %d of %d ops", ErrBadBatch, i, count)
+			return fmt.Errorf("%w: %d of %d ops", ErrBadBatch, i, count)
 		}
 		kind := base.Kind(p[0])
 		p = p[1:]
 		key, ok := field()
 		if !ok || len(key) == 0 && kind != base.KindRangeDelete {
-			return 0, 0, fmt.Errorf("%w: op %d key", ErrBadBatch, i)
+			return fmt.Errorf("%w: op %d key", ErrBadBatch, i)
 		}
 		var value []byte
 		switch {
 		case kind == base.KindSet:
 			if value, ok = field(); !ok {
-				return 0, 0, fmt.Errorf("%w: op %d value", ErrBadBatch, i)
+				return fmt.Errorf("%w: op %d value", ErrBadBatch, i)
 			}
 		case kind == base.KindDelete:
 		case kind == base.KindRangeDelete && format >= RangeDel:
@@ -184,21 +203,21 @@ func Decode(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key,
 			value, ok = field()
 			if !ok || len(key) > base.MaxKeySize || len(value) > base.MaxKeySize ||
 				len(key) > 0 && len(value) > 0 && bytes.Compare(key, value) >= 0 {
-				return 0, 0, fmt.Errorf("%w: op %d range", ErrBadBatch, i)
+				return fmt.Errorf("%w: op %d range", ErrBadBatch, i)
 			}
 		default:
-			return 0, 0, fmt.Errorf("%w: op %d kind %d", ErrBadBatch, i, kind)
+			return fmt.Errorf("%w: op %d kind %d", ErrBadBatch, i, kind)
 		}
 		if fn != nil {
 			if err := fn(seq+uint64(i), kind, key, value); err != nil {
-				return 0, 0, err
+				return err
 			}
 		}
 	}
 	if len(p) != 0 {
-		return 0, 0, fmt.Errorf("%w: %d trailing bytes", ErrBadBatch, len(p))
+		return fmt.Errorf("%w: %d trailing bytes", ErrBadBatch, len(p))
 	}
-	return seq, count, nil
+	return nil
 }
 
 const (

@@ -1,0 +1,262 @@
+package simpledb
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
+)
+
+// Txn is a transaction: it reads a snapshot taken when it began, plus its
+// own writes, and commits its writes as one batch only if no write
+// committed since its snapshot touched what it read: a key it got (or
+// found absent), or any key in the bounds of an iterator it made. That
+// makes transactions serializable: each commits as if it ran alone at its
+// commit, so write skew and phantoms abort one of the transactions
+// involved, with ErrConflict; any write counts, a transaction's or not.
+// Retry on ErrConflict: Update does, a bounded number of times, if asked.
+//
+// A Txn is not safe for concurrent use. Slices it returns are the caller's
+// (Get) or valid until the iterator moves (Iterator). A Txn after Commit or
+// Discard returns ErrTxnDone; writes to a read-only one, ErrTxnReadOnly.
+type Txn struct {
+	db      *DB
+	update  bool
+	snap    *Snapshot
+	snapSeq uint64
+	batch   *Batch // indexed; nil for a read-only transaction
+	reads   map[string]struct{}
+	ranges  []keyRange
+	done    bool
+}
+
+// NewTxn begins a transaction: one that may write if update, else
+// read-only. Commit or Discard it. A read-only transaction is a snapshot
+// with a transaction's API, and costs nothing else; an update transaction
+// makes every write record its keys until it ends, so that its commit can
+// be checked against them.
+func (d *DB) NewTxn(update bool) (*Txn, error) {
+	if err := d.checkOpen(); err != nil {
+		return nil, err
+	}
+	t := &Txn{db: d, update: update}
+	if !update {
+		t.snap = d.NewSnapshot()
+		t.snapSeq = t.snap.seq
+		return t, nil
+	}
+	if err := d.checkWritable(); err != nil {
+		return nil, err
+	}
+	snap, err := d.beginTxn()
+	if err != nil {
+		return nil, err
+	}
+	t.snap, t.snapSeq = snap, snap.seq
+	t.batch = d.NewIndexedBatch()
+	t.reads = map[string]struct{}{}
+	return t, nil
+}
+
+// Update runs fn in an update transaction and commits it, with the
+// database's default durability; retries is how many times to run fn
+// again, in a new transaction, after ErrConflict. An error fn returns, or
+// a panic, discards the transaction (the panic goes on).
+func (d *DB) Update(retries int, fn func(*Txn) error) error {
+	for {
+		err := d.runTxn(true, fn)
+		if !errors.Is(err, ErrConflict) || retries <= 0 {
+			return err
+		}
+		retries--
+		if err := d.waitAppended(); err != nil {
+			return err
+		}
+	}
+}
+
+// View runs fn in a read-only transaction.
+func (d *DB) View(fn func(*Txn) error) error {
+	return d.runTxn(false, fn)
+}
+
+func (d *DB) runTxn(update bool, fn func(*Txn) error) error {
+	t, err := d.NewTxn(update)
+	if err != nil {
+		return err
+	}
+	defer t.Discard()
+	if err := fn(t); err != nil {
+		return err
+	}
+	return t.Commit(DefaultSync)
+}
+
+// Get returns key's value as the transaction sees it: its own write, or the
+// snapshot's. ErrNotFound if it has none. A key the transaction did not
+// write itself joins what it read.
+func (t *Txn) Get(key []byte) ([]byte, error) {
+	if err := t.check(false); err != nil {
+		return nil, err
+	}
+	if err := base.CheckKey(key); err != nil {
+		return nil, err
+	}
+	if t.batch != nil && t.batch.index != nil {
+		switch v, res := t.batch.index.Get(key); res {
+		case memstore.Found:
+			return bytes.Clone(v), nil
+		case memstore.Deleted:
+			return nil, ErrNotFound
+		}
+	}
+	if t.reads != nil {
+		t.reads[string(key)] = struct{}{}
+	}
+	return t.snap.Get(key)
+}
+
+// Has reports whether Get would find a value for key.
+func (t *Txn) Has(key []byte) (bool, error) {
+	return found(t.Get(key))
+}
+
+// NewIterator returns an iterator over [lower, upper) as the transaction
+// sees it now: the snapshot under its writes so far. The whole range joins
+// what the transaction read, whatever the iterator visits.
+func (t *Txn) NewIterator(lower, upper []byte) (*Iterator, error) {
+	if err := t.check(false); err != nil {
+		return nil, err
+	}
+	rs, err := t.snap.acquire()
+	if err != nil {
+		return nil, err
+	}
+	var index *memstore.Memstore
+	if t.batch != nil {
+		index = t.batch.index
+		t.ranges = append(t.ranges, keyRange{lo: bytes.Clone(lower), hi: bytes.Clone(upper)})
+	}
+	return t.db.newIterator(rs, lower, upper, t.snapSeq, index), nil
+}
+
+// NewPrefixIterator returns an iterator over the keys that start with
+// prefix, as NewIterator(prefix, PrefixUpperBound(prefix)) does.
+func (t *Txn) NewPrefixIterator(prefix []byte) (*Iterator, error) {
+	if err := t.db.checkPrefixOrder(); err != nil {
+		return nil, err
+	}
+	return t.NewIterator(prefix, PrefixUpperBound(prefix))
+}
+
+// Put writes value under key when the transaction commits.
+func (t *Txn) Put(key, value []byte) error {
+	if err := t.check(true); err != nil {
+		return err
+	}
+	return t.batch.Put(key, value)
+}
+
+// Delete deletes key when the transaction commits.
+func (t *Txn) Delete(key []byte) error {
+	if err := t.check(true); err != nil {
+		return err
+	}
+	return t.batch.Delete(key)
+}
+
+// DeleteRange deletes every key in [start, end) when the transaction
+// commits, as Batch.DeleteRange takes it.
+func (t *Txn) DeleteRange(start, end []byte) error {
+	if err := t.check(true); err != nil {
+		return err
+	}
+	return t.batch.DeleteRange(start, end)
+}
+
+// Commit writes the transaction's writes as one batch, as opts says, and
+// ends it. ErrConflict, writing nothing, if a write committed since the
+// transaction's snapshot touched what it read; ErrTxnTooOld if the
+// transaction ran so long that the database stopped keeping what it must
+// check against. A transaction that wrote nothing commits without a check:
+// it read one snapshot.
+func (t *Txn) Commit(opts WriteOptions) error {
+	if err := t.check(false); err != nil {
+		return err
+	}
+	defer t.Discard()
+	if t.batch == nil || t.batch.Len() == 0 {
+		return nil
+	}
+	sync, err := opts.sync(t.db.opts.NoSync)
+	if err != nil {
+		return err
+	}
+	b := t.batch
+	if b.err != nil {
+		return b.err
+	}
+	if b.rangeDels > 0 {
+		if err := t.db.checkRangeDelOrder(); err != nil {
+			return err
+		}
+	}
+	w := waiterPool.Get().(*commitWaiter)
+	w.batch, w.sync, w.txn = b, sync, t
+	err = t.db.commit(w)
+	w.batch, w.txn = nil, nil
+	waiterPool.Put(w)
+	return err
+}
+
+// Discard ends the transaction without writing; after Commit it does
+// nothing. A Txn must end one way or the other.
+func (t *Txn) Discard() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.snap.Release()
+	if t.update {
+		t.db.endTxn(t.snapSeq)
+	}
+}
+
+// check returns why the transaction cannot read, or write if write.
+func (t *Txn) check(write bool) error {
+	switch {
+	case t.done:
+		return ErrTxnDone
+	case write && !t.update:
+		return ErrTxnReadOnly
+	}
+	return t.db.checkOpen()
+}
+
+// touchedBy reports whether keys or ranges written touch what t read.
+func (t *Txn) touchedBy(cmp func(a, b []byte) int, keys [][]byte, ranges []keyRange) bool {
+	for _, k := range keys {
+		if _, ok := t.reads[string(k)]; ok {
+			return true
+		}
+		for _, r := range t.ranges {
+			if r.contains(cmp, k) {
+				return true
+			}
+		}
+	}
+	for _, w := range ranges {
+		for k := range t.reads {
+			if w.contains(cmp, []byte(k)) {
+				return true
+			}
+		}
+		for _, r := range t.ranges {
+			if w.overlaps(cmp, r) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,264 @@
+package simpledb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+func txnDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open("/db", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Write skew: two transactions each read both of two keys and write a
+// different one. Under snapshot isolation both commit, and the invariant
+// they each checked (x + y >= 1 after taking one away) breaks; here the
+// second aborts.
+func TestTxnWriteSkew(t *testing.T) {
+	db := txnDB(t)
+	require.NoError(t, db.Put([]byte("x"), []byte("1"), DefaultSync))
+	require.NoError(t, db.Put([]byte("y"), []byte("1"), DefaultSync))
+	t1, err := db.NewTxn(true)
+	require.NoError(t, err)
+	t2, err := db.NewTxn(true)
+	require.NoError(t, err)
+	for _, tx := range []*Txn{t1, t2} {
+		for _, k := range []string{"x", "y"} {
+			v, err := tx.Get([]byte(k))
+			require.NoError(t, err)
+			require.Equal(t, "1", string(v))
+		}
+	}
+	require.NoError(t, t1.Put([]byte("x"), []byte("0")))
+	require.NoError(t, t2.Put([]byte("y"), []byte("0")))
+	require.NoError(t, t1.Commit(DefaultSync))
+	require.ErrorIs(t, t2.Commit(DefaultSync), ErrConflict)
+	v, err := db.Get([]byte("y"))
+	require.NoError(t, err)
+	require.Equal(t, "1", string(v), "the refused transaction wrote nothing")
+}
+
+// A phantom: a transaction scans a range and finds nothing; another
+// inserts into it and commits; the first, writing on what it saw, aborts.
+// A scan of a range the insert missed commits.
+func TestTxnPhantom(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		lower, upper string
+		insert       string
+		plainInsert  bool
+		err          error
+	}{
+		{"insert in the scanned range", "a", "c", "b", false, ErrConflict},
+		{"insert outside it", "a", "c", "d", false, nil},
+		{"a plain Put in the range", "a", "c", "b", true, ErrConflict},
+		{"insert at the upper bound", "a", "c", "c", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := txnDB(t)
+			t1, err := db.NewTxn(true)
+			require.NoError(t, err)
+			it, err := t1.NewIterator([]byte(tc.lower), []byte(tc.upper))
+			require.NoError(t, err)
+			require.False(t, it.First())
+			require.NoError(t, it.Close())
+			if tc.plainInsert {
+				require.NoError(t, db.Put([]byte(tc.insert), []byte("v"), DefaultSync))
+			} else {
+				require.NoError(t, db.Update(0, func(t2 *Txn) error { return t2.Put([]byte(tc.insert), []byte("v")) }))
+			}
+			require.NoError(t, t1.Put([]byte("summary"), []byte("empty")))
+			err = t1.Commit(DefaultSync)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+			} else {
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
+// A range deletion committed meanwhile conflicts with a key read inside
+// it; a transaction reads its own writes over its snapshot.
+func TestTxnReadsAndRangeDeletion(t *testing.T) {
+	db := txnDB(t)
+	require.NoError(t, db.Put([]byte("k1"), []byte("old"), DefaultSync))
+	tx, err := db.NewTxn(true)
+	require.NoError(t, err)
+	require.NoError(t, db.Put([]byte("k2"), []byte("later"), DefaultSync))
+	_, err = tx.Get([]byte("k2"))
+	require.ErrorIs(t, err, ErrNotFound, "the snapshot predates k2")
+	require.NoError(t, tx.Put([]byte("k3"), []byte("mine")))
+	v, err := tx.Get([]byte("k3"))
+	require.NoError(t, err)
+	require.Equal(t, "mine", string(v))
+	it, err := tx.NewIterator(nil, nil)
+	require.NoError(t, err)
+	var keys []string
+	for k := range it.All() {
+		keys = append(keys, string(k))
+	}
+	require.NoError(t, it.Close())
+	require.Equal(t, []string{"k1", "k3"}, keys)
+	tx.Discard()
+
+	tx, err = db.NewTxn(true)
+	require.NoError(t, err)
+	_, err = tx.Get([]byte("k1"))
+	require.NoError(t, err)
+	require.NoError(t, db.DeleteRange([]byte("k0"), []byte("k2"), DefaultSync))
+	require.NoError(t, tx.Put([]byte("k9"), []byte("v")))
+	require.ErrorIs(t, tx.Commit(DefaultSync), ErrConflict)
+}
+
+func TestTxnMisuse(t *testing.T) {
+	db := txnDB(t)
+	tx, err := db.NewTxn(true)
+	require.NoError(t, err)
+	require.NoError(t, tx.Put([]byte("k"), []byte("v")))
+	require.NoError(t, tx.Commit(DefaultSync))
+	_, err = tx.Get([]byte("k"))
+	require.ErrorIs(t, err, ErrTxnDone)
+	require.ErrorIs(t, tx.Put([]byte("k"), []byte("v")), ErrTxnDone)
+	require.ErrorIs(t, tx.Commit(DefaultSync), ErrTxnDone)
+	tx.Discard() // after Commit: nothing
+
+	require.ErrorIs(t, db.View(func(tx *Txn) error { return tx.Put([]byte("k"), []byte("v")) }), ErrTxnReadOnly)
+
+	// A closure that fails or panics discards: nothing is written, and
+	// the oracle forgets the transaction.
+	boom := errors.New("boom")
+	require.ErrorIs(t, db.Update(3, func(tx *Txn) error {
+		tx.Put([]byte("never"), []byte("v"))
+		return boom
+	}), boom)
+	require.PanicsWithValue(t, "bang", func() {
+		db.Update(0, func(tx *Txn) error {
+			tx.Put([]byte("never"), []byte("v"))
+			panic("bang")
+		})
+	})
+	_, err = db.Get([]byte("never"))
+	require.ErrorIs(t, err, ErrNotFound)
+	require.Zero(t, db.oracle.open.Load())
+	require.Empty(t, db.oracle.writes, "no write is kept once no transaction is open")
+
+	require.NoError(t, db.Close())
+	_, err = db.NewTxn(true)
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+// A transaction whose snapshot predates what the oracle keeps fails with
+// ErrTxnTooOld rather than commit unchecked.
+func TestTxnTooOld(t *testing.T) {
+	saved := maxOracleBytes
+	maxOracleBytes = 100
+	t.Cleanup(func() { maxOracleBytes = saved })
+	db := txnDB(t)
+	old, err := db.NewTxn(true)
+	require.NoError(t, err)
+	_, err = old.Get([]byte("a"))
+	require.ErrorIs(t, err, ErrNotFound)
+	for i := range 50 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key-%03d", i), []byte("v"), DefaultSync))
+	}
+	require.NoError(t, old.Put([]byte("b"), []byte("v")))
+	require.ErrorIs(t, old.Commit(DefaultSync), ErrTxnTooOld)
+}
+
+// The bank: accounts, transfers between them in concurrent transactions
+// with retries, and readers that check the total all the while.
+func TestTxnBank(t *testing.T) {
+	const accounts, initial, workers, transfers = 8, 100, 4, 150
+	db := txnDB(t)
+	account := func(i int) []byte { return fmt.Appendf(nil, "account-%02d", i) }
+	balance := func(v []byte) int64 { return int64(binary.BigEndian.Uint64(v)) }
+	amount := func(n int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
+	for i := range accounts {
+		require.NoError(t, db.Put(account(i), amount(initial), DefaultSync))
+	}
+	total := func(tx *Txn) (int64, error) {
+		it, err := tx.NewPrefixIterator([]byte("account-"))
+		if err != nil {
+			return 0, err
+		}
+		defer it.Close()
+		var sum int64
+		for _, v := range it.All() {
+			sum += balance(v)
+		}
+		return sum, it.Err()
+	}
+	var runs, violations atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for range transfers {
+				from, to := rng.IntN(accounts), rng.IntN(accounts)
+				err := db.Update(100, func(tx *Txn) error {
+					runs.Add(1)
+					a, err := tx.Get(account(from))
+					if err != nil {
+						return err
+					}
+					b, err := tx.Get(account(to))
+					if err != nil {
+						return err
+					}
+					n := int64(rng.IntN(10))
+					if from == to || balance(a) < n {
+						return nil
+					}
+					if err := tx.Put(account(from), amount(balance(a)-n)); err != nil {
+						return err
+					}
+					return tx.Put(account(to), amount(balance(b)+n))
+				})
+				if err != nil {
+					t.Errorf("transfer: %v", err)
+					return
+				}
+			}
+		})
+	}
+	var checker sync.WaitGroup
+	checker.Go(func() {
+		for !stop.Load() {
+			err := db.View(func(tx *Txn) error {
+				sum, err := total(tx)
+				if err == nil && sum != accounts*initial {
+					violations.Add(1)
+				}
+				return err
+			})
+			if err != nil {
+				t.Errorf("view: %v", err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	stop.Store(true)
+	checker.Wait()
+	require.NoError(t, db.View(func(tx *Txn) error {
+		sum, err := total(tx)
+		require.Equal(t, int64(accounts*initial), sum)
+		return err
+	}))
+	require.Zero(t, violations.Load())
+	require.Zero(t, db.oracle.open.Load())
+	t.Logf("%d transfers by %d workers, %d conflicts retried", workers*transfers, workers, runs.Load()-workers*transfers)
+}
