@@ -223,51 +223,66 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			require.NoError(t, db.DeleteRange(lo, hi, someWriteOptions(rng)), msg)
 			m.deleteRange(lo, hi)
 		case op < 58:
-			// A batch; half the time an indexed one, read between its
-			// writes (Get, scans, an iterator held across later writes),
-			// and now and then dropped instead of written.
-			indexed := rng.IntN(2) == 0
-			b, staged := db.NewBatch(), maps.Clone(m)
-			if indexed {
-				b = db.NewIndexedBatch()
+			// A batch: a plain one, an indexed one or a transaction, the
+			// last two read between their writes (Get, scans, an iterator
+			// held across later writes) and now and then dropped instead of
+			// committed. (Alone, a transaction never conflicts: the
+			// concurrent tests check that.)
+			var w modelWriter
+			var read modelReader
+			var commit func() error
+			var drop func()
+			switch kind := rng.IntN(4); {
+			case kind < 2:
+				b := db.NewBatch()
+				w, commit = b, func() error { return db.Write(b, someWriteOptions(rng)) }
+			case kind == 2:
+				b := db.NewIndexedBatch()
+				w, read, commit, drop = b, b, func() error { return db.Write(b, someWriteOptions(rng)) }, func() {}
+			default:
+				tx, err := db.NewTxn(true)
+				require.NoError(t, err, msg)
+				w, read, commit, drop = tx, tx, func() error { return tx.Commit(someWriteOptions(rng)) }, tx.Discard
 			}
+			staged := maps.Clone(m)
 			var held *heldIterator
 			for range 1 + rng.IntN(20) {
 				k := key()
 				if rng.IntN(20) == 0 && order.c == sstables.Bytewise {
 					lo, hi := randomRange(rng)
-					require.NoError(t, b.DeleteRange(lo, hi))
+					require.NoError(t, w.DeleteRange(lo, hi))
 					staged.deleteRange(lo, hi)
 				} else if rng.IntN(3) == 0 {
-					require.NoError(t, b.Delete(k))
+					require.NoError(t, w.Delete(k))
 					delete(staged, string(k))
 				} else {
 					v := value()
-					require.NoError(t, b.Put(k, v))
+					require.NoError(t, w.Put(k, v))
 					staged[string(k)] = string(v)
 				}
-				if !indexed {
+				if read == nil {
 					continue
 				}
 				switch rng.IntN(12) {
 				case 0:
-					checkScan(t, keyCmp, b.NewIterator, staged, key(), key(), msg+" (indexed batch)")
+					checkScan(t, keyCmp, read.NewIterator, staged, key(), key(), msg+" (batch or transaction)")
 				case 1:
 					if held == nil {
-						held = newHeld(t, keyCmp, b.NewIterator, staged, boundKey(rng, key), boundKey(rng, key))
+						held = newHeld(t, keyCmp, read.NewIterator, staged, boundKey(rng, key), boundKey(rng, key))
 					}
 				case 2, 3:
-					checkGet(t, b, staged, key(), msg+" (indexed batch)")
+					checkGet(t, read, staged, key(), msg+" (batch or transaction)")
 				}
 			}
 			if held != nil {
-				held.walk(t, rng, 30, key, msg+" (indexed batch, held)")
+				held.walk(t, rng, 30, key, msg+" (batch or transaction, held)")
 				require.NoError(t, held.it.Close())
 			}
-			if indexed && rng.IntN(4) == 0 {
-				break // dropped: the database is unchanged
+			if drop != nil && rng.IntN(4) == 0 {
+				drop() // the database is unchanged
+				break
 			}
-			require.NoError(t, db.Write(b, someWriteOptions(rng)), msg)
+			require.NoError(t, commit(), msg)
 			m = staged
 		case op < 73:
 			checkGet(t, db, m, key(), msg)
@@ -433,6 +448,19 @@ func randomRange(rng *rand.Rand) (lo, hi []byte) {
 }
 
 // pointReader is what DB and Snapshot offer to read one key.
+// modelWriter is what the model test writes a batch through.
+type modelWriter interface {
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	DeleteRange(start, end []byte) error
+}
+
+// modelReader is what it reads an indexed batch or a transaction through.
+type modelReader interface {
+	pointReader
+	NewIterator(lower, upper []byte) (*Iterator, error)
+}
+
 type pointReader interface {
 	Get(key []byte) ([]byte, error)
 	AppendValue(dst, key []byte) ([]byte, error)

@@ -25,12 +25,13 @@ type oracle struct {
 	open atomic.Int32 // transactions open: writes are recorded while > 0
 
 	mu sync.Mutex
-	// from: every write numbered above it is recorded (or the oracle has
-	// dropped it, raising from). Set when recording starts.
-	from     uint64
-	writes   []recordedWrite // ascending sequence numbers
-	keyBytes int             // the keys writes holds, for maxOracleBytes
-	snaps    map[uint64]int  // open transactions' snapshots: sequence number -> count
+	// from: every write numbered above it is recorded, from when
+	// recording started; dropped: the highest sequence number of the
+	// writes dropped to stay within maxOracleBytes since.
+	from, dropped uint64
+	writes        []recordedWrite // ascending sequence numbers
+	keyBytes      int             // the keys writes holds, for maxOracleBytes
+	snaps         map[uint64]int  // open transactions' snapshots: sequence number -> count
 }
 
 // maxOracleBytes bounds the keys the oracle keeps: beyond it, it drops the
@@ -68,15 +69,15 @@ func (d *DB) beginTxn() (*Snapshot, error) {
 	d.walMu.Lock()
 	o.mu.Lock()
 	if o.open.Add(1) == 1 {
-		o.from = d.lastSeq
+		o.from, o.dropped = d.lastSeq, 0
 	}
 	from, held := o.from, d.visibleSeq.Load()
 	o.hold(held)
 	o.mu.Unlock()
 	d.walMu.Unlock()
-	// The snapshot must not predate what is recorded: wait for the writes
-	// appended before recording started to be published.
-	if err := d.waitVisible(from); err != nil {
+	// The snapshot must not miss what is not recorded: wait for the writes
+	// appended before recording started to be published (or fail).
+	if err := d.waitResolved(from); err != nil {
 		d.endTxn(held)
 		return nil, err
 	}
@@ -88,11 +89,24 @@ func (d *DB) beginTxn() (*Snapshot, error) {
 	return snap, nil
 }
 
-// waitVisible waits until the writes numbered up to seq are visible, or
-// the database fails or closes: then it returns why. Appended writes are
-// published within an fsync.
-func (d *DB) waitVisible(seq uint64) error {
-	for d.visibleSeq.Load() < seq {
+// waitResolved waits until every write numbered up to seq is published or
+// has failed (a failed write is never published, so the visible sequence
+// number need not reach it), or the database closes or fails: then it
+// returns why. Appended writes are resolved within an fsync.
+func (d *DB) waitResolved(seq uint64) error {
+	for {
+		d.pubMu.Lock()
+		waiting := false
+		for _, g := range d.pending {
+			if g.lastSeq != 0 && g.lastSeq <= seq {
+				waiting = true
+				break
+			}
+		}
+		d.pubMu.Unlock()
+		if !waiting {
+			return nil
+		}
 		err := d.checkOpen()
 		if err == nil {
 			err = d.backgroundError()
@@ -102,17 +116,16 @@ func (d *DB) waitVisible(seq uint64) error {
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
-	return nil
 }
 
-// waitAppended waits until every write appended so far is visible: a
-// transaction that conflicted with one retries on a snapshot that holds it,
-// rather than conflict with it again.
+// waitAppended waits until every write appended so far is resolved: a
+// transaction that conflicted with one retries on a snapshot that holds
+// it, rather than conflict with it again.
 func (d *DB) waitAppended() error {
 	d.walMu.Lock()
 	last := d.lastSeq
 	d.walMu.Unlock()
-	return d.waitVisible(last)
+	return d.waitResolved(last)
 }
 
 // hold and release count a transaction that needs the writes above seq.
@@ -186,8 +199,8 @@ func (d *DB) recordWrite(b *Batch, seq uint64) {
 	o.writes = append(o.writes, w)
 	o.keyBytes += size
 	for o.keyBytes > maxOracleBytes && len(o.writes) > 1 {
-		o.from = o.writes[0].seq
-		o.forget(o.from)
+		o.dropped = o.writes[0].seq
+		o.forget(o.dropped)
 	}
 }
 
@@ -245,8 +258,8 @@ func (d *DB) checkTxn(t *Txn, pending []*commitWaiter) error {
 	cmp := d.opts.Comparator.Compare
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if t.snapSeq < o.from {
-		return fmt.Errorf("%w: its snapshot is at %d; writes are known from %d", ErrTxnTooOld, t.snapSeq, o.from)
+	if t.snapSeq < o.dropped {
+		return fmt.Errorf("%w: its snapshot is at %d; writes up to %d were dropped", ErrTxnTooOld, t.snapSeq, o.dropped)
 	}
 	for i := len(o.writes) - 1; i >= 0 && o.writes[i].seq > t.snapSeq; i-- {
 		if t.touchedBy(cmp, o.writes[i].keys, o.writes[i].ranges) {

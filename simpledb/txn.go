@@ -117,6 +117,15 @@ func (t *Txn) Get(key []byte) ([]byte, error) {
 	return t.snap.Get(key)
 }
 
+// AppendValue appends what Get would return for key to dst.
+func (t *Txn) AppendValue(dst, key []byte) ([]byte, error) {
+	v, err := t.Get(key)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, v...), nil
+}
+
 // Has reports whether Get would find a value for key.
 func (t *Txn) Has(key []byte) (bool, error) {
 	return found(t.Get(key))

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -261,4 +263,36 @@ func TestTxnBank(t *testing.T) {
 	require.Zero(t, violations.Load())
 	require.Zero(t, db.oracle.open.Load())
 	t.Logf("%d transfers by %d workers, %d conflicts retried", workers*transfers, workers, runs.Load()-workers*transfers)
+}
+
+// A write whose log failed has a sequence number that is never published:
+// a transaction begun after it, and after Resume, must not wait for it.
+func TestTxnAfterFailedWrite(t *testing.T) {
+	faults := newResumeFaults()
+	o := testOptions(vfs.NewMem())
+	o.FS = errorfs.Wrap(o.FS, faults.injector())
+	db, err := Open("/db", o)
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
+	require.NoError(t, faults.inject(db, 0)) // a failed log fsync, then Resume
+	done := make(chan error, 1)
+	go func() {
+		done <- db.Update(0, func(tx *Txn) error {
+			v, err := tx.Get([]byte("k"))
+			if err != nil {
+				return err
+			}
+			return tx.Put([]byte("k"), append(v, '2'))
+		})
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a transaction waited for a write that failed")
+	}
+	v, err := db.Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "v2", string(v))
 }
