@@ -286,24 +286,47 @@ func FuzzDB(f *testing.F) {
 				}
 				delete(m, string(k))
 			case 2:
-				b := db.NewBatch()
+				// A batch, an indexed one read after its writes, or a
+				// transaction read the same way.
+				var w modelWriter
+				var read modelReader
+				var commit func() error
+				switch kind := next() % 3; kind {
+				case 0, 1:
+					b := db.NewBatch()
+					if kind == 1 {
+						b = db.NewIndexedBatch()
+						read = b
+					}
+					w, commit = b, func() error { return db.Write(b, DefaultSync) }
+				default:
+					tx, err := db.NewTxn(true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w, read, commit = tx, tx, func() error { return tx.Commit(DefaultSync) }
+				}
 				staged := maps.Clone(m)
 				for range next() % 5 {
 					k := key()
 					if c := next(); c%3 == 0 {
-						b.Delete(k)
+						w.Delete(k)
 						delete(staged, string(k))
 					} else if c%7 == 1 && order == sstables.Bytewise {
 						lo := bound()
-						b.DeleteRange(lo, k)
+						w.DeleteRange(lo, k)
 						staged.deleteRange(lo, k)
 					} else {
 						v := value()
-						b.Put(k, v)
+						w.Put(k, v)
 						staged[string(k)] = string(v)
 					}
 				}
-				if err := db.Write(b, DefaultSync); err != nil {
+				if read != nil {
+					checkGet(t, read, staged, key(), msg+" (batch or transaction)")
+					walk(read.NewIterator, staged, next(), msg+" (batch or transaction)")
+				}
+				if err := commit(); err != nil {
 					t.Fatal(err)
 				}
 				m = staged
