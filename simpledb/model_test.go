@@ -145,7 +145,7 @@ func (c *modelCounts) add(o modelCounts) {
 }
 
 func testModel(t *testing.T, order modelOrder) modelCounts {
-	steps := 3000
+	steps := 2200
 	if testseed.Long() {
 		steps = 100000
 	}
