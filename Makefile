@@ -163,7 +163,7 @@ fs-matrix:
 # Kills a child process writing synced batches 200 times, at random
 # moments, and checks each recovery.
 crash:
-	$(GO) test -run '^TestProcessKill$$' -count=1 -timeout 30m -v ./simpledb/ -kill-cycles 200 | grep -E '$(TEST_LINES)'
+	$(GO) test -run '^(TestProcessKill|TestBankKill)$$' -count=1 -timeout 30m -v ./simpledb/ -kill-cycles 200 | grep -E '$(TEST_LINES)'
 
 # Strata beside Pebble, goleveldb, Badger and go-sstables: 1M keys, every
 # workload in a fresh process per engine, interleaved, 3 repeats. Prints
