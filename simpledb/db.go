@@ -23,7 +23,7 @@ import (
 // Its locks are taken in this order, a goroutine holding one taking only
 // later ones: closeMu, walMu, pubMu, mu, syncMu. commitMu, rsMu and seqMu
 // are innermost: nothing is locked under them. (Snapshot.mu comes before
-// mu, Sequence.mu before closeMu.)
+// mu, Sequence.mu before closeMu; oracle.mu after walMu, innermost too.)
 // The write path holds walMu while it appends and while a writer stalls,
 // so nothing a reader or Stats needs is guarded by it.
 type DB struct {
