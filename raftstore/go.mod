@@ -8,7 +8,7 @@ require (
 	github.com/hashicorp/raft v1.8.0
 	github.com/hashicorp/raft-boltdb/v2 v2.3.0
 	github.com/hashicorp/raft-wal v0.4.0
-	github.com/stratadb/strata v0.1.0
+	github.com/stratadb/strata v0.2.0
 	github.com/stretchr/testify v1.12.1
 )
 

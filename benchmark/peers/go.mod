@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6
-	github.com/stratadb/strata v0.1.0
+	github.com/stratadb/strata v0.2.0
 	github.com/stretchr/testify v1.12.1
 	github.com/syndtr/goleveldb v1.0.0
 	github.com/thomasjungblut/go-sstables v1.7.0

@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/magiconair/properties v1.8.0
 	github.com/pingcap/go-ycsb v1.0.1
-	github.com/stratadb/strata v0.1.0
+	github.com/stratadb/strata v0.2.0
 	github.com/stretchr/testify v1.12.1
 )
 
