@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -64,14 +65,14 @@ func BenchmarkSimpleDBIndexedBatch(b *testing.B) {
 }
 
 // BenchmarkSimpleDBTxnUpdate: one op is an Update transaction that reads a
-// random fill key and writes it back changed (unsynced), by 1 and by 8
+// random fill key and writes it back (unsynced; the same value, as the
+// shared filled database must keep it for the benchmarks after), by 1 and 8
 // goroutines at once, against the same read-and-write without a
 // transaction (Get, then Put): what the snapshot, the read set and the
 // commit check cost. conflicts counts the retries.
 func BenchmarkSimpleDBTxnUpdate(b *testing.B) {
 	db := filledDB(b)
 	defer closeUntimed(b, db)
-	value := dbValue(0, fillValueSize)
 	for _, tc := range []struct {
 		name string
 		txn  bool
@@ -86,18 +87,34 @@ func BenchmarkSimpleDBTxnUpdate(b *testing.B) {
 					wg.Go(func() {
 						rng := rand.New(rand.NewPCG(uint64(g), 11))
 						for next.Add(1) <= int64(b.N) {
-							k := fillKey(rng.Uint64N(fillKeys))
+							i := rng.Uint64N(fillKeys)
+							k, value := fillKey(i), dbValue(i, fillValueSize)
 							var err error
+							check := func(v []byte) error {
+								if !bytes.Equal(v, value) {
+									return fmt.Errorf("key %d: wrong value", i)
+								}
+								return nil
+							}
 							if tc.txn {
 								err = db.Update(10, func(tx *simpledb.Txn) error {
 									runs.Add(1)
-									if _, err := tx.Get(k); err != nil {
+									v, err := tx.Get(k)
+									if err == nil {
+										err = check(v)
+									}
+									if err != nil {
 										return err
 									}
 									return tx.Put(k, value)
 								})
-							} else if _, err = db.Get(k); err == nil {
-								err = db.Put(k, value, simpledb.DefaultSync)
+							} else {
+								var v []byte
+								if v, err = db.Get(k); err == nil {
+									if err = check(v); err == nil {
+										err = db.Put(k, value, simpledb.DefaultSync)
+									}
+								}
 							}
 							if err != nil {
 								b.Error(err)
