@@ -72,15 +72,26 @@ func (b *Batch) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
-	if b.index != nil {
-		switch v, res := b.index.Get(key); res {
-		case memstore.Found:
-			return mode.value(dst, v), nil
-		case memstore.Deleted:
-			return dst, ErrNotFound
-		}
+	if v, ok, err := b.readIndex(key, dst, mode); ok {
+		return v, err
 	}
 	return b.db.read(key, dst, mode)
+}
+
+// readIndex reads key from the batch's writes: ok is false where the batch
+// holds nothing for it, and the read goes on below (the database, or a
+// transaction's snapshot).
+func (b *Batch) readIndex(key, dst []byte, mode readMode) (_ []byte, ok bool, _ error) {
+	if b.index == nil {
+		return dst, false, nil
+	}
+	switch v, res := b.index.Get(key); res {
+	case memstore.Found:
+		return mode.value(dst, v), true, nil
+	case memstore.Deleted:
+		return dst, true, ErrNotFound
+	}
+	return dst, false, nil
 }
 
 // NewIterator returns an iterator over the live keys in [lower, upper) as

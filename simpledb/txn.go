@@ -97,38 +97,33 @@ func (d *DB) runTxn(update bool, fn func(*Txn) error) error {
 // snapshot's. ErrNotFound if it has none. A key the transaction did not
 // write itself joins what it read.
 func (t *Txn) Get(key []byte) ([]byte, error) {
-	if err := t.check(false); err != nil {
-		return nil, err
-	}
-	if err := base.CheckKey(key); err != nil {
-		return nil, err
-	}
-	if t.batch != nil && t.batch.index != nil {
-		switch v, res := t.batch.index.Get(key); res {
-		case memstore.Found:
-			return bytes.Clone(v), nil
-		case memstore.Deleted:
-			return nil, ErrNotFound
-		}
-	}
-	if t.reads != nil {
-		t.reads[string(key)] = struct{}{}
-	}
-	return t.snap.Get(key)
+	return t.read(key, nil, readCopy)
 }
 
 // AppendValue appends what Get would return for key to dst.
 func (t *Txn) AppendValue(dst, key []byte) ([]byte, error) {
-	v, err := t.Get(key)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, v...), nil
+	return t.read(key, dst, readAppend)
 }
 
 // Has reports whether Get would find a value for key.
 func (t *Txn) Has(key []byte) (bool, error) {
-	return found(t.Get(key))
+	return found(t.read(key, nil, readNone))
+}
+
+func (t *Txn) read(key, dst []byte, mode readMode) ([]byte, error) {
+	if err := t.check(false); err != nil {
+		return dst, err
+	}
+	if err := base.CheckKey(key); err != nil {
+		return dst, err
+	}
+	if t.batch != nil {
+		if v, ok, err := t.batch.readIndex(key, dst, mode); ok {
+			return v, err
+		}
+		t.reads[string(key)] = struct{}{}
+	}
+	return t.snap.read(key, dst, mode)
 }
 
 // NewIterator returns an iterator over [lower, upper) as the transaction

@@ -17,6 +17,7 @@ import (
 // CreateMapped creates the named file for appending through a shared
 // memory mapping: see MappedCreator.
 func (osFS) CreateMapped(name string, opts MappedOptions) (File, error) {
+	opts.Chunk = opts.chunk()
 	if err := checkChunk(name, opts.Chunk); err != nil {
 		return nil, err
 	}
@@ -36,6 +37,7 @@ func (osFS) CreateMapped(name string, opts MappedOptions) (File, error) {
 // ReuseMapped renames oldname to newname and writes over it through a
 // shared memory mapping: see MappedCreator.
 func (osFS) ReuseMapped(oldname, newname string, opts MappedOptions) (File, error) {
+	opts.Chunk = opts.chunk()
 	if err := checkChunk(newname, opts.Chunk); err != nil {
 		return nil, err
 	}

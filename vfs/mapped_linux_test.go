@@ -62,6 +62,20 @@ func appendMapped(t *testing.T, syncOften bool) {
 	require.Equal(t, want, onDisk, "Close cuts the file to what was written")
 }
 
+// A zero chunk is the default, 1 MiB: the file's space grows by it.
+func TestCreateMappedDefaultChunk(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "log")
+	f, err := Default.(MappedCreator).CreateMapped(name, MappedOptions{})
+	require.NoError(t, err)
+	_, err = f.Write([]byte("x"))
+	require.NoError(t, err)
+	info, err := os.Stat(name)
+	require.NoError(t, err)
+	// The chunk in use, and maybe the next, prepared ahead.
+	require.True(t, info.Size() >= 1<<20 && info.Size()%(1<<20) == 0, "%d bytes allocated ahead", info.Size())
+	require.NoError(t, f.Close())
+}
+
 func TestCreateMappedRejectsBadChunk(t *testing.T) {
 	_, err := Default.(MappedCreator).CreateMapped(filepath.Join(t.TempDir(), "log"), MappedOptions{Chunk: 1000})
 	require.Error(t, err)

@@ -116,8 +116,8 @@ type MappedCreator interface {
 
 // MappedOptions describe a file appended to through a mapping.
 type MappedOptions struct {
-	// Chunk, a positive multiple of the page size, is how much space is
-	// allocated and mapped at a time.
+	// Chunk, a multiple of the page size, is how much space is allocated
+	// and mapped at a time. Default: 1 MiB.
 	Chunk int64
 	// SyncOften says the file is synced every write or few, as a synced
 	// log is. The pages of a chunk mapped ahead in space the file already
@@ -126,6 +126,14 @@ type MappedOptions struct {
 	// would write the whole chunk out, appended to or not. Default: false,
 	// for appends synced seldom.
 	SyncOften bool
+}
+
+// chunk returns Chunk, or its default.
+func (o MappedOptions) chunk() int64 {
+	if o.Chunk == 0 {
+		return 1 << 20
+	}
+	return o.Chunk
 }
 
 // Default is the operating system's filesystem.
