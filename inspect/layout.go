@@ -54,6 +54,9 @@ type Layout struct {
 	Manifest string
 	// Comparator names the key order.
 	Comparator string
+	// Merger names the merge operator the database was written with, ""
+	// if none.
+	Merger string
 	// LogFormat is the encoding of the logs' batches.
 	LogFormat uint64
 	// NextFileNumber and LastSeq are the manifest's counters.
@@ -96,7 +99,7 @@ func ReadLayout(dir string, opts *Options) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Layout{Manifest: path, Comparator: state.Comparator, LogFormat: state.LogFormat,
+	l := &Layout{Manifest: path, Comparator: state.Comparator, Merger: state.Merger, LogFormat: state.LogFormat,
 		NextFileNumber: state.NextFileNum, LastSeq: state.LastSeq, TornEdit: state.Torn}
 	for level, tables := range state.Levels {
 		infos, order := slices.Collect(maps.Values(tables)), manifest.TableOrder(level, o.Comparator.Compare)

@@ -17,9 +17,10 @@ const (
 	OpDelete      = OpKind(base.KindDelete)
 	OpPut         = OpKind(base.KindSet)
 	OpDeleteRange = OpKind(base.KindRangeDelete)
+	OpMerge       = OpKind(base.KindMerge)
 )
 
-// String names the kind: "put", "delete" or "delete-range".
+// String names the kind: "put", "delete", "delete-range" or "merge".
 func (k OpKind) String() string {
 	switch k {
 	case OpPut:
@@ -28,6 +29,8 @@ func (k OpKind) String() string {
 		return "delete"
 	case OpDeleteRange:
 		return "delete-range"
+	case OpMerge:
+		return "merge"
 	}
 	return fmt.Sprintf("op(%d)", uint8(k))
 }

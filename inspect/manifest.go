@@ -17,6 +17,8 @@ type ManifestEdit struct {
 	// Comparator names the key order; the first edit of a manifest
 	// records it.
 	Comparator string
+	// Merger names the merge operator, where the edit records it.
+	Merger string
 	// LogNumber is the oldest log still needed, NextFileNumber the next
 	// unused file number, LastSeq the highest sequence number in any
 	// table, LogFormat the encoding of the logs' batches.
@@ -54,7 +56,7 @@ func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error
 		if err != nil {
 			return base.Corruptf(path, r.Offset(), ErrCorruption, "%v", err)
 		}
-		me := ManifestEdit{Offset: r.Offset(), Comparator: e.Comparator, LogNumber: e.LogNum,
+		me := ManifestEdit{Offset: r.Offset(), Comparator: e.Comparator, Merger: e.Merger, LogNumber: e.LogNum,
 			NextFileNumber: e.NextFileNum, LastSeq: e.LastSeq, LogFormat: e.LogFormat}
 		for _, d := range e.Deleted {
 			me.Deleted = append(me.Deleted, TableInfo{Level: d.Level, Number: d.Info.Num})

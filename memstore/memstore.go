@@ -10,8 +10,8 @@ import (
 	"github.com/stratadb/strata/internal/rangedel"
 )
 
-// Kind says what an entry holds: a value (KindSet) or a tombstone
-// (KindDelete).
+// Kind says what an entry holds: a value (KindSet), a tombstone
+// (KindDelete) or a merge operand (KindMerge).
 type Kind = base.Kind
 
 const (
@@ -19,6 +19,9 @@ const (
 	KindSet = base.KindSet
 	// KindDelete marks a tombstone.
 	KindDelete = base.KindDelete
+	// KindMerge marks a merge operand. A memstore keeps it as it keeps a
+	// value; folding operands is its reader's business (see GetAt).
+	KindMerge = base.KindMerge
 	// KindRangeDelete marks a range tombstone, for Apply: the key is the
 	// range's start and the value its end.
 	KindRangeDelete = base.KindRangeDelete
@@ -192,7 +195,7 @@ func validate(kind Kind, key, value []byte) error {
 	if err := base.CheckKey(key); err != nil {
 		return err
 	}
-	if kind == KindSet && len(value) > MaxValueSize {
+	if kind != KindDelete && len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), MaxValueSize)
 	}
 	return nil
@@ -218,10 +221,14 @@ func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
 	if !same {
 		return nil, Absent
 	}
-	if n.kind() == KindDelete {
+	kind := n.kind()
+	if kind == KindDelete {
 		return nil, Deleted
 	}
 	_, v := m.list.arena.value(m.list.arena.load(), n)
+	if kind == KindMerge {
+		return v, Merge
+	}
 	return v, Found
 }
 

@@ -14,9 +14,13 @@ const (
 	// Deleted means the newest visible entry is a tombstone: the key is
 	// deleted, whatever older data holds.
 	Deleted
+	// Merge means the newest visible entry is a merge operand: the value
+	// is the key's older versions, here and in older data, folded with
+	// it and the operands between, which the memstore does not do.
+	Merge
 )
 
-// String returns "absent", "found" or "deleted".
+// String returns "absent", "found", "deleted" or "merge".
 func (r Result) String() string {
 	switch r {
 	case Absent:
@@ -25,6 +29,8 @@ func (r Result) String() string {
 		return "found"
 	case Deleted:
 		return "deleted"
+	case Merge:
+		return "merge"
 	default:
 		return "result(" + strconv.Itoa(int(r)) + ")"
 	}

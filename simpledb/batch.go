@@ -20,6 +20,7 @@ type Batch struct {
 	data      []byte
 	count     uint32
 	rangeDels int   // range deletions among the ops: see ErrRangeDelOrder
+	merges    int   // merge operands among the ops: see ErrNoMerger
 	bytes     int64 // key and value bytes, for write amplification
 	err       error // the first rejected op; Write returns it
 }
@@ -41,6 +42,31 @@ func (b *Batch) Put(key, value []byte) error {
 		return b.reject(err)
 	}
 	return b.added(len(key) + len(value))
+}
+
+// Merge adds a merge of operand into key's value (see DB.Merge). The batch
+// copies both. An indexed batch checks the operand with its database's
+// merger at once; Write checks any batch's, and refuses a batch holding
+// merges with ErrNoMerger in a database without a merger.
+func (b *Batch) Merge(key, operand []byte) error {
+	if err := base.CheckKey(key); err != nil {
+		return b.reject(err)
+	}
+	if len(operand) > MaxValueSize {
+		return b.reject(fmt.Errorf("%w: %d bytes", ErrValueTooLarge, len(operand)))
+	}
+	if b.db != nil {
+		if err := b.db.checkOperand(operand); err != nil {
+			return b.reject(err)
+		}
+	}
+	b.init()
+	b.data = logformat.AppendOp(b.data, base.KindMerge, key, operand)
+	if err := b.indexOp(base.KindMerge, key, operand); err != nil {
+		return b.reject(err)
+	}
+	b.merges++
+	return b.added(len(key) + len(operand))
 }
 
 // Delete adds a deletion of key.
@@ -97,7 +123,7 @@ func (b *Batch) Len() int { return int(b.count) }
 
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() {
-	b.data, b.count, b.rangeDels, b.bytes, b.err, b.index = b.data[:0], 0, 0, 0, nil, nil
+	b.data, b.count, b.rangeDels, b.merges, b.bytes, b.err, b.index = b.data[:0], 0, 0, 0, 0, nil, nil
 }
 
 func (b *Batch) init() {

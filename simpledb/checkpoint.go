@@ -131,7 +131,7 @@ func (c *checkpoint) write() error {
 	nextFileNum := d.nextFileNum
 	d.mu.Unlock()
 
-	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}
+	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.mergerName(), NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}
 	for level, tables := range rs.v.levels {
 		for _, t := range tables {
 			path := filenames.TablePath(c.dir, t.Num)
@@ -189,16 +189,20 @@ func (c *checkpoint) writeMemstores(rs *readState, seq, num uint64) (*manifest.T
 		children = append(children, rs.imm[i].m.NewEntryIterator(mopts))
 	}
 	// And the range tombstones the read sees, the newest of each fragment:
-	// the table holds them too.
+	// the table holds them too, and the merge hides what they cover, so
+	// that a fold of merge operands stops at them.
 	var tombs []rangedel.Tombstone
-	for i := -1; i < len(rs.imm); i++ {
+	perChild := make([][]rangedel.Tombstone, len(children))
+	for i := range children {
 		mt := rs.mem
-		if i >= 0 {
-			mt = rs.imm[i]
+		if i > 0 {
+			mt = rs.imm[len(rs.imm)-i]
 		}
-		tombs = rangedel.List(mt.m.RangeDeletions()).Newest(c.d.opts.Comparator.Compare, tombs, seq, nil, nil)
+		perChild[i] = rangedel.List(mt.m.RangeDeletions()).Newest(c.d.opts.Comparator.Compare, nil, seq, nil, nil)
+		tombs = append(tombs, perChild[i]...)
 	}
-	it := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: c.d.opts.Comparator, Seq: seq}, children...)
+	it := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: c.d.opts.Comparator, Seq: seq,
+		RangeDeletions: perChild, Fold: c.d.fold}, children...)
 	defer it.Close()
 	entries := it.First()
 	if !entries && (it.Err() != nil || len(tombs) == 0) {

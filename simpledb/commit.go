@@ -187,6 +187,11 @@ func (d *DB) write(b *Batch, sync bool) error {
 			return err
 		}
 	}
+	if b.merges > 0 {
+		if err := d.checkMerges(b); err != nil {
+			return err
+		}
+	}
 	if b.count == 0 {
 		return d.checkWritable()
 	}

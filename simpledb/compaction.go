@@ -295,7 +295,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, AllVersions: true}, iters...)
 	defer merged.Close()
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom, bottomRange: c.isBottomRange,
-		rangeDels: rangedel.Build(c.v.cmp, tombs)}
+		rangeDels: rangedel.Build(c.v.cmp, tombs), fold: d.fold}
 	if c.level+2 < NumLevels {
 		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore

@@ -29,6 +29,7 @@ import (
 type DB struct {
 	dir    string
 	opts   Options
+	fold   func(key, older, newer []byte) ([]byte, error) // Options.Merger's, for the merges below; nil without one
 	fs     vfs.FS
 	logger *slog.Logger
 	lock   io.Closer

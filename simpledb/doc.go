@@ -14,6 +14,7 @@
 //	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
 //	b = db.NewIndexedBatch(); v, err = b.Get(key)    // a batch that reads its writes over the database
 //	err = db.Update(3, func(tx *simpledb.Txn) error {...}) // serializable; up to 3 retries on ErrConflict
+//	err = db.Merge(key, operand, opts)               // fold into the value, with Options.Merger: a counter's +1
 //	err = db.DeleteRange(start, end, opts)           // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
 //	it, err = db.NewPrefixIterator(prefix)           // the keys that start with prefix
@@ -79,6 +80,18 @@
 // it sees the database as of Open, then as of each CatchUp. Verify takes
 // no lock either, and verifies a database while it is written.
 //
+// # Merges
+//
+// Options.Merger gives Merge its meaning: Uint64AddMerger counts,
+// AppendMerger appends, and a Merger of the caller's may do anything
+// associative. A merge is a write that reads nothing: reads (Get,
+// iterators, snapshots, indexed batches, transactions) fold a key's
+// operands onto its newest value below them, or onto nothing past a
+// deletion or range deletion, and compactions fold them ahead of the
+// reads, one entry per snapshot stripe. The manifest records the merger's
+// name, and Open refuses a database written with a merger unless given the
+// same one (ErrMergerMismatch), leaving its directory unchanged.
+//
 // # Errors
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over MaxKeySize),
@@ -89,7 +102,9 @@
 // Commit returns ErrConflict when a write since its snapshot touched what it
 // read, and ErrTxnTooOld when it outlived what the database keeps to check
 // it; a Txn used after Commit or Discard returns ErrTxnDone, and a write in
-// a read-only one ErrTxnReadOnly.
+// a read-only one ErrTxnReadOnly. A merge without Options.Merger is
+// ErrNoMerger; an operand the merger refuses, or a fold it fails, is
+// ErrMergeFailed, naming the key.
 // Write options with Sync and NoSync both, or an unknown bit, are
 // ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
 // one whose key holds another value, ErrSequenceMalformed. Calls after

@@ -45,6 +45,17 @@ var (
 	// which the keys with a prefix are one range; a database opened with
 	// another Options.Comparator refuses NewPrefixIterator.
 	ErrPrefixOrder = errors.New("simpledb: prefix iteration needs the bytewise key order")
+	// ErrNoMerger: Merge, or a batch holding merges, was given to a
+	// database opened without Options.Merger.
+	ErrNoMerger = errors.New("simpledb: no merger")
+	// ErrMergerMismatch: the database was written with a Merger of
+	// another name than Options.Merger's, or with one and opened without
+	// any; Open refuses it and leaves the directory as it was.
+	ErrMergerMismatch = errors.New("simpledb: written with another merger")
+	// ErrMergeFailed: the merger refused an operand at Merge
+	// (Merger.CheckOperand), or failed to fold a key's operands at a read
+	// (Merger.Merge); the error wraps the merger's.
+	ErrMergeFailed = errors.New("simpledb: merge failed")
 	// ErrSequenceInUse: NewSequence was given a key whose Sequence is
 	// open, in this DB, and not released.
 	ErrSequenceInUse = errors.New("simpledb: sequence in use")

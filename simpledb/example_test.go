@@ -3,6 +3,7 @@ package simpledb_test
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
@@ -536,4 +537,34 @@ func ExampleDB_Update() {
 	// <nil>
 	// alice has 10, not 20
 	// alice 10, bob 25
+}
+
+func ExampleDB_Merge() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, &simpledb.Options{Merger: simpledb.Uint64AddMerger})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	one := binary.LittleEndian.AppendUint64(nil, 1)
+	for range 3 {
+		// Counts a page view without reading the count: writers never
+		// conflict, and the reads fold the increments.
+		if err := db.Merge([]byte("views:/home"), one, simpledb.NoSync); err != nil {
+			log.Fatal(err)
+		}
+	}
+	v, err := db.Get([]byte("views:/home"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(binary.LittleEndian.Uint64(v))
+	fmt.Println(db.Merge([]byte("views:/home"), []byte("1"), simpledb.NoSync) != nil) // not 8 bytes: refused
+	// Output:
+	// 3
+	// true
 }

@@ -100,7 +100,7 @@ func (d *DB) flushOldest() error {
 // the snapshots at snaps (ascending) can see, and opens it. It returns nil
 // if nothing survives.
 func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
-	it := &compactionIter{in: m.NewEntryIterator(nil), snaps: snaps, rangeDels: m.RangeDeletions()}
+	it := &compactionIter{in: m.NewEntryIterator(nil), snaps: snaps, rangeDels: m.RangeDeletions(), fold: d.fold}
 	defer it.in.Close()
 	outputs, err := d.writeTables(it, 0)
 	if err != nil || len(outputs) == 0 {
@@ -184,7 +184,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	}
 	var lastKey []byte
 	for ok := it.First(); ok; ok = it.Next() {
-		key := it.in.Key()
+		key := it.Key()
 		newKey := lastKey == nil || string(key) != string(lastKey)
 		split := newKey && it.splitBefore != nil && it.splitBefore(key)
 		if w != nil && newKey && (split || splitAt > 0 && w.EstimatedSize() >= splitAt) {
@@ -197,7 +197,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 				return abort(err)
 			}
 		}
-		if err := w.AddEntry(key, it.in.Seq(), it.in.Kind(), it.in.Value()); err != nil {
+		if err := w.AddEntry(key, it.Seq(), it.Kind(), it.Value()); err != nil {
 			return abort(err)
 		}
 		if newKey {

@@ -106,6 +106,9 @@ func (d *DB) capture() (*view, error) {
 		return nil, err
 	}
 	state, err := manifest.Replay(d.fs, filepath.Join(d.dir, mark.name), d.opts.Comparator.Name)
+	if err == nil {
+		err = d.checkMerger(state.Merger)
+	}
 	if err != nil {
 		return nil, d.unlessMoved(mark, err)
 	}

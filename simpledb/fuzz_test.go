@@ -182,6 +182,7 @@ func FuzzDB(f *testing.F) {
 		order := []*sstables.Comparator{sstables.Bytewise, reverseOrder}[len(data)%2]
 		opts.Comparator = order
 		opts.MaxOpenFiles = MinMaxOpenFiles
+		opts.Merger = AppendMerger
 		db, err := Open("/db", opts)
 		if err != nil {
 			t.Fatal(err)
@@ -285,6 +286,14 @@ func FuzzDB(f *testing.F) {
 					t.Fatal(err)
 				}
 				delete(m, string(k))
+				if op%3 == 0 {
+					// And a merge, appending.
+					o := []byte{'+', op}
+					if err := db.Merge(k, o, DefaultSync); err != nil {
+						t.Fatal(err)
+					}
+					m.merge(k, o)
+				}
 			case 2:
 				// A batch, an indexed one read after its writes, or a
 				// transaction read the same way.
@@ -316,6 +325,10 @@ func FuzzDB(f *testing.F) {
 						lo := bound()
 						w.DeleteRange(lo, k)
 						staged.deleteRange(lo, k)
+					} else if c%5 == 2 {
+						o := []byte{'+', c}
+						w.Merge(k, o)
+						staged.merge(k, o)
 					} else {
 						v := value()
 						w.Put(k, v)
@@ -431,7 +444,7 @@ func checkCheckpoint(t *testing.T, db *DB, fsys vfs.FS, m model, step int, msg s
 		return err
 	}
 	opts := testOptions(fsys)
-	opts.Comparator = db.opts.Comparator
+	opts.Comparator, opts.Merger = db.opts.Comparator, db.opts.Merger
 	cdb, err := Open(dir, opts)
 	if err != nil {
 		return err

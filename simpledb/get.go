@@ -50,12 +50,53 @@ func (d *DB) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
+	return d.readUnder(nil, key, dst, mode)
+}
+
+// readUnder reads key, checked, as of now, under the writes an indexed
+// batch's index holds if it is not nil.
+func (d *DB) readUnder(index *memstore.Memstore, key, dst []byte, mode readMode) ([]byte, error) {
 	rs, err := d.acquire()
 	if err != nil {
 		return dst, err
 	}
 	defer rs.unref(d)
-	return rs.get(key, d.visibleSeq.Load(), dst, mode)
+	return d.get(rs, index, key, d.visibleSeq.Load(), dst, mode) // in this order: see readState.get
+}
+
+// get reads key from rs as of seq, under index's writes if not nil.
+func (d *DB) get(rs *readState, index *memstore.Memstore, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
+	if index == nil {
+		if v, err := rs.get(key, seq, dst, mode); err != errFold {
+			return v, err
+		}
+	}
+	return d.getFolded(rs, index, key, seq, dst, mode)
+}
+
+// errFold is readState.get's answer for a key whose newest version is a
+// merge operand: the read must fold it with the versions below.
+var errFold = errors.New("simpledb: fold needed")
+
+// getFolded reads key through a merge of rs's memstores and tables, and
+// index's writes if it is not nil, which folds merge operands: the path of
+// the reads that meet one. It costs an iterator's creation over every
+// level, against a Get's lookups level by level.
+func (d *DB) getFolded(rs *readState, index *memstore.Memstore, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
+	var upper []byte // just past key, in bytewise order: the levels below stop there
+	if d.opts.Comparator.Name == sstables.Bytewise.Name {
+		upper = append(key[:len(key):len(key)], 0)
+	}
+	rs.refs.Add(1) // the iterator's, which Close drops
+	it := d.newIterator(rs, key, upper, seq, index)
+	defer it.Close()
+	if !it.SeekGE(key) || d.opts.Comparator.Compare(it.Key(), key) != 0 {
+		if err := it.Err(); err != nil {
+			return dst, err
+		}
+		return dst, ErrNotFound
+	}
+	return mode.value(dst, it.Value()), nil
 }
 
 // readMode says what a read does with the value it finds.
@@ -79,7 +120,8 @@ func (m readMode) value(dst, v []byte) []byte {
 }
 
 // get reads key as of seq, which is a snapshot's or the visible sequence
-// number loaded after rs was acquired, and returns its value as mode asks.
+// number loaded after rs was acquired, and returns its value as mode asks;
+// errFold where its newest version is a merge operand.
 //
 // The order matters. A flush or compaction that built rs's tables kept, of
 // each key's versions that no snapshot tells apart, only the newest, which
@@ -101,6 +143,8 @@ func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]b
 			return mode.value(dst, v), nil
 		case memstore.Deleted:
 			return dst, ErrNotFound
+		case memstore.Merge:
+			return dst, errFold
 		}
 	}
 	hash := sstables.HashKey(key) // once for every table's filter
@@ -110,8 +154,11 @@ func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]b
 		if err != nil || !found {
 			return dst, found, err
 		}
-		if kind == base.KindDelete {
+		switch kind {
+		case base.KindDelete:
 			return dst, true, ErrNotFound
+		case base.KindMerge:
+			return dst, true, errFold
 		}
 		return out, true, nil
 	}

@@ -72,26 +72,31 @@ func (b *Batch) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
-	if v, ok, err := b.readIndex(key, dst, mode); ok {
+	if v, res, err := b.readIndex(key, dst, mode); res != memstore.Absent {
+		if res == memstore.Merge {
+			return b.db.readUnder(b.index, key, dst, mode)
+		}
 		return v, err
 	}
-	return b.db.read(key, dst, mode)
+	return b.db.readUnder(nil, key, dst, mode)
 }
 
-// readIndex reads key from the batch's writes: ok is false where the batch
-// holds nothing for it, and the read goes on below (the database, or a
-// transaction's snapshot).
-func (b *Batch) readIndex(key, dst []byte, mode readMode) (_ []byte, ok bool, _ error) {
+// readIndex reads key from the batch's writes. Absent where the batch holds
+// nothing for it, and Merge where its newest write is a merge operand: the
+// read goes on below (the database, or a transaction's snapshot), under
+// the index for a Merge, to fold.
+func (b *Batch) readIndex(key, dst []byte, mode readMode) ([]byte, memstore.Result, error) {
 	if b.index == nil {
-		return dst, false, nil
+		return dst, memstore.Absent, nil
 	}
-	switch v, res := b.index.Get(key); res {
+	v, res := b.index.Get(key)
+	switch res {
 	case memstore.Found:
-		return mode.value(dst, v), true, nil
+		return mode.value(dst, v), res, nil
 	case memstore.Deleted:
-		return dst, true, ErrNotFound
+		return dst, res, ErrNotFound
 	}
-	return dst, false, nil
+	return dst, res, nil
 }
 
 // NewIterator returns an iterator over the live keys in [lower, upper) as

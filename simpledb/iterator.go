@@ -165,7 +165,8 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64, index *
 			}
 		}
 	}
-	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: mergeSeq, DropTombstones: true, RangeDeletions: tombs}, children...)
+	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: mergeSeq, DropTombstones: true,
+		RangeDeletions: tombs, Fold: d.fold}, children...)
 	return it
 }
 

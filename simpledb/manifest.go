@@ -30,7 +30,7 @@ func (d *DB) writeNewManifest() error {
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &manifest.Edit{Comparator: d.opts.Comparator.Name, LogNum: d.logNum, NextFileNum: d.nextFileNum, LastSeq: d.lastSeq,
+	snapshot := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.mergerName(), LogNum: d.logNum, NextFileNum: d.nextFileNum, LastSeq: d.lastSeq,
 		LogFormat: logformat.Current}
 	for _, mt := range append(slices.Clone(d.imm), d.mem) {
 		snapshot.Logs = append(snapshot.Logs, manifest.LogInfo{Num: mt.logNum, Size: mt.logSize, ID: mt.logID})

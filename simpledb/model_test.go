@@ -157,6 +157,8 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	dir := t.TempDir()
 	opts := smallOptions()
 	opts.Comparator = order.c
+	// Merges append: the model's value grows by the operand.
+	opts.Merger = AppendMerger
 	keyCmp := order.c.Compare
 	// Small levels and tables spread the data over L1 and L2, so that
 	// compactions move tables as well as merge them.
@@ -196,6 +198,15 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	for step := range steps {
 		msg := fmt.Sprintf("seed %d step %d", seed, step)
 		switch op := rng.IntN(100); {
+		case op < 5:
+			k, operand := key(), operand(rng)
+			wo, ok := randomWriteOptions(rng)
+			if !ok {
+				require.ErrorIs(t, db.Merge(k, operand, wo), ErrInvalidOption, msg)
+				break
+			}
+			require.NoError(t, db.Merge(k, operand, wo), msg)
+			m.merge(k, operand)
 		case op < 40:
 			k, v := key(), value()
 			wo, ok := randomWriteOptions(rng)
@@ -255,6 +266,10 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 				} else if rng.IntN(3) == 0 {
 					require.NoError(t, w.Delete(k))
 					delete(staged, string(k))
+				} else if rng.IntN(6) == 0 {
+					o := operand(rng)
+					require.NoError(t, w.Merge(k, o))
+					staged.merge(k, o)
 				} else {
 					v := value()
 					require.NoError(t, w.Put(k, v))
@@ -397,6 +412,20 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	return modelCounts{moves, recycled, reopens, resumes}
 }
 
+// operand returns a merge operand for AppendMerger: short, so that values
+// merged into often stay small.
+func operand(rng *rand.Rand) []byte {
+	if rng.IntN(20) == 0 {
+		return []byte{}
+	}
+	return fmt.Appendf(nil, "+%d", rng.IntN(100))
+}
+
+// merge appends operand to k's value, as AppendMerger does.
+func (m model) merge(k, operand []byte) {
+	m[string(k)] += string(operand)
+}
+
 // randomWriteOptions returns the options of a write: mostly DefaultSync,
 // Sync or NoSync, and now and then ones that are refused (ok false).
 func randomWriteOptions(rng *rand.Rand) (opts WriteOptions, ok bool) {
@@ -453,6 +482,7 @@ type modelWriter interface {
 	Put(key, value []byte) error
 	Delete(key []byte) error
 	DeleteRange(start, end []byte) error
+	Merge(key, operand []byte) error
 }
 
 // modelReader is what it reads an indexed batch or a transaction through.

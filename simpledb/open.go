@@ -53,6 +53,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d := &DB{
 		dir:       dir,
 		opts:      o,
+		fold:      o.Merger.fold(),
 		fs:        o.FS,
 		logger:    o.Logger,
 		lock:      lock,
@@ -185,6 +186,9 @@ func (d *DB) recover() error {
 			return fmt.Errorf("simpledb: %w", err)
 		}
 		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
+			return err
+		}
+		if err := d.checkMerger(state.Merger); err != nil {
 			return err
 		}
 	} else if err := d.checkNewDir(names); err != nil {

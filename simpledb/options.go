@@ -95,6 +95,11 @@ type Options struct {
 	// it orders distinct keys, never merges them. Default:
 	// sstables.Bytewise.
 	Comparator *sstables.Comparator
+	// Merger folds the operands Merge writes (see Merger). The manifest
+	// records its name once a database is opened with one, and Open then
+	// refuses another, or none, with ErrMergerMismatch. Default: nil, and
+	// Merge returns ErrNoMerger.
+	Merger *Merger
 	// Compression compresses table blocks; the logs and the manifest are
 	// never compressed. Default: snappy.
 	Compression sstables.Compression
@@ -179,6 +184,9 @@ func (o *Options) validate() error {
 	}
 	if o.LevelSizeRatio == 1 {
 		return fmt.Errorf("%w: LevelSizeRatio is 1, which would not grow the levels", ErrInvalidOption)
+	}
+	if m := o.Merger; m != nil && (m.Name == "" || m.Merge == nil) {
+		return fmt.Errorf("%w: a Merger needs a Name and a Merge function", ErrInvalidOption)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/memstore"
 )
 
 // Snapshot is a point-in-time view: reads through it see the database as
@@ -69,12 +70,18 @@ func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
+	return s.readUnder(nil, key, dst, mode)
+}
+
+// readUnder reads key, checked, as of the snapshot, under the writes an
+// indexed batch's index holds if it is not nil.
+func (s *Snapshot) readUnder(index *memstore.Memstore, key, dst []byte, mode readMode) ([]byte, error) {
 	rs, err := s.acquire()
 	if err != nil {
 		return dst, err
 	}
 	defer rs.unref(s.db)
-	return rs.get(key, s.seq, dst, mode)
+	return s.db.get(rs, index, key, s.seq, dst, mode)
 }
 
 // NewIterator returns an iterator over [lower, upper) as of the snapshot,

@@ -117,13 +117,21 @@ func (t *Txn) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
+	var index *memstore.Memstore
 	if t.batch != nil {
-		if v, ok, err := t.batch.readIndex(key, dst, mode); ok {
+		v, res, err := t.batch.readIndex(key, dst, mode)
+		switch res {
+		case memstore.Found, memstore.Deleted:
 			return v, err
+		case memstore.Merge: // folded onto what the snapshot holds: a read of it
+			index = t.batch.index
 		}
 		t.reads[string(key)] = struct{}{}
 	}
-	return t.snap.read(key, dst, mode)
+	if err := t.snap.check(); err != nil {
+		return dst, err
+	}
+	return t.snap.readUnder(index, key, dst, mode)
 }
 
 // NewIterator returns an iterator over [lower, upper) as the transaction
@@ -168,6 +176,16 @@ func (t *Txn) Delete(key []byte) error {
 		return err
 	}
 	return t.batch.Delete(key)
+}
+
+// Merge merges operand into key's value when the transaction commits, as
+// DB.Merge does. A merge reads nothing, so it adds nothing to what the
+// commit checks; reads of key in the transaction see it folded.
+func (t *Txn) Merge(key, operand []byte) error {
+	if err := t.check(true); err != nil {
+		return err
+	}
+	return t.batch.Merge(key, operand)
 }
 
 // DeleteRange deletes every key in [start, end) when the transaction

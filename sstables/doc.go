@@ -17,9 +17,11 @@
 //	st, err := r.Verify(func(damage error) { ... }) // every block read and checked; tools, not reads
 //
 // Entries of one key may appear in several versions, newest (highest
-// sequence number) first; a tombstone (KindDelete) marks a deletion. A
+// sequence number) first; a tombstone (KindDelete) marks a deletion, and a
+// merge operand (KindMerge) a value to fold onto the older versions. A
 // table written with Add has one version per key, at sequence number 0. A
-// MergingIterator merges tables and memstores into one ordered view.
+// MergingIterator merges tables and memstores into one ordered view, and
+// folds merge operands with MergeOptions.Fold.
 //
 // Iterators walk either way (First, SeekGE, Next; Last, SeekLT, Prev) and
 // may switch direction at any entry; once a move runs off one end, a move

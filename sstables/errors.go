@@ -49,7 +49,8 @@ var (
 	ErrBadRangeDel = rangedel.ErrBadTombstone
 	// ErrBadSeq: a sequence number above MaxSeq.
 	ErrBadSeq = errors.New("sstables: sequence number out of range")
-	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete.
+	// ErrBadKind: an entry's kind is not KindSet, KindDelete or
+	// KindMerge.
 	ErrBadKind = base.ErrBadKind
 	// ErrUnknownCompression: WriterOptions.Compression is not one of the
 	// Compression constants (recordio's error).

@@ -195,7 +195,7 @@ func (it *Iterator) settleBack(ok bool) bool {
 // found finishes a move that reached an entry within the bounds. It is
 // small enough to inline into every move; badKind is not.
 func (it *Iterator) found() bool {
-	if k := it.data.kind(); k != KindSet && k != KindDelete {
+	if !base.PointKind(it.data.kind()) {
 		return it.badKind()
 	}
 	it.valid = true

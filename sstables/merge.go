@@ -68,6 +68,19 @@ type MergeOptions struct {
 	// the merge moves every older iterator past the tombstone with one
 	// seek, rather than through the entries it hides one by one.
 	RangeDeletions [][]RangeTombstone
+	// Fold, when set, folds merge operands (KindMerge) in newest-only
+	// merging. A key whose newest visible entry is an operand shows its
+	// visible versions from there down to the newest value, tombstone or
+	// range deletion among them, folded from the oldest up: Fold(key,
+	// older, newer) combines two adjacent versions, older a value or an
+	// operand, into one. The entry shown is a value (KindSet) when a
+	// value, a tombstone or a range deletion ended the fold, and an
+	// operand (KindMerge) when the versions ran out first: data the merge
+	// does not see may lie under it. Fold must neither modify nor keep
+	// older and newer, and must return new memory. Its error stops the
+	// merge (see Err). Default: nil, operands are shown as they are, as
+	// they always are with AllVersions.
+	Fold func(key, older, newer []byte) ([]byte, error)
 }
 
 // MergingIterator merges any number of EntryIterators (k-way, on a heap),
@@ -102,6 +115,7 @@ type MergingIterator struct {
 	kind     Kind
 	value    []byte
 	valueBuf []byte    // backward, newest-only: value's copy
+	foldBuf  []byte    // forward: the first operand of a fold, copied
 	edge     base.Edge // where the last move ran off the entries, when not valid
 	err      error
 
@@ -366,6 +380,9 @@ func (m *MergingIterator) settle(skip []byte) bool {
 			hidden := len(m.rangeDels) > 0 && m.covered(top.Key(), seq)
 			if !hidden && (kind != KindDelete || !m.opts.DropTombstones) {
 				m.key = append(m.key[:0], top.Key()...)
+				if kind == KindMerge && m.opts.Fold != nil && !m.opts.AllVersions {
+					return m.foldForward(seq, top.Value())
+				}
 				m.show(seq, kind, top.Value())
 				return true
 			}
@@ -389,6 +406,83 @@ func (m *MergingIterator) settle(skip []byte) bool {
 	return m.ranOff()
 }
 
+// foldForward shows the key m.key, whose newest visible entry, at the top
+// of the heap with seq, is the merge operand operand, folded with its
+// older visible versions down to the first value, tombstone or entry a
+// range deletion hides (see MergeOptions.Fold). It leaves the top at the
+// entry that ended the fold, or past the key: settle skips the rest of
+// its versions.
+func (m *MergingIterator) foldForward(seq uint64, operand []byte) bool {
+	acc, kind := append(m.foldBuf[:0], operand...), KindMerge
+	for kind == KindMerge {
+		if !m.advanceTop() {
+			return false
+		}
+		if len(m.heap.items) == 0 {
+			break
+		}
+		top := m.heap.items[0].it
+		if m.cmp(top.Key(), m.key) != 0 {
+			break
+		}
+		older := top.Seq()
+		if older > m.opts.Seq {
+			continue
+		}
+		switch top.Kind() {
+		case KindDelete:
+			kind = KindSet
+			continue
+		case KindSet:
+			kind = KindSet
+		}
+		if len(m.rangeDels) > 0 && m.covered(m.key, older) {
+			kind = KindSet
+			continue
+		}
+		v, err := m.opts.Fold(m.key, top.Value(), acc)
+		if err != nil {
+			return m.stop(err)
+		}
+		acc = v
+	}
+	if kind == KindMerge && m.underRangeDel() {
+		kind = KindSet
+	}
+	m.foldBuf = acc
+	m.show(seq, kind, acc)
+	return true
+}
+
+// underRangeDel reports whether a visible range deletion covers m.key.
+// Once the versions of a fold run out, one that does is older than every
+// operand folded (or it would hide them), and hides every older version:
+// the merge may have skipped them (see skipHidden), and the fold is
+// complete.
+func (m *MergingIterator) underRangeDel() bool {
+	return len(m.rangeDels) > 0 && m.covered(m.key, 0)
+}
+
+// foldBack folds the merge operand newer, of the key m.key at seq, onto the
+// visible version shown so far, which is older, in a backward walk (see
+// settleNewestBack); found says whether there is one.
+func (m *MergingIterator) foldBack(found bool, seq uint64, newer []byte) bool {
+	switch {
+	case !found && !m.underRangeDel(): // the versions ran out: data the merge does not see may lie under it
+		m.show(seq, KindMerge, m.copyValue(newer))
+		return true
+	case !found, m.kind == KindDelete || len(m.rangeDels) > 0 && m.covered(m.key, m.seq):
+		m.show(seq, KindSet, m.copyValue(newer)) // on a deletion: the operand is the value
+		return true
+	}
+	v, err := m.opts.Fold(m.key, m.value, newer)
+	if err != nil {
+		return m.stop(err)
+	}
+	m.show(seq, m.kind, v)
+	return true
+}
+
 // settleNewestBack is settle backward without AllVersions. The versions of
 // a key come oldest first, and the newest visible one is the last visible
 // one before the key changes: the merge reads every version of the key,
@@ -408,9 +502,15 @@ func (m *MergingIterator) settleNewestBack(skip []byte) bool {
 		m.key = append(m.key[:0], top.Key()...)
 		found := false
 		for {
-			if top.Seq() <= m.opts.Seq {
+			if seq := top.Seq(); seq <= m.opts.Seq {
+				if kind := top.Kind(); kind == KindMerge && m.opts.Fold != nil {
+					if !m.foldBack(found, seq, top.Value()) {
+						return false
+					}
+				} else {
+					m.show(seq, kind, m.copyValue(top.Value()))
+				}
 				found = true
-				m.show(top.Seq(), top.Kind(), m.copyValue(top.Value()))
 			}
 			if !m.advanceTop() {
 				return false
@@ -423,7 +523,7 @@ func (m *MergingIterator) settleNewestBack(skip []byte) bool {
 			}
 		}
 		hidden := found && len(m.rangeDels) > 0 && m.covered(m.key, m.seq)
-		if found && (m.kind == KindSet || !m.opts.DropTombstones) && !hidden {
+		if found && (m.kind != KindDelete || !m.opts.DropTombstones) && !hidden {
 			return true
 		}
 		m.valid = false

@@ -170,9 +170,9 @@ func (r *Reader) Metadata() Metadata { return r.meta }
 // IndexSize returns the bytes the index takes in memory.
 func (r *Reader) IndexSize() int { return len(r.index.entries) + len(r.index.restarts) + 4 }
 
-// Get returns the value of key's newest entry, as a copy the caller owns.
-// It returns ErrNotFound when the table holds no entry for key or the
-// newest one is a tombstone.
+// Get returns the value of key's newest entry, as a copy the caller owns:
+// for a merge operand, the operand, unfolded. It returns ErrNotFound when
+// the table holds no entry for key or the newest one is a tombstone.
 func (r *Reader) Get(key []byte) ([]byte, error) {
 	var value []byte
 	kind, found, err := r.find(key, r.hash(key), MaxSeq, func(v []byte) { value = bytes.Clone(v) })
@@ -189,7 +189,7 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 // is not a tombstone.
 func (r *Reader) Has(key []byte) (bool, error) {
 	kind, found, err := r.find(key, r.hash(key), MaxSeq, nil)
-	return found && kind == KindSet, err
+	return found && kind != KindDelete, err
 }
 
 // Find looks up the newest entry of key with a sequence number at most seq:
@@ -355,7 +355,7 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, err
 
 func (r *Reader) entryKind(it *blockIter, h BlockHandle) (Kind, error) {
 	kind := it.kind()
-	if kind != KindSet && kind != KindDelete {
+	if !base.PointKind(kind) {
 		return 0, r.blockError(h, errBlock(fmt.Sprintf("entry of unknown kind %d", kind)))
 	}
 	return kind, nil

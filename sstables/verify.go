@@ -105,7 +105,7 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 		for ok := data.first(); ok; ok = data.nextEntry() {
 			st.Entries++
 			switch data.kind() {
-			case KindSet:
+			case KindSet, KindMerge:
 			case KindDelete:
 				st.Tombstones++
 			default:

@@ -12,7 +12,7 @@ import (
 	"github.com/stratadb/strata/recordio"
 )
 
-// Kind says whether an entry is a value or a tombstone.
+// Kind says whether an entry is a value, a tombstone or a merge operand.
 type Kind = base.Kind
 
 const (
@@ -20,6 +20,10 @@ const (
 	KindSet = base.KindSet
 	// KindDelete marks a tombstone.
 	KindDelete = base.KindDelete
+	// KindMerge marks a merge operand, which a table stores as it stores a
+	// value: folding it is the reader's business (see
+	// MergeOptions.Fold).
+	KindMerge = base.KindMerge
 )
 
 // MaxSeq is the largest sequence number an entry may carry.

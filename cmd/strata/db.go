@@ -25,7 +25,17 @@ func openDB(dir string, readOnly bool, create bool) (*simpledb.DB, error) {
 	} else if err == nil && !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a file, not a database directory", simpledb.ErrNotDB, dir)
 	}
-	db, err := simpledb.Open(dir, &simpledb.Options{Follow: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true})
+	opts := &simpledb.Options{Follow: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true}
+	if layout, err := inspect.ReadLayout(dir, nil); err == nil {
+		// The mergers this build ships open the databases written with
+		// them; another is refused with ErrMergerMismatch.
+		for _, m := range []*simpledb.Merger{simpledb.Uint64AddMerger, simpledb.AppendMerger} {
+			if m.Name == layout.Merger {
+				opts.Merger = m
+			}
+		}
+	}
+	db, err := simpledb.Open(dir, opts)
 	if errors.Is(err, simpledb.ErrLocked) {
 		return nil, fmt.Errorf("%s is in use by another process: %w", dir, err)
 	}
@@ -55,11 +65,19 @@ func dbLs(c *cli, args []string) error {
 	}
 	p := c.out
 	if p.json {
-		p.object(map[string]any{"type": "manifest", "path": layout.Manifest, "comparator": layout.Comparator,
-			"log_format": layout.LogFormat, "next_file": layout.NextFileNumber, "last_seq": layout.LastSeq})
+		obj := map[string]any{"type": "manifest", "path": layout.Manifest, "comparator": layout.Comparator,
+			"log_format": layout.LogFormat, "next_file": layout.NextFileNumber, "last_seq": layout.LastSeq}
+		if layout.Merger != "" {
+			obj["merger"] = layout.Merger
+		}
+		p.object(obj)
 	} else {
-		p.line("manifest   %s (comparator %s, log format %d, next file %d, last seq %d)",
-			filepath.Base(layout.Manifest), layout.Comparator, layout.LogFormat, layout.NextFileNumber, layout.LastSeq)
+		merger := ""
+		if layout.Merger != "" {
+			merger = ", merger " + layout.Merger
+		}
+		p.line("manifest   %s (comparator %s%s, log format %d, next file %d, last seq %d)",
+			filepath.Base(layout.Manifest), layout.Comparator, merger, layout.LogFormat, layout.NextFileNumber, layout.LastSeq)
 		p.line("")
 		p.row("level", "tables", "size")
 		for level, ls := range levels {

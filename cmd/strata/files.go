@@ -90,6 +90,9 @@ func manifestDump(c *cli, args []string) error {
 			if e.Comparator != "" {
 				obj["comparator"] = e.Comparator
 			}
+			if e.Merger != "" {
+				obj["merger"] = e.Merger
+			}
 			added, deleted, logs := []map[string]any{}, []map[string]any{}, []map[string]any{}
 			for _, t := range e.Added {
 				a := map[string]any{"level": t.Level, "number": t.Number, "size": t.Size, "smallest_seq": t.SmallestSeq, "largest_seq": t.LargestSeq}
@@ -117,6 +120,9 @@ func manifestDump(c *cli, args []string) error {
 		head := fmt.Sprintf("edit at %d:", e.Offset)
 		if e.Comparator != "" {
 			head += " comparator " + e.Comparator
+		}
+		if e.Merger != "" {
+			head += " merger " + e.Merger
 		}
 		for _, f := range []struct {
 			name string
@@ -155,7 +161,7 @@ func identity(id uint64) string {
 }
 
 func logFlags(fs *flag.FlagSet, c *cli) {
-	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 5); default: the format the manifest beside FILE records, else the current one")
+	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 6); default: the format the manifest beside FILE records, else the current one")
 }
 
 func logDump(c *cli, args []string) error {
@@ -199,8 +205,8 @@ func logDump(c *cli, args []string) error {
 		p.line("batch at %d (%d bytes): seq %d, %d op(s), synced %d, stamp %08x", r.Offset, r.Size, r.Seq, r.Count, r.Synced, r.Log)
 		for _, op := range r.Ops {
 			switch op.Kind {
-			case inspect.OpPut:
-				p.row("  ", fmt.Sprint(op.Seq), "put", p.key(op.Key), p.key(op.Value))
+			case inspect.OpPut, inspect.OpMerge:
+				p.row("  ", fmt.Sprint(op.Seq), op.Kind.String(), p.key(op.Key), p.key(op.Value))
 			case inspect.OpDelete:
 				p.row("  ", fmt.Sprint(op.Seq), "delete", p.key(op.Key))
 			default:
@@ -304,14 +310,14 @@ func sstDump(c *cli, args []string) error {
 		if p.json {
 			obj := map[string]any{"type": "entry", "seq": it.Seq(), "kind": it.Kind().String()}
 			p.keyField(obj, "key", it.Key())
-			if it.Kind() == sstables.KindSet {
+			if it.Kind() != sstables.KindDelete {
 				p.keyField(obj, "value", it.Value())
 			}
 			p.object(obj)
 			continue
 		}
-		if it.Kind() == sstables.KindSet {
-			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), "set", p.key(it.Value()))
+		if it.Kind() != sstables.KindDelete {
+			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String(), p.key(it.Value()))
 		} else {
 			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String())
 		}

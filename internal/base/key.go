@@ -17,8 +17,8 @@ var (
 	// ErrKeyTooLarge: keys must not exceed MaxKeySize. Its message states
 	// the limit, for the caller who meets it without reading this.
 	ErrKeyTooLarge = fmt.Errorf("strata: key over %d KiB", MaxKeySize>>10)
-	// ErrBadKind: an entry's kind is neither KindSet nor KindDelete (a
-	// range deletion is not an entry).
+	// ErrBadKind: an entry's kind is not KindSet, KindDelete or
+	// KindMerge (a range deletion is not an entry).
 	ErrBadKind = errors.New("strata: unknown entry kind")
 )
 
@@ -34,10 +34,10 @@ func CheckKey(key []byte) error {
 	return nil
 }
 
-// CheckKind returns ErrBadKind for a kind other than KindSet and
-// KindDelete.
+// CheckKind returns ErrBadKind for a kind that is not an entry's (see
+// PointKind).
 func CheckKind(kind Kind) error {
-	if kind != KindSet && kind != KindDelete {
+	if !PointKind(kind) {
 		return fmt.Errorf("%w: %v", ErrBadKind, kind)
 	}
 	return nil

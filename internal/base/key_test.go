@@ -33,13 +33,15 @@ func TestCheckKey(t *testing.T) {
 func TestCheckKind(t *testing.T) {
 	require.NoError(t, CheckKind(KindSet))
 	require.NoError(t, CheckKind(KindDelete))
+	require.NoError(t, CheckKind(KindMerge))
 	require.ErrorIs(t, CheckKind(KindSeek), ErrBadKind)
-	require.ErrorIs(t, CheckKind(2), ErrBadKind)
+	require.ErrorIs(t, CheckKind(KindRangeDelete), ErrBadKind)
+	require.ErrorIs(t, CheckKind(4), ErrBadKind)
 }
 
 func TestTrailer(t *testing.T) {
 	for _, seq := range []uint64{0, 1, 1 << 40, MaxSeq} {
-		for _, kind := range []Kind{KindDelete, KindSet, KindSeek} {
+		for _, kind := range []Kind{KindDelete, KindSet, KindMerge, KindSeek} {
 			tr := MakeTrailer(seq, kind)
 			require.Equal(t, seq, TrailerSeq(tr))
 			require.Equal(t, kind, TrailerKind(tr))

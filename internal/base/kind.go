@@ -18,9 +18,19 @@ const (
 	// It is never a point entry's kind: memstores and tables keep range
 	// tombstones apart from their entries.
 	KindRangeDelete Kind = 2
+	// KindMerge marks a merge operand: a value to fold, with the database's
+	// merger, onto the key's older versions down to its newest value or
+	// deletion.
+	KindMerge Kind = 3
 )
 
-// String returns "set", "delete" or "rangedel".
+// PointKind reports whether kind is an entry's: KindSet, KindDelete or
+// KindMerge.
+func PointKind(kind Kind) bool {
+	return kind <= KindMerge && kind != KindRangeDelete
+}
+
+// String returns "set", "delete", "rangedel" or "merge".
 func (k Kind) String() string {
 	switch k {
 	case KindDelete:
@@ -29,6 +39,8 @@ func (k Kind) String() string {
 		return "set"
 	case KindRangeDelete:
 		return "rangedel"
+	case KindMerge:
+		return "merge"
 	default:
 		return "kind(" + strconv.Itoa(int(k)) + ")"
 	}

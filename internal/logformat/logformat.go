@@ -14,7 +14,8 @@
 //
 // A tombstone (kind 0) has no value fields; a range deletion (kind 2,
 // format 4 on) carries its start as the key and its end as the value,
-// either of them empty when unbounded. seq, set when the batch commits, is
+// either of them empty when unbounded; a merge operand (kind 3, format 6
+// on) is written as a value (kind 1) is. seq, set when the batch commits, is
 // the sequence number of the first op; op i gets seq+i. synced, set then
 // too, is the length of its log known durable at that moment: recovery
 // reads it to tell damage to synced data (a later record vouches for it)
@@ -44,6 +45,7 @@
 //	4  as 3; ops may be range deletions (kind 2)
 //	5  as 4, the stamp the identity's low 32 bits; a log begins with its
 //	   identity
+//	6  as 5; ops may be merge operands (kind 3)
 package logformat
 
 import (
@@ -62,8 +64,9 @@ const (
 	LogNum     = 3
 	RangeDel   = 4
 	Identity   = 5
+	Merge      = 6
 	// Current is the format this build writes.
-	Current = Identity
+	Current = Merge
 )
 
 // The sizes of a batch's header, by format.
@@ -193,7 +196,7 @@ func decodeOps(format uint64, p []byte, seq uint64, count uint32, fn func(seq ui
 		}
 		var value []byte
 		switch {
-		case kind == base.KindSet:
+		case kind == base.KindSet, kind == base.KindMerge && format >= Merge:
 			if value, ok = field(); !ok {
 				return fmt.Errorf("%w: op %d value", ErrBadBatch, i)
 			}

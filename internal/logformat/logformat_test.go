@@ -24,6 +24,7 @@ func TestBatchRoundTrip(t *testing.T) {
 		[3][]byte{{byte(base.KindDelete)}, []byte("k2"), nil},
 		[3][]byte{{byte(base.KindRangeDelete)}, []byte("a"), []byte("c")},
 		[3][]byte{{byte(base.KindRangeDelete)}, nil, nil},
+		[3][]byte{{byte(base.KindMerge)}, []byte("k3"), []byte("+1")},
 	)
 	SetSynced(rec, 1234)
 	SetStamp(rec, 0xfeedbeef)
@@ -39,8 +40,9 @@ func TestBatchRoundTrip(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, uint64(7), seq)
-	require.Equal(t, uint32(4), count)
-	require.Equal(t, []op{{7, base.KindSet, "k1", "v1"}, {8, base.KindDelete, "k2", ""}, {9, base.KindRangeDelete, "a", "c"}, {10, base.KindRangeDelete, "", ""}}, got)
+	require.Equal(t, uint32(5), count)
+	require.Equal(t, []op{{7, base.KindSet, "k1", "v1"}, {8, base.KindDelete, "k2", ""}, {9, base.KindRangeDelete, "a", "c"},
+		{10, base.KindRangeDelete, "", ""}, {11, base.KindMerge, "k3", "+1"}}, got)
 	require.Equal(t, int64(1234), Synced(Current, rec))
 	require.Equal(t, uint32(0xfeedbeef), Stamp(Current, rec))
 	require.Zero(t, Stamp(WithSynced, rec), "format 2 has no stamp")
@@ -48,6 +50,8 @@ func TestBatchRoundTrip(t *testing.T) {
 
 	_, _, err = Decode(LogNum, rec, nil)
 	require.ErrorIs(t, err, ErrBadBatch, "format 3 has no range deletions")
+	_, _, err = Decode(Identity, rec, nil)
+	require.ErrorIs(t, err, ErrBadBatch, "format 5 has no merge operands")
 	_, _, err = Decode(Current, rec[:len(rec)-1], nil)
 	require.ErrorIs(t, err, ErrBadBatch)
 }

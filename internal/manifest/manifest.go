@@ -38,6 +38,9 @@ import (
 //	               size 0 while it is written, then its final length once
 //	               it is closed; the identity (log format 5 on) when it is
 //	               started
+//	9 merger       name: the database's merge operator (log format 6 on);
+//	               once recorded, every edit that describes the whole
+//	               version records it again
 //
 // Field 8 lets Open prove that every log the state needs is there and
 // whole: a log is recorded before anything is written to it (when a
@@ -62,6 +65,7 @@ const (
 	tagAddTable
 	tagLogFormat
 	tagLog
+	tagMerger
 )
 
 // NumLevels is the number of levels: L0, and L1 to L6.
@@ -89,6 +93,7 @@ type LogInfo struct {
 
 type Edit struct {
 	Comparator                   string
+	Merger                       string       // "": unchanged
 	LogNum, NextFileNum, LastSeq uint64       // 0: unchanged
 	LogFormat                    uint64       // 0: unchanged
 	Deleted                      []LevelTable // only level and info.num set
@@ -112,6 +117,9 @@ func (e *Edit) Encode() []byte {
 	}
 	if e.Comparator != "" {
 		field(tagComparator, []byte(e.Comparator))
+	}
+	if e.Merger != "" {
+		field(tagMerger, []byte(e.Merger))
 	}
 	for _, f := range []struct{ tag, v uint64 }{{tagLogNum, e.LogNum}, {tagNextFileNum, e.NextFileNum}, {tagLastSeq, e.LastSeq}, {tagLogFormat, e.LogFormat}} {
 		if f.v != 0 {
@@ -162,6 +170,9 @@ func DecodeEdit(b []byte) (Edit, error) {
 		switch tag {
 		case tagComparator:
 			e.Comparator = string(v)
+			r.b = nil
+		case tagMerger:
+			e.Merger = string(v)
 			r.b = nil
 		case tagLogNum:
 			e.LogNum = r.uvarint()
@@ -248,7 +259,9 @@ func (r *editReader) fail(msg string) {
 type State struct {
 	// Comparator is the name of the key order the database is opened
 	// with: an edit that records another is ErrComparatorMismatch.
-	Comparator                   string
+	Comparator string
+	// Merger is the name of the merger the manifest records, "" if none.
+	Merger                       string
 	Levels                       [NumLevels]map[uint64]TableInfo
 	LogNum, NextFileNum, LastSeq uint64
 	LogFormat                    uint64
@@ -289,6 +302,9 @@ func (s *State) Apply(e *Edit) error {
 	s.LastSeq = max(s.LastSeq, e.LastSeq)
 	if e.LogFormat != 0 {
 		s.LogFormat = e.LogFormat
+	}
+	if e.Merger != "" {
+		s.Merger = e.Merger
 	}
 	if s.Logs == nil {
 		s.Logs = map[uint64]LogInfo{}
