@@ -173,7 +173,7 @@ bench-peers:
 	@cd benchmark/peers && $(GO) run . -dir $(PEERS_DIR) \
 		-json $(PEERS_OUT).json -svg $(PEERS_OUT).svg $(PEERS_FLAGS) | tee $(PEERS_OUT).md
 
-# The same at smoke size, in about a minute, its outputs in /tmp.
+# The same at smoke size, in two to three minutes, its outputs in /tmp.
 bench-peers-smoke:
 	@$(MAKE) --no-print-directory bench-peers PEERS_OUT=$(PEERS_DIR)-smoke \
 		PEERS_FLAGS='-keys 20000 -repeats 1 -duration 1s $(PEERS_FLAGS)'

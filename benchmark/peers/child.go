@@ -104,7 +104,8 @@ func (t task) probe() (result, error) {
 }
 
 // run opens the engine, checks that it has what the workload needs, fills
-// it first if the workload needs that (then closes and reopens it: reads
+// it first if the workload needs that (unsynced, whatever the workload's
+// sync mode; then closes it and reopens it as the workload asks: reads
 // then come from what the engine made of its fill, not straight from its
 // write path), runs the timed workload and closes the engine. The database
 // is t.dir/db; a workload's second database (the checkpoint's copy) goes in
@@ -125,12 +126,14 @@ func (t task) run() (result, error) {
 	}
 	t.spare = filepath.Join(t.dir, "spare")
 	t.open = func(dir string) (Engine, error) { return e.open(dir, s) }
+	first := s // the settings of the first open: the fill's, if any
 	var order []uint64
 	if w.filled {
 		order = fillOrder(t.keys)
+		first.sync = false
 	}
 	start := time.Now()
-	db, err := e.open(dir, s)
+	db, err := e.open(dir, first)
 	if err != nil {
 		return result{}, fmt.Errorf("open: %w", err)
 	}
@@ -165,6 +168,7 @@ func (t task) run() (result, error) {
 	r.FillSeconds = fillTime.Seconds()
 	r.ReopenSeconds = reopenTime.Seconds()
 	r.CloseSeconds = closeTime.Seconds()
+	r.Aborts = m.aborts
 	if len(m.reads) > 0 {
 		p50, p99 := readPercentiles(m.reads)
 		r.ReadP50 = float64(p50.Nanoseconds()) / 1e3

@@ -24,6 +24,8 @@ const (
 	seedFillOrder = 1 // the permutation of fillrandom and of the read fill
 	seedReads     = 2 // readrandom and readzipf
 	seedMixed     = 3 // the mixed workload, plus the goroutine's number
+	seedTxn       = 4 // the transaction workloads, plus the goroutine's number
+	seedCounters  = 5 // the counter workloads, plus the goroutine's number
 )
 
 // appendKey appends key i to dst: i in decimal, zero-padded to keySize

@@ -1,6 +1,7 @@
 // Command peers measures Strata side by side with other embedded Go
-// key-value engines: Pebble, goleveldb, Badger and go-sstables' simpledb.
-// It is its own module, so that the library never depends on its peers.
+// key-value engines: Pebble, goleveldb, Badger, bbolt and go-sstables'
+// simpledb. It is its own module, so that the library never depends on its
+// peers.
 //
 //	go run . -keys 1000000 -repeats 3 -json results.json -svg ratios.svg
 //
@@ -14,14 +15,23 @@
 // result line. A fresh process per run keeps one engine's caches, goroutines
 // and garbage out of the next one's figures.
 //
-// The read, scan, checkpoint, deleterange and mixed workloads first fill
-// the database in the child: every key, unsynced, in a seeded random
-// order, then a close and a reopen. That fill is timed apart (fill_seconds
-// in the JSON) and never counts in the workload's figure. Every value read
-// is compared, byte for byte, with the one written; a wrong or missing
-// value fails the whole run. An engine without an operation a workload
-// needs (an optional interface of its adapter) is reported as unsupported
-// before any fill.
+// The read, scan, checkpoint, deleterange, mixed and uncontended
+// transaction workloads first fill the database in the child: every key,
+// unsynced, in a seeded random order, then a close and a reopen (synced,
+// for a synced workload). That fill is timed apart (fill_seconds in the
+// JSON) and never counts in the workload's figure. Every value read is
+// compared, byte for byte, with the one written; a wrong or missing value
+// fails the whole run. An engine without an operation a workload needs (an
+// optional interface of its adapter) is reported as unsupported before any
+// fill.
+//
+// The transaction workloads move amounts between accounts, 4 per
+// transaction, on the filled database or on 100 hot keys, retrying each
+// transaction that aborts on a conflict and counting the aborts; afterwards
+// every account is read back, and the balances must sum to zero and the
+// write counts to 4 per commit. The counter workloads add 1 to 100
+// counters, by a merge operator or by a read-modify-write transaction;
+// afterwards each counter must hold the increments committed to it.
 //
 // Before the engines of each repeat, disk probes measure what the
 // directory's disk allows a synced log: appends and in-place overwrites of

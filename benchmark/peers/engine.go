@@ -6,8 +6,8 @@ import (
 )
 
 // Engine is one key-value store, open on one directory. The workloads call
-// it from one goroutine or, for the synced and mixed workloads, from
-// several at once; every adapter is safe for that.
+// it from one goroutine or, for the synced, mixed, transaction and counter
+// workloads, from several at once; every adapter is safe for that.
 type Engine interface {
 	// Put writes key = value with the durability the engine was opened
 	// with (settings.sync). The engine does not keep key or value: the
@@ -55,6 +55,41 @@ type rangeDeleter interface {
 	DeleteRange(start, end []byte) error
 }
 
+// transactor is an Engine with read-write transactions.
+type transactor interface {
+	// Update runs fn in a read-write transaction and commits it, with the
+	// durability the engine was opened with (settings.sync). When the
+	// commit aborts on a conflict with another transaction's writes, it
+	// runs fn again in a new transaction, up to maxRetries times; aborts
+	// is how many attempts aborted so. An error from fn ends the
+	// transaction without writing and is returned.
+	Update(fn func(tx txn) error) (aborts int, err error)
+}
+
+// txn is one read-write transaction of a transactor, valid during fn.
+type txn interface {
+	// Get calls visit with key's value as the transaction sees it (its own
+	// writes over what it read from), valid only during the call, and
+	// returns visit's error; errNotFound if the key is absent.
+	Get(key []byte, visit func(value []byte) error) error
+	// Put writes key = value when the transaction commits. The engine may
+	// keep key and value until the transaction ends (Badger and bbolt
+	// do): the caller leaves them unchanged until then.
+	Put(key, value []byte) error
+}
+
+// maxRetries bounds the retries of a transaction that keeps aborting, so
+// that an engine that livelocks fails the run rather than hangs it.
+const maxRetries = 1000
+
+// merger is an Engine with a merge operator for counters.
+type merger interface {
+	// Merge adds operand, an 8-byte little-endian uint64, to key's value,
+	// another such uint64 (0 if the key is absent), without reading it,
+	// with the durability the engine was opened with (settings.sync).
+	Merge(key, operand []byte) error
+}
+
 // capability is one optional interface, as a workload needs it.
 type capability struct {
 	name string            // what an engine without it lacks, for the results
@@ -67,6 +102,8 @@ var (
 	canScanReverse = capability{"backward iteration", implements[reverseScanner]}
 	canCheckpoint  = capability{"checkpoint", implements[checkpointer]}
 	canDeleteRange = capability{"range deletion", implements[rangeDeleter]}
+	canTransact    = capability{"transactions", implements[transactor]}
+	canMerge       = capability{"merge operator", implements[merger]}
 )
 
 // implements reports whether e implements T.
@@ -98,6 +135,7 @@ var engines = []engine{
 	{"pebble", "Pebble", openPebble},
 	{"goleveldb", "goleveldb", openGoleveldb},
 	{"badger", "Badger", openBadger},
+	{"bbolt", "bbolt", openBbolt},
 	{"gosstables", "go-sstables", openGoSSTables},
 }
 

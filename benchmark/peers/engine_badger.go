@@ -35,17 +35,50 @@ func (e *badgerEngine) Put(key, value []byte) error {
 }
 
 func (e *badgerEngine) Get(key []byte, visit func([]byte) error) error {
-	return e.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(key)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return errNotFound
-		}
-		if err != nil {
-			return err
-		}
-		return item.Value(visit)
-	})
+	return e.db.View(func(t *badger.Txn) error { return badgerTxn{t}.Get(key, visit) })
 }
+
+// Update runs fn in a transaction of its own (DB.NewTransaction) and
+// commits it, again in a new one while Commit returns ErrConflict: Badger's
+// DB.Update does not retry. Its commits are synced as the database is
+// (Options.SyncWrites).
+func (e *badgerEngine) Update(fn func(txn) error) (int, error) {
+	for aborts := 0; ; aborts++ {
+		err := e.attempt(fn)
+		if !errors.Is(err, badger.ErrConflict) || aborts == maxRetries {
+			return aborts, err
+		}
+	}
+}
+
+// attempt runs fn in one transaction and commits it.
+func (e *badgerEngine) attempt(fn func(txn) error) error {
+	t := e.db.NewTransaction(true)
+	defer t.Discard()
+	if err := fn(badgerTxn{t}); err != nil {
+		return err
+	}
+	return t.Commit()
+}
+
+// badgerTxn is a read-write transaction. Txn.Set keeps key and value until
+// the transaction ends.
+type badgerTxn struct {
+	t *badger.Txn
+}
+
+func (t badgerTxn) Get(key []byte, visit func([]byte) error) error {
+	item, err := t.t.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return item.Value(visit)
+}
+
+func (t badgerTxn) Put(key, value []byte) error { return t.t.Set(key, value) }
 
 func (e *badgerEngine) Scan(visit func(key, value []byte) error) error {
 	return e.scan(badger.DefaultIteratorOptions, visit)

@@ -1,20 +1,26 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"log"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
 // pebbleEngine is Pebble v2. Every Set passes pebble.Sync or pebble.NoSync.
+// Its merge operator adds counters (uint64Adder); it has no transactions,
+// only indexed batches, which read their own writes but detect no
+// conflict.
 type pebbleEngine struct {
 	db    *pebble.DB
 	write *pebble.WriteOptions
 }
 
 func openPebble(dir string, s settings) (Engine, error) {
-	opts := &pebble.Options{Logger: pebbleLogger{}}
+	opts := &pebble.Options{Logger: pebbleLogger{}, Merger: uint64Adder}
 	if s.cacheBytes > 0 {
 		opts.CacheSize = s.cacheBytes
 	}
@@ -79,6 +85,12 @@ func (e *pebbleEngine) ScanReverse(visit func(key, value []byte) error) error {
 	return errors.Join(it.Error(), it.Close())
 }
 
+// Merge writes operand as a merge operand, which uint64Adder adds to what
+// the key holds when a read or a compaction meets it.
+func (e *pebbleEngine) Merge(key, operand []byte) error {
+	return e.db.Merge(key, operand, e.write)
+}
+
 // DeleteRange writes one range tombstone.
 func (e *pebbleEngine) DeleteRange(start, end []byte) error {
 	return e.db.DeleteRange(start, end, e.write)
@@ -99,3 +111,35 @@ type pebbleLogger struct{}
 func (pebbleLogger) Infof(string, ...any)              {}
 func (pebbleLogger) Errorf(format string, args ...any) { log.Printf(format, args...) }
 func (pebbleLogger) Fatalf(format string, args ...any) { log.Fatalf(format, args...) }
+
+// uint64Adder is Pebble's merge operator for the counter workloads: values
+// and operands are 8-byte little-endian uint64s, and merging adds them, as
+// Strata's simpledb.Uint64AddMerger does. Pebble stores its name, and
+// opens a database only with the merger that made it; every Pebble run
+// opens with this one.
+var uint64Adder = &pebble.Merger{
+	Name: "strata-peers.uint64add",
+	Merge: func(_, value []byte) (pebble.ValueMerger, error) {
+		var s uint64Sum
+		return &s, s.add(value)
+	},
+}
+
+// uint64Sum is one merge of uint64Adder: the sum of the operands so far.
+// Addition commutes, so newer and older operands add alike.
+type uint64Sum uint64
+
+func (s *uint64Sum) add(operand []byte) error {
+	if len(operand) != 8 {
+		return fmt.Errorf("peers: merge operand of %d bytes, want 8", len(operand))
+	}
+	*s += uint64Sum(binary.LittleEndian.Uint64(operand))
+	return nil
+}
+
+func (s *uint64Sum) MergeNewer(operand []byte) error { return s.add(operand) }
+func (s *uint64Sum) MergeOlder(operand []byte) error { return s.add(operand) }
+
+func (s *uint64Sum) Finish(bool) ([]byte, io.Closer, error) {
+	return binary.LittleEndian.AppendUint64(nil, uint64(*s)), nil, nil
+}

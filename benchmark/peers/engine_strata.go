@@ -16,17 +16,22 @@ type strataEngine struct {
 	db *simpledb.DB
 }
 
+// strataOptions are the options of every Strata run, before the
+// workload's settings. engine_strata_merge.go adds the counters' merge
+// operator.
+var strataOptions = simpledb.Options{
+	// Background events go to the log at Debug and failures at Error;
+	// failures also reach the writers as ErrBackground.
+	Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+}
+
 func openStrata(dir string, s settings) (Engine, error) {
-	opts := &simpledb.Options{
-		NoSync: !s.sync,
-		// Background events go to the log at Debug and failures at
-		// Error; failures also reach the writers as ErrBackground.
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	opts := strataOptions
+	opts.NoSync = !s.sync
 	if s.cacheBytes > 0 {
 		opts.BlockCacheSize = s.cacheBytes
 	}
-	db, err := simpledb.Open(dir, opts)
+	db, err := simpledb.Open(dir, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +90,44 @@ func (e *strataEngine) ScanReverse(visit func(key, value []byte) error) error {
 	}
 	return errors.Join(it.Err(), it.Close())
 }
+
+// Update runs fn in DB.Update, which retries on ErrConflict, each time in
+// a new transaction, once the writes appended so far are published (so
+// that the retry's snapshot holds the write it conflicted with). Every run
+// of fn after the first follows an abort. The commit's durability is the
+// database's (Options.NoSync).
+func (e *strataEngine) Update(fn func(txn) error) (int, error) {
+	buf := getBuffers.Get().(*[]byte)
+	defer getBuffers.Put(buf)
+	runs := 0
+	err := e.db.Update(maxRetries, func(t *simpledb.Txn) error {
+		runs++
+		return fn(strataTxn{t: t, buf: buf})
+	})
+	return max(runs-1, 0), err
+}
+
+// strataTxn is a transaction that reads, as Get does, with AppendValue
+// into a pooled buffer. Txn.Put copies key and value into the
+// transaction's batch.
+type strataTxn struct {
+	t   *simpledb.Txn
+	buf *[]byte
+}
+
+func (t strataTxn) Get(key []byte, visit func([]byte) error) error {
+	v, err := t.t.AppendValue((*t.buf)[:0], key)
+	*t.buf = v
+	if errors.Is(err, simpledb.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return visit(v)
+}
+
+func (t strataTxn) Put(key, value []byte) error { return t.t.Put(key, value) }
 
 // DeleteRange writes one range deletion; its durability is the database's
 // (Options.NoSync), as Put's.

@@ -9,6 +9,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/syndtr/goleveldb v1.0.0
 	github.com/thomasjungblut/go-sstables v1.7.0
+	go.etcd.io/bbolt v1.5.0
 )
 
 require (

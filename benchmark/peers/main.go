@@ -32,10 +32,10 @@ func main() {
 func runMain(args []string, out, progress io.Writer) error {
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.SetOutput(progress)
-	keys := fs.Int("keys", 1_000_000, "keys in the fills, and in the database of the read, scan and mixed workloads")
+	keys := fs.Int("keys", 1_000_000, "keys in the fills, and in the database of the read, scan, mixed and uncontended transaction workloads")
 	reads := fs.Int("reads", 0, "Gets of readrandom and readzipf; 0 means as many as -keys")
 	repeats := fs.Int("repeats", 3, "runs of every engine and workload; the tables show the median and range")
-	duration := fs.Duration("duration", 5*time.Second, "length of the synced-write and mixed workloads and of each disk probe")
+	duration := fs.Duration("duration", 5*time.Second, "length of the synced-write, mixed, transaction and counter workloads and of each disk probe")
 	cacheMiB := fs.Int64("cache-mib", 128, "block cache of every engine in the equal-cache configuration")
 	engineList := fs.String("engines", names(engines, func(e engine) string { return e.name }), "engines to run, comma-separated")
 	workloadList := fs.String("workloads", names(workloads, func(w workload) string { return w.name }), "workloads to run, comma-separated")
@@ -148,7 +148,7 @@ func header(p plan, now time.Time) []string {
 	if info, ok := debug.ReadBuildInfo(); ok {
 		var mods []string
 		for _, m := range info.Deps {
-			for _, prefix := range []string{"github.com/cockroachdb/pebble", "github.com/syndtr/goleveldb", "github.com/dgraph-io/badger", "github.com/thomasjungblut/go-sstables"} {
+			for _, prefix := range []string{"github.com/cockroachdb/pebble", "github.com/syndtr/goleveldb", "github.com/dgraph-io/badger", "github.com/thomasjungblut/go-sstables", "go.etcd.io/bbolt"} {
 				if strings.HasPrefix(m.Path, prefix) {
 					mods = append(mods, m.Path+" "+m.Version)
 				}

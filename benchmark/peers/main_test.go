@@ -41,11 +41,23 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 	var results []result
 	require.NoError(t, json.Unmarshal(b, &results))
 	require.Len(t, results, len(probes)+2*len(workloads)*len(engines))
+	noTxn := []string{"pebble", "goleveldb", "gosstables"}
 	unsupported := map[string][]string{ // workload: the engines without it
-		"scan":        {"gosstables"},
-		"scanreverse": {"gosstables"},
-		"checkpoint":  {"goleveldb", "badger", "gosstables"},
-		"deleterange": {"goleveldb", "badger", "gosstables"},
+		"scan":         {"gosstables"},
+		"scanreverse":  {"gosstables"},
+		"checkpoint":   {"goleveldb", "badger", "gosstables"},
+		"deleterange":  {"goleveldb", "badger", "bbolt", "gosstables"},
+		"txn1":         noTxn,
+		"txn8":         noTxn,
+		"txn1sync":     noTxn,
+		"txn8sync":     noTxn,
+		"txnhot":       noTxn,
+		"txnhotsync":   noTxn,
+		"countertxn":   noTxn,
+		"countermerge": {"goleveldb", "badger", "bbolt", "gosstables"},
+	}
+	if !implements[merger](&strataEngine{}) { // its Merge is built with -tags strata_merge
+		unsupported["countermerge"] = append(unsupported["countermerge"], "strata")
 	}
 	for _, r := range results {
 		if slices.Contains(unsupported[r.Workload], r.Engine) {
@@ -59,6 +71,9 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 			require.EqualValues(t, 2000, r.Ops, "%+v", r)
 		case "checkpoint", "deleterange":
 			require.EqualValues(t, 1, r.Ops, "%+v", r)
+		}
+		if r.Engine == "bbolt" {
+			require.Zero(t, r.Aborts, "bbolt's writers take turns: %+v", r)
 		}
 	}
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,7 @@ type stat struct {
 	n                int
 	median, min, max float64
 	p50, p99         float64 // medians of the mixed workload's read latencies, µs
+	abortsPerCommit  float64 // median of the transaction workloads' aborts over commits
 	rss              float64 // median peak RSS, MiB
 	unsupported      string
 }
@@ -27,6 +29,7 @@ func summarize(results []result) map[cell]stat {
 	p50s := map[cell][]float64{}
 	p99s := map[cell][]float64{}
 	rss := map[cell][]float64{}
+	aborts := map[cell][]float64{}
 	out := map[cell]stat{}
 	for _, r := range results {
 		c := cell{r.Config, r.Workload, r.Engine}
@@ -38,6 +41,9 @@ func summarize(results []result) map[cell]stat {
 		if r.PeakRSS > 0 {
 			rss[c] = append(rss[c], r.PeakRSS)
 		}
+		if r.Ops > 0 {
+			aborts[c] = append(aborts[c], float64(r.Aborts)/float64(r.Ops))
+		}
 		if r.ReadP50 > 0 {
 			p50s[c] = append(p50s[c], r.ReadP50)
 			p99s[c] = append(p99s[c], r.ReadP99)
@@ -46,7 +52,7 @@ func summarize(results []result) map[cell]stat {
 	for c, rs := range rates {
 		slices.Sort(rs)
 		out[c] = stat{n: len(rs), median: median(rs), min: rs[0], max: rs[len(rs)-1],
-			p50: median(p50s[c]), p99: median(p99s[c]), rss: median(rss[c])}
+			p50: median(p50s[c]), p99: median(p99s[c]), rss: median(rss[c]), abortsPerCommit: median(aborts[c])}
 	}
 	return out
 }
@@ -174,7 +180,7 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 	if c.cacheBytes == 0 {
 		fmt.Fprintf(w, "### Configuration %s: every engine at its defaults\n\n", c.name)
 	} else {
-		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache (go-sstables has none)\n\n",
+		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache (go-sstables and bbolt have none)\n\n",
 			c.name, c.cacheBytes>>20)
 	}
 	cols := []string{"workload", "unit"}
@@ -198,6 +204,7 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 	}
 	fmt.Fprintln(w)
 	rp.writeRSS(w, stats, c)
+	rp.writeAborts(w, stats, c)
 	if !slices.ContainsFunc(rp.workloads, func(wl workload) bool { return wl.name == "mixed" }) {
 		return
 	}
@@ -248,6 +255,39 @@ func (rp report) writeRSS(w io.Writer, stats map[cell]stat, c config) {
 		return
 	}
 	cols := []string{"peak RSS (median of repeats)"}
+	for _, e := range rp.engines {
+		cols = append(cols, e.title)
+	}
+	fmt.Fprintf(w, "| %s |\n|%s\n%s\n\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)), strings.Join(rows, "\n"))
+}
+
+// writeAborts writes, for the workloads that run transactions, each
+// engine's aborts per commit: the median over the repeats of each run's
+// aborts (conflicts retried) over its commits.
+func (rp report) writeAborts(w io.Writer, stats map[cell]stat, c config) {
+	var rows []string
+	for _, wl := range rp.workloads {
+		if !slices.ContainsFunc(wl.needs, func(cp capability) bool { return cp.name == canTransact.name }) {
+			continue
+		}
+		row := []string{wl.title}
+		for _, e := range rp.engines {
+			s := stats[cell{c.name, wl.name, e.name}]
+			switch {
+			case s.unsupported != "":
+				row = append(row, "n/a")
+			case s.n == 0:
+				row = append(row, "")
+			default:
+				row = append(row, strconv.FormatFloat(s.abortsPerCommit, 'g', 3, 64))
+			}
+		}
+		rows = append(rows, "| "+strings.Join(row, " | ")+" |")
+	}
+	if len(rows) == 0 {
+		return
+	}
+	cols := []string{"aborts per commit (median of repeats)"}
 	for _, e := range rp.engines {
 		cols = append(cols, e.title)
 	}

@@ -28,8 +28,8 @@ func TestSummaryTakesMedianAndRange(t *testing.T) {
 
 	var out bytes.Buffer
 	report{plan: plan{engines: engines, workloads: workloads[:1], configs: []config{{name: "defaults"}}}}.write(&out, rs)
-	require.Contains(t, out.String(), "| fillseq | ops/s | 200 (100–300) | 400 |  | 500 |  | 0.40 (Badger) | 0.50 |")
-	require.Contains(t, out.String(), "| fillseq | 80 MiB |  |  |  |  |")
+	require.Contains(t, out.String(), "| fillseq | ops/s | 200 (100–300) | 400 |  | 500 |  |  | 0.40 (Badger) | 0.50 |")
+	require.Contains(t, out.String(), "| fillseq | 80 MiB |  |  |  |  |  |")
 }
 
 func TestHumanKeepsThreeDigits(t *testing.T) {
@@ -38,4 +38,29 @@ func TestHumanKeepsThreeDigits(t *testing.T) {
 	} {
 		require.Equal(t, want, human(v))
 	}
+}
+
+// The transaction workloads get a table of aborts per commit: each run's
+// aborts over its commits, the median over the repeats; n/a for an engine
+// without transactions.
+func TestReportShowsAbortsPerCommit(t *testing.T) {
+	rs := []result{
+		{Engine: "strata", Workload: "txnhot", Config: "defaults", Rate: 90, Ops: 100, Aborts: 10},
+		{Engine: "strata", Workload: "txnhot", Config: "defaults", Rate: 80, Ops: 100, Aborts: 30},
+		{Engine: "strata", Workload: "txnhot", Config: "defaults", Rate: 70, Ops: 200, Aborts: 100},
+		{Engine: "badger", Workload: "txnhot", Config: "defaults", Rate: 50, Ops: 400, Aborts: 1},
+		{Engine: "bbolt", Workload: "txnhot", Config: "defaults", Rate: 40, Ops: 300},
+		{Engine: "pebble", Workload: "txnhot", Config: "defaults", Unsupported: "no transactions"},
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 100, Ops: 100},
+	}
+	require.InDelta(t, 0.3, summarize(rs)[cell{"defaults", "txnhot", "strata"}].abortsPerCommit, 1e-9)
+
+	hot, err := findWorkload("txnhot")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	es := []engine{engines[0], engines[1], engines[3], engines[4]} // Strata, Pebble, Badger, bbolt
+	report{plan: plan{engines: es, workloads: []workload{workloads[0], hot}, configs: []config{{name: "defaults"}}}}.write(&out, rs)
+	require.Contains(t, out.String(), "| aborts per commit (median of repeats) | Strata | Pebble | Badger | bbolt |")
+	require.Contains(t, out.String(), "| "+hot.title+" | 0.3 | n/a | 0.0025 | 0 |")
+	require.NotContains(t, out.String(), "| fillseq | 0 |", "fillseq runs no transactions")
 }

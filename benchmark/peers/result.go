@@ -15,8 +15,9 @@ type result struct {
 	Seconds float64 `json:"seconds"`
 	Rate    float64 `json:"rate"`
 	Unit    string  `json:"unit"`
-	// FillSeconds is the untimed fill of a read or mixed workload:
-	// p.keys unsynced Puts in random order, then a close and a reopen.
+	// FillSeconds is the untimed fill of a read, mixed or uncontended
+	// transaction workload: p.keys unsynced Puts in random order, then a
+	// close and a reopen.
 	FillSeconds float64 `json:"fill_seconds,omitempty"`
 	// ReopenSeconds is the open after that fill's close: what the engine
 	// does with what its logs hold (replays it; writes it out or not).
@@ -24,6 +25,9 @@ type result struct {
 	// CloseSeconds is the closing of the engine after the timed part,
 	// which is not timed: it flushes what the engine held in memory.
 	CloseSeconds float64 `json:"close_seconds,omitempty"`
+	// Aborts counts the transactions that aborted on a conflict and ran
+	// again, in a transaction or counter workload; Ops counts commits.
+	Aborts int64 `json:"aborts,omitempty"`
 	// ReadP50 and ReadP99 are the mixed workload's read latencies, in µs.
 	ReadP50 float64 `json:"read_p50_us,omitempty"`
 	ReadP99 float64 `json:"read_p99_us,omitempty"`

@@ -113,6 +113,9 @@ func progressFigure(r result) string {
 	if r.FillSeconds > 0 {
 		s += fmt.Sprintf(", fill %.2f s", r.FillSeconds)
 	}
+	if r.Aborts > 0 {
+		s += fmt.Sprintf(", %d aborts", r.Aborts)
+	}
 	if r.ReadP99 > 0 {
 		s += fmt.Sprintf(", read p50 %.1f µs p99 %.1f µs", r.ReadP50, r.ReadP99)
 	}

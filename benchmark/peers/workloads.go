@@ -30,9 +30,10 @@ type params struct {
 
 // measure is what one timed workload did.
 type measure struct {
-	ops     int64         // operations (or entries, for scan) done
+	ops     int64         // operations (or entries, for scan; commits, for a transaction workload) done
 	elapsed time.Duration // wall time of the timed part
 	reads   []time.Duration
+	aborts  int64 // transactions that aborted on a conflict and were retried
 }
 
 // workload is one row of the tables.
@@ -44,7 +45,7 @@ type workload struct {
 	// written unsynced in fillOrder, closed and reopened: that fill is
 	// timed apart and never counts in the workload's figure.
 	filled bool
-	// sync opens the engine for synced writes.
+	// sync opens the engine for synced writes (after the fill, if any).
 	sync bool
 	// needs lists the optional interfaces run asserts e to, which the
 	// child checks first.
@@ -65,6 +66,14 @@ var workloads = []workload{
 	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, nil, syncedWriters(1)},
 	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, nil, syncedWriters(32)},
 	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, nil, runMixed},
+	{"txn1", "txn read 4, write 4; 1 goroutine", "commits/s", true, false, []capability{canTransact}, transactions(1, false)},
+	{"txn8", "txn read 4, write 4; 8 goroutines", "commits/s", true, false, []capability{canTransact}, transactions(8, false)},
+	{"txn1sync", "txn read 4, write 4, synced; 1 goroutine", "commits/s", true, true, []capability{canTransact}, transactions(1, false)},
+	{"txn8sync", "txn read 4, write 4, synced; 8 goroutines", "commits/s", true, true, []capability{canTransact}, transactions(8, false)},
+	{"txnhot", "txn on 100 hot keys; 8 goroutines", "commits/s", false, false, []capability{canTransact}, transactions(8, true)},
+	{"txnhotsync", "txn synced on 100 hot keys; 8 goroutines", "commits/s", false, true, []capability{canTransact}, transactions(8, true)},
+	{"countermerge", "counter +1 by Merge; 8 goroutines, 100 keys", "increments/s", false, false, []capability{canMerge}, counters(mergeOne)},
+	{"countertxn", "counter +1 in a txn; 8 goroutines, 100 keys", "increments/s", false, false, []capability{canTransact}, counters(updateOne)},
 }
 
 // findWorkload returns the workload with the given name.

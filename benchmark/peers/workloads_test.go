@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,12 +18,20 @@ import (
 // set, changes the values a Get or Scan returns; the keys hidden reports
 // are absent from them, whatever was written. A checkpoint is a copy kept
 // in checkpoints under its directory, damage and hidden keys included.
+//
+// Its transactions run one at a time. abortEvery, when positive, aborts
+// every abortEvery-th commit, as a conflict would; dropEvery, when
+// positive, loses every dropEvery-th write of a committed transaction or a
+// merge, as a broken engine would.
 type mapEngine struct {
 	mu          sync.Mutex
 	m           map[string][]byte
 	damage      func(key string, v []byte) []byte
 	hidden      func(key string) bool
 	checkpoints map[string]*mapEngine
+
+	abortEvery, dropEvery int
+	commits, writes       int // commits tried and writes made, for them
 }
 
 func newMapEngine() *mapEngine {
@@ -40,13 +49,75 @@ func (e *mapEngine) Get(key []byte, visit func([]byte) error) error {
 	e.mu.Lock()
 	v, ok := e.m[string(key)]
 	e.mu.Unlock()
-	if !ok || e.hidden != nil && e.hidden(string(key)) {
+	return e.visit(string(key), v, ok, visit)
+}
+
+// visit calls visit with v, key's value if ok, as damaged or hidden.
+func (e *mapEngine) visit(key string, v []byte, ok bool, visit func([]byte) error) error {
+	if !ok || e.hidden != nil && e.hidden(key) {
 		return errNotFound
 	}
 	if e.damage != nil {
-		v = e.damage(string(key), v)
+		v = e.damage(key, v)
 	}
 	return visit(v)
+}
+
+func (e *mapEngine) Update(fn func(txn) error) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for aborts := 0; ; aborts++ {
+		t := &mapTxn{e: e, writes: map[string][]byte{}}
+		if err := fn(t); err != nil {
+			return aborts, err
+		}
+		if e.commits++; e.abortEvery > 0 && e.commits%e.abortEvery == 0 {
+			continue
+		}
+		for k, v := range t.writes {
+			e.write(k, v)
+		}
+		return aborts, nil
+	}
+}
+
+// write sets key = value, unless dropEvery says to lose it. The caller
+// holds e.mu.
+func (e *mapEngine) write(key string, value []byte) {
+	if e.writes++; e.dropEvery > 0 && e.writes%e.dropEvery == 0 {
+		return
+	}
+	e.m[key] = value
+}
+
+func (e *mapEngine) Merge(key, operand []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := binary.LittleEndian.Uint64(operand)
+	if v, ok := e.m[string(key)]; ok {
+		n += binary.LittleEndian.Uint64(v)
+	}
+	e.write(string(key), binary.LittleEndian.AppendUint64(nil, n))
+	return nil
+}
+
+// mapTxn is a transaction of a mapEngine, which holds e.mu while it runs.
+type mapTxn struct {
+	e      *mapEngine
+	writes map[string][]byte
+}
+
+func (t *mapTxn) Get(key []byte, visit func([]byte) error) error {
+	if v, ok := t.writes[string(key)]; ok {
+		return visit(v)
+	}
+	v, ok := t.e.m[string(key)]
+	return t.e.visit(string(key), v, ok, visit)
+}
+
+func (t *mapTxn) Put(key, value []byte) error {
+	t.writes[string(key)] = bytes.Clone(value)
+	return nil
 }
 
 func (e *mapEngine) Scan(visit func(key, value []byte) error) error {
@@ -131,7 +202,7 @@ func TestFillOrderIsASeededPermutation(t *testing.T) {
 
 // Every read workload checks every value, so a wrong byte, a wrong
 // length, a missing key or a missing entry fails it. The checkpoint
-// workload checks its copy's.
+// workload checks its copy's; a transaction, the accounts it reads.
 func TestReadsFailOnWrongValues(t *testing.T) {
 	p := params{keys: 500, reads: 2000, duration: 50 * time.Millisecond}
 	damages := map[string]func(key string, v []byte) []byte{
@@ -145,6 +216,7 @@ func TestReadsFailOnWrongValues(t *testing.T) {
 	reads := map[string]func(Engine, params) (measure, error){
 		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "scanreverse": runScanReverse,
 		"mixed": runMixed, "checkpoint": runCheckpoint,
+		"txn1": transactions(1, false), "txn8": transactions(8, false), "txnhot": transactions(8, true),
 	}
 	for name, run := range reads {
 		e := newMapEngine()
