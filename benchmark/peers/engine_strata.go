@@ -17,12 +17,14 @@ type strataEngine struct {
 }
 
 // strataOptions are the options of every Strata run, before the
-// workload's settings. engine_strata_merge.go adds the counters' merge
-// operator.
+// workload's settings.
 var strataOptions = simpledb.Options{
 	// Background events go to the log at Debug and failures at Error;
 	// failures also reach the writers as ErrBackground.
 	Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	// The counters' merge operator: it adds 8-byte little-endian uint64s,
+	// as the Pebble adapter's does.
+	Merger: simpledb.Uint64AddMerger,
 }
 
 func openStrata(dir string, s settings) (Engine, error) {
@@ -40,6 +42,11 @@ func openStrata(dir string, s settings) (Engine, error) {
 
 func (e *strataEngine) Put(key, value []byte) error {
 	return e.db.Put(key, value, simpledb.DefaultSync)
+}
+
+// Merge writes operand as a merge operand, with the durability Put has.
+func (e *strataEngine) Merge(key, operand []byte) error {
+	return e.db.Merge(key, operand, simpledb.DefaultSync)
 }
 
 // getBuffers hold the values Get reads. Get reads with AppendValue into a

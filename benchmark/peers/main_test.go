@@ -56,9 +56,6 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 		"countertxn":   noTxn,
 		"countermerge": {"goleveldb", "badger", "bbolt", "gosstables"},
 	}
-	if !implements[merger](&strataEngine{}) { // its Merge is built with -tags strata_merge
-		unsupported["countermerge"] = append(unsupported["countermerge"], "strata")
-	}
 	for _, r := range results {
 		if slices.Contains(unsupported[r.Workload], r.Engine) {
 			require.NotEmpty(t, r.Unsupported, "%+v", r)
