@@ -43,7 +43,7 @@ PEERS_OUT   ?= results
 .PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
 # make test vets and tests every module but the peers' (benchmark/peers):
-# its four engines take a minute to compile, and make bench-smoke, which
+# its five engines take a minute to compile, and make bench-smoke, which
 # CI runs after make test, vets and tests it with its benchmarks.
 test: VET_MODULES = . benchmark/ycsb raftstore
 test: vet race ycsb-test raftstore-test examples
@@ -165,7 +165,7 @@ fs-matrix:
 crash:
 	$(GO) test -run '^(TestProcessKill|TestBankKill)$$' -count=1 -timeout 30m -v ./simpledb/ -kill-cycles 200 | grep -E '$(TEST_LINES)'
 
-# Strata beside Pebble, goleveldb, Badger and go-sstables: 1M keys, every
+# Strata beside Pebble, goleveldb, Badger, bbolt and go-sstables: 1M keys, every
 # workload in a fresh process per engine, interleaved, 3 repeats. Prints
 # markdown tables (also kept in benchmark/peers/$(PEERS_OUT).md) and writes
 # the raw results and a chart beside them. See benchmark/peers/README.md.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
-	"github.com/stratadb/strata/memstore"
 )
 
 // Batch collects writes that Write applies atomically: all of them or none,
@@ -16,7 +15,7 @@ type Batch struct {
 	// db and index make an indexed batch (NewIndexedBatch): its writes
 	// are also kept in a memstore, to be read.
 	db        *DB
-	index     *memstore.Memstore
+	index     *batchIndex
 	data      []byte
 	count     uint32
 	rangeDels int   // range deletions among the ops: see ErrRangeDelOrder

@@ -55,7 +55,7 @@ func (d *DB) read(key, dst []byte, mode readMode) ([]byte, error) {
 
 // readUnder reads key, checked, as of now, under the writes an indexed
 // batch's index holds if it is not nil.
-func (d *DB) readUnder(index *memstore.Memstore, key, dst []byte, mode readMode) ([]byte, error) {
+func (d *DB) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byte, error) {
 	rs, err := d.acquire()
 	if err != nil {
 		return dst, err
@@ -65,7 +65,7 @@ func (d *DB) readUnder(index *memstore.Memstore, key, dst []byte, mode readMode)
 }
 
 // get reads key from rs as of seq, under index's writes if not nil.
-func (d *DB) get(rs *readState, index *memstore.Memstore, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
+func (d *DB) get(rs *readState, index *batchIndex, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
 	if index == nil {
 		if v, err := rs.get(key, seq, dst, mode); err != errFold {
 			return v, err
@@ -82,7 +82,7 @@ var errFold = errors.New("simpledb: fold needed")
 // index's writes if it is not nil, which folds merge operands: the path of
 // the reads that meet one. It costs an iterator's creation over every
 // level, against a Get's lookups level by level.
-func (d *DB) getFolded(rs *readState, index *memstore.Memstore, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
+func (d *DB) getFolded(rs *readState, index *batchIndex, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
 	var upper []byte // just past key, in bytewise order: the levels below stop there
 	if d.opts.Comparator.Name == sstables.Bytewise.Name {
 		upper = append(key[:len(key):len(key)], 0)

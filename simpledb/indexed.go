@@ -2,7 +2,6 @@ package simpledb
 
 import (
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/sstables"
 )
@@ -22,10 +21,10 @@ func (d *DB) NewIndexedBatch() *Batch {
 	return &Batch{db: d}
 }
 
-// index returns the batch's index, creating it on the first write.
-func (b *Batch) indexed() *memstore.Memstore {
+// indexed returns the batch's index, creating it on the first write.
+func (b *Batch) indexed() *batchIndex {
 	if b.index == nil {
-		b.index = memstore.New(&memstore.Options{Comparator: b.db.opts.Comparator})
+		b.index = newBatchIndex(b.db.opts.Comparator)
 	}
 	return b.index
 }
@@ -35,7 +34,7 @@ func (b *Batch) indexOp(kind base.Kind, key, value []byte) error {
 	if b.db == nil {
 		return nil
 	}
-	return b.indexed().Apply(indexSeqBase+uint64(b.count), kind, key, value)
+	return b.indexed().apply(indexSeqBase+uint64(b.count), kind, key, value)
 }
 
 // checkReadable returns ErrNotIndexed for a batch that is not indexed.
@@ -89,7 +88,7 @@ func (b *Batch) readIndex(key, dst []byte, mode readMode) ([]byte, memstore.Resu
 	if b.index == nil {
 		return dst, memstore.Absent, nil
 	}
-	v, res := b.index.Get(key)
+	v, res := b.index.get(key)
 	switch res {
 	case memstore.Found:
 		return mode.value(dst, v), res, nil
@@ -129,14 +128,6 @@ func (b *Batch) NewPrefixIterator(prefix []byte) (*Iterator, error) {
 	return b.NewIterator(prefix, PrefixUpperBound(prefix))
 }
 
-// indexChild returns an iterator over an indexed batch's writes so far
-// within the bounds, for a merge over the database, and the range
-// tombstones among them.
-func indexChild(index *memstore.Memstore, cmp func(a, b []byte) int, lower, upper []byte) (sstables.EntryIterator, []rangedel.Tombstone) {
-	seq := index.LastSeq()
-	it := index.NewEntryIterator(&memstore.IterOptions{LowerBound: lower, UpperBound: upper, Seq: seq})
-	return it, rangedel.List(index.RangeDeletions()).Newest(cmp, nil, seq, lower, upper)
-}
 
 // seqFilter hides a child's entries above seq: a table's, under a merge that
 // shows an indexed batch's writes, whose numbers are above every one the

@@ -131,7 +131,9 @@ func FuzzIndexedBatch(f *testing.F) {
 	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b"))
 	f.Add([]byte("p1ap2bd1g1s0rxg2s1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		db, err := Open("/db", testOptions(vfs.NewMem()))
+		opts := testOptions(vfs.NewMem())
+		opts.Merger = AppendMerger
+		db, err := Open("/db", opts)
 		require.NoError(t, err)
 		defer db.Close()
 		next := func() byte {
@@ -146,6 +148,11 @@ func FuzzIndexedBatch(f *testing.F) {
 		dbModel := model{}
 		for range next() % 16 {
 			k, v := key(), fmt.Appendf(nil, "db%d", next())
+			if v[2]%3 == 0 {
+				require.NoError(t, db.Merge(k, v, DefaultSync))
+				dbModel.merge(k, v)
+				continue
+			}
 			require.NoError(t, db.Put(k, v, DefaultSync))
 			dbModel[string(k)] = string(v)
 		}
@@ -155,7 +162,11 @@ func FuzzIndexedBatch(f *testing.F) {
 		b, staged := db.NewIndexedBatch(), maps.Clone(dbModel)
 		for step := 0; len(data) > 0 && step < 64; step++ {
 			msg := fmt.Sprintf("step %d", step)
-			switch next() % 6 {
+			switch next() % 7 {
+			case 6:
+				k, o := key(), fmt.Appendf(nil, "+%d", step)
+				require.NoError(t, b.Merge(k, o))
+				staged.merge(k, o)
 			case 0, 1:
 				k, v := key(), fmt.Appendf(nil, "b%d", step)
 				require.NoError(t, b.Put(k, v))

@@ -105,7 +105,7 @@ func PrefixUpperBound(prefix []byte) []byte {
 // newIterator returns an iterator over rs as of seq, under the writes an
 // indexed batch's index holds if it is not nil; it takes over the caller's
 // reference on rs.
-func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64, index *memstore.Memstore) *Iterator {
+func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64, index *batchIndex) *Iterator {
 	it := &Iterator{db: d, rs: rs, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}
 	// Sized once: the index, a memstore each, a table per L0 table, a level
 	// each.
@@ -131,7 +131,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64, index *
 	// themselves, and a filter the tables'.
 	mergeSeq, table := seq, func(it sstables.EntryIterator) sstables.EntryIterator { return it }
 	if index != nil {
-		child, t := indexChild(index, it.rs.v.cmp, it.lower, it.upper)
+		child, t := index.child(it.lower, it.upper)
 		if len(t) > 0 {
 			tombs = [][]rangedel.Tombstone{t}
 		}

@@ -66,7 +66,9 @@ func TestKillChild(t *testing.T) {
 	sync := os.Getenv("STRATA_KILL_UNSYNCED") == ""
 	for i := start; ; i++ {
 		op := killBatch(i)
-		if err := db.Write(op.batch(), syncIf(sync)); err != nil {
+		b := db.NewBatch()
+		op.write(b)
+		if err := db.Write(b, syncIf(sync)); err != nil {
 			fmt.Printf("write failed: %v\n", err)
 			os.Exit(2)
 		}

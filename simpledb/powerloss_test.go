@@ -20,12 +20,16 @@ import (
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // workloadOp is one step of a crash workload: a batch of writes (a single
-// Put, Delete or DeleteRange is a batch of one), or a flush or compaction.
+// Put, Delete, DeleteRange or Merge is a batch of one) or a transaction, or
+// a flush or compaction.
 type workloadOp struct {
 	puts    map[string]string // key -> value
 	deletes []string
-	ranges  [][2][]byte // [start, end) to delete, nil: unbounded
-	sync    bool
+	ranges  [][2][]byte       // [start, end) to delete, nil: unbounded
+	merges  map[string]string // key -> operand, appended (AppendMerger)
+	// txn: the writes commit as a transaction, not a batch.
+	txn  bool
+	sync bool
 	// viaDefault: runOp asks for sync through DefaultSync where the
 	// database's default is sync, rather than through Sync or NoSync.
 	viaDefault bool
@@ -44,36 +48,42 @@ func (op workloadOp) apply(m model) {
 	for _, r := range op.ranges {
 		m.deleteRange(r[0], r[1])
 	}
+	for k, o := range op.merges {
+		m.merge([]byte(k), []byte(o))
+	}
 }
 
-// batch returns the op's writes as a batch: its puts, its deletes, then
-// its range deletions, in the order apply applies them. A rejected write
-// makes Write fail.
-func (op workloadOp) batch() *Batch {
-	b := new(Batch)
+// write adds the op's writes to w, a batch or a transaction: its puts, its
+// deletes, its range deletions, then its merges, in the order apply
+// applies them. A rejected write makes Write or Commit fail.
+func (op workloadOp) write(w modelWriter) {
 	for k, v := range op.puts {
-		b.Put([]byte(k), []byte(v))
+		w.Put([]byte(k), []byte(v))
 	}
 	for _, k := range op.deletes {
-		b.Delete([]byte(k))
+		w.Delete([]byte(k))
 	}
 	for _, r := range op.ranges {
-		b.DeleteRange(r[0], r[1])
+		w.DeleteRange(r[0], r[1])
 	}
-	return b
+	for k, o := range op.merges {
+		w.Merge([]byte(k), []byte(o))
+	}
 }
 
 // randomOp draws a workload step; step makes every value unique.
 func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 	key := func() string { return fmt.Sprintf("key-%04d", rng.IntN(keys)) }
-	op := workloadOp{puts: map[string]string{}, sync: rng.IntN(3) > 0, viaDefault: rng.IntN(2) == 0}
+	op := workloadOp{puts: map[string]string{}, merges: map[string]string{}, sync: rng.IntN(3) > 0, viaDefault: rng.IntN(2) == 0}
 	switch r := rng.IntN(100); {
 	case r < 3:
 		return workloadOp{flush: true}
 	case r < 4:
 		return workloadOp{compact: true}
-	case r < 60:
+	case r < 52:
 		op.puts[key()] = fmt.Sprintf("v%d-%s", step, string(make([]byte, rng.IntN(400))))
+	case r < 60:
+		op.merges[key()] = fmt.Sprintf("+%d", step)
 	case r < 70:
 		op.deletes = []string{key()}
 	case r < 75:
@@ -88,12 +98,17 @@ func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 		}
 		op.ranges = [][2][]byte{{lo, hi}}
 	default:
+		op.txn = rng.IntN(3) == 0
 		for i := range 1 + rng.IntN(8) {
 			k := key()
-			if rng.IntN(4) == 0 {
+			switch rng.IntN(6) {
+			case 0:
 				op.deletes = append(op.deletes, k)
 				delete(op.puts, k)
-			} else {
+				delete(op.merges, k)
+			case 1:
+				op.merges[k] += fmt.Sprintf("+%d.%d", step, i)
+			default:
 				op.puts[k] = fmt.Sprintf("v%d.%d", step, i)
 			}
 		}
@@ -114,16 +129,27 @@ func runOp(t *testing.T, db *DB, op workloadOp) {
 		require.NoError(t, db.Flush())
 	case op.compact:
 		require.NoError(t, db.Compact())
-	case len(op.puts) == 1 && len(op.deletes) == 0 && len(op.ranges) == 0:
+	case op.txn:
+		tx, err := db.NewTxn(true)
+		require.NoError(t, err)
+		op.write(tx)
+		require.NoError(t, tx.Commit(opts))
+	case len(op.puts) == 1 && len(op.deletes) == 0 && len(op.ranges) == 0 && len(op.merges) == 0:
 		for k, v := range op.puts {
 			require.NoError(t, db.Put([]byte(k), []byte(v), opts))
 		}
-	case len(op.puts) == 0 && len(op.deletes) == 1 && len(op.ranges) == 0:
+	case len(op.puts) == 0 && len(op.deletes) == 1 && len(op.ranges) == 0 && len(op.merges) == 0:
 		require.NoError(t, db.Delete([]byte(op.deletes[0]), opts))
-	case len(op.puts) == 0 && len(op.deletes) == 0 && len(op.ranges) == 1:
+	case len(op.puts) == 0 && len(op.deletes) == 0 && len(op.ranges) == 1 && len(op.merges) == 0:
 		require.NoError(t, db.DeleteRange(op.ranges[0][0], op.ranges[0][1], opts))
+	case len(op.puts) == 0 && len(op.deletes) == 0 && len(op.ranges) == 0 && len(op.merges) == 1:
+		for k, o := range op.merges {
+			require.NoError(t, db.Merge([]byte(k), []byte(o), opts))
+		}
 	default:
-		require.NoError(t, db.Write(op.batch(), opts))
+		b := new(Batch)
+		op.write(b)
+		require.NoError(t, db.Write(b, opts))
 	}
 }
 
@@ -169,9 +195,9 @@ func matchPrefix(got model, base model, ops []workloadOp, from int) int {
 }
 
 // TestPowerLoss runs random workloads of synced and unsynced writes (Put,
-// Delete, DeleteRange and Write, each with Sync, NoSync or DefaultSync, in
-// a database synced or not by default), batches, deletes, flushes and
-// compactions on an in-memory filesystem,
+// Delete, DeleteRange, Merge, Write and transactions, each with Sync, NoSync
+// or DefaultSync, in a database synced or not by default), batches,
+// deletes, flushes and compactions on an in-memory filesystem,
 // crash-clones it at a random point (while flushes and compactions may be
 // running), reopens the clone, and checks that it holds exactly the state
 // after some prefix of the workload that includes everything acknowledged as
@@ -232,6 +258,7 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	// Few open tables, as in TestModel: reads reopen tables before the
 	// power loss and after it.
 	opts.MaxOpenFiles = MinMaxOpenFiles
+	opts.Merger = AppendMerger
 	// Either default: each write says Sync or NoSync, or DefaultSync
 	// where that is the same.
 	opts.NoSync = rng.IntN(2) == 0

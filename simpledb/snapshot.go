@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/memstore"
 )
 
 // Snapshot is a point-in-time view: reads through it see the database as
@@ -75,7 +74,7 @@ func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
 
 // readUnder reads key, checked, as of the snapshot, under the writes an
 // indexed batch's index holds if it is not nil.
-func (s *Snapshot) readUnder(index *memstore.Memstore, key, dst []byte, mode readMode) ([]byte, error) {
+func (s *Snapshot) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byte, error) {
 	rs, err := s.acquire()
 	if err != nil {
 		return dst, err

@@ -117,7 +117,7 @@ func (t *Txn) read(key, dst []byte, mode readMode) ([]byte, error) {
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
-	var index *memstore.Memstore
+	var index *batchIndex
 	if t.batch != nil {
 		v, res, err := t.batch.readIndex(key, dst, mode)
 		switch res {
@@ -145,7 +145,7 @@ func (t *Txn) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	var index *memstore.Memstore
+	var index *batchIndex
 	if t.batch != nil {
 		index = t.batch.index
 		t.ranges = append(t.ranges, keyRange{lo: bytes.Clone(lower), hi: bytes.Clone(upper)})

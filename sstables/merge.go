@@ -429,22 +429,18 @@ func (m *MergingIterator) foldForward(seq uint64, operand []byte) bool {
 		if older > m.opts.Seq {
 			continue
 		}
-		switch top.Kind() {
-		case KindDelete:
-			kind = KindSet
-			continue
-		case KindSet:
-			kind = KindSet
-		}
-		if len(m.rangeDels) > 0 && m.covered(m.key, older) {
-			kind = KindSet
-			continue
+		if top.Kind() == KindDelete || len(m.rangeDels) > 0 && m.covered(m.key, older) {
+			kind = KindSet // the operands, on nothing, are the value
+			break
 		}
 		v, err := m.opts.Fold(m.key, top.Value(), acc)
 		if err != nil {
 			return m.stop(err)
 		}
 		acc = v
+		if top.Kind() == KindSet {
+			kind = KindSet
+		}
 	}
 	if kind == KindMerge && m.underRangeDel() {
 		kind = KindSet
