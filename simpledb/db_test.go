@@ -1,9 +1,11 @@
 package simpledb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
@@ -307,6 +310,53 @@ func TestIteratorNotPositioned(t *testing.T) {
 				require.False(t, move(), "%s after Close", name)
 			}
 			require.ErrorIs(t, it.Err(), ErrClosed)
+		})
+	}
+}
+
+// TestCloseFlushes checks that Close writes a memstore of closeFlushBytes
+// or more to a table, so that the next Open replays nothing, and leaves a
+// smaller one in the log, where the next Open finds it.
+func TestCloseFlushes(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		keys    int
+		flushed bool
+	}{{"large", 40000, true}, {"small", 100, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := testOptions(vfs.NewMem())
+			opts.MemstoreSize = 64 << 20
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			value := bytes.Repeat([]byte{'v'}, 100)
+			for i := range tt.keys {
+				require.NoError(t, db.Put(fmt.Appendf(nil, "key-%06d", i), value, NoSync))
+			}
+			require.Equal(t, tt.flushed, db.mem.m.SizeBytes() >= closeFlushBytes, "the test's premise")
+			order := db.opts.Comparator.Name
+			require.NoError(t, db.Close())
+			// The logs the manifest names, with the lengths Close recorded.
+			name, err := manifest.ReadCurrent(opts.FS, "/db")
+			require.NoError(t, err)
+			state, err := manifest.Replay(opts.FS, filepath.Join("/db", name), order)
+			require.NoError(t, err)
+			var logged uint64
+			for _, l := range state.Logs {
+				logged += l.Size
+			}
+			if tt.flushed {
+				require.Less(t, logged, uint64(4096), "nothing left to replay but the log's header")
+			} else {
+				require.Greater(t, logged, uint64(tt.keys*100), "the writes are in the log")
+			}
+			db, err = Open("/db", opts)
+			require.NoError(t, err)
+			defer db.Close()
+			for i := range tt.keys {
+				v, err := db.Get(fmt.Appendf(nil, "key-%06d", i))
+				require.NoError(t, err)
+				require.Equal(t, value, v)
+			}
 		})
 	}
 }
