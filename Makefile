@@ -40,7 +40,7 @@ PEERS_DIR   ?= /tmp/strata-peers
 PEERS_FLAGS ?=
 PEERS_OUT   ?= results
 
-.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
+.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
 # make test vets and tests every module but the peers' (benchmark/peers):
 # its five engines take a minute to compile, and make bench-smoke, which
@@ -172,6 +172,13 @@ crash:
 bench-peers:
 	@cd benchmark/peers && $(GO) run . -dir $(PEERS_DIR) \
 		-json $(PEERS_OUT).json -svg $(PEERS_OUT).svg $(PEERS_FLAGS) | tee $(PEERS_OUT).md
+
+# Ten times the data: 10M keys (1.1 GB of keys and values), Strata and
+# Pebble, the fills, reads (1M Gets), scan and mixed, 3 repeats, with each
+# run's disk writes, database size and write stalls (about 30 minutes).
+bench-peers-large:
+	@$(MAKE) --no-print-directory bench-peers PEERS_OUT=results-large \
+		PEERS_FLAGS='-keys 10000000 -reads 1000000 -engines strata,pebble -configs defaults -workloads fillseq,fillrandom,readrandom,scan,mixed -costs $(PEERS_FLAGS)'
 
 # The same at smoke size, in two to three minutes, its outputs in /tmp.
 bench-peers-smoke:

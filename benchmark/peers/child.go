@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -157,6 +158,11 @@ func (t task) run() (result, error) {
 		reopenTime = time.Since(reopen)
 	}
 	m, err := w.run(db, t.params)
+	var stall *float64
+	if s, ok := db.(staller); ok {
+		seconds := s.StallTime().Seconds()
+		stall = &seconds
+	}
 	closeTime, closeErr := timed(db.Close)
 	if err != nil {
 		return result{}, err
@@ -169,6 +175,10 @@ func (t task) run() (result, error) {
 	r.ReopenSeconds = reopenTime.Seconds()
 	r.CloseSeconds = closeTime.Seconds()
 	r.Aborts = m.aborts
+	r.StallSeconds = stall
+	if r.DBSizeMiB, err = dirMiB(dir); err != nil {
+		return result{}, err
+	}
 	if len(m.reads) > 0 {
 		p50, p99 := readPercentiles(m.reads)
 		r.ReadP50 = float64(p50.Nanoseconds()) / 1e3
@@ -188,4 +198,20 @@ func fillAndClose(db Engine, keys int, order []uint64) error {
 		return fmt.Errorf("close after fill: %w", err)
 	}
 	return nil
+}
+
+// dirMiB returns the size of the files under dir, in MiB.
+func dirMiB(dir string) (float64, error) {
+	var size int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			size += info.Size()
+		}
+		return err
+	})
+	return float64(size) / (1 << 20), err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Engine is one key-value store, open on one directory. The workloads call
@@ -88,6 +89,16 @@ type merger interface {
 	// another such uint64 (0 if the key is absent), without reading it,
 	// with the durability the engine was opened with (settings.sync).
 	Merge(key, operand []byte) error
+}
+
+// staller is an Engine that says how long it held writes back, waiting
+// for its flushes or compactions, since it was opened.
+type staller interface {
+	// StallTime is that time. Strata sums each stalled write's wait;
+	// Pebble, the length of each stall it announces (its event listener's
+	// WriteStallBegin to WriteStallEnd), which writes share: with several
+	// writers Strata's sum counts each of them.
+	StallTime() time.Duration
 }
 
 // capability is one optional interface, as a workload needs it.

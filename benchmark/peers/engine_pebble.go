@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -15,12 +17,43 @@ import (
 // only indexed batches, which read their own writes but detect no
 // conflict.
 type pebbleEngine struct {
-	db    *pebble.DB
-	write *pebble.WriteOptions
+	db     *pebble.DB
+	write  *pebble.WriteOptions
+	stalls *stallClock
+}
+
+// stallClock adds up the stalls Pebble's event listener announces.
+type stallClock struct {
+	mu    sync.Mutex
+	since time.Time // the running stall's start; zero if none
+	total time.Duration
+}
+
+func (c *stallClock) begin(pebble.WriteStallBeginInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.since = time.Now()
+}
+
+func (c *stallClock) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.since.IsZero() {
+		c.total += time.Since(c.since)
+		c.since = time.Time{}
+	}
+}
+
+func (e *pebbleEngine) StallTime() time.Duration {
+	e.stalls.mu.Lock()
+	defer e.stalls.mu.Unlock()
+	return e.stalls.total
 }
 
 func openPebble(dir string, s settings) (Engine, error) {
-	opts := &pebble.Options{Logger: pebbleLogger{}, Merger: uint64Adder}
+	stalls := &stallClock{}
+	opts := &pebble.Options{Logger: pebbleLogger{}, Merger: uint64Adder,
+		EventListener: &pebble.EventListener{WriteStallBegin: stalls.begin, WriteStallEnd: stalls.end}}
 	if s.cacheBytes > 0 {
 		opts.CacheSize = s.cacheBytes
 	}
@@ -32,7 +65,7 @@ func openPebble(dir string, s settings) (Engine, error) {
 	if s.sync {
 		write = pebble.Sync
 	}
-	return &pebbleEngine{db: db, write: write}, nil
+	return &pebbleEngine{db: db, write: write, stalls: stalls}, nil
 }
 
 func (e *pebbleEngine) Put(key, value []byte) error { return e.db.Set(key, value, e.write) }

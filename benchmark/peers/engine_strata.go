@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/stratadb/strata/simpledb"
 )
@@ -43,6 +44,9 @@ func openStrata(dir string, s settings) (Engine, error) {
 func (e *strataEngine) Put(key, value []byte) error {
 	return e.db.Put(key, value, simpledb.DefaultSync)
 }
+
+// StallTime is the database's Stats().StallTime.
+func (e *strataEngine) StallTime() time.Duration { return e.db.Stats().StallTime }
 
 // Merge writes operand as a merge operand, with the durability Put has.
 func (e *strataEngine) Merge(key, operand []byte) error {

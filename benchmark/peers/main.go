@@ -41,6 +41,7 @@ func runMain(args []string, out, progress io.Writer) error {
 	workloadList := fs.String("workloads", names(workloads, func(w workload) string { return w.name }), "workloads to run, comma-separated")
 	configList := fs.String("configs", "defaults,equal-cache", "configurations to run, comma-separated: defaults, equal-cache")
 	probeDisk := fs.Bool("probes", true, "measure fdatasync of appends and overwrites in -dir")
+	costs := fs.Bool("costs", false, "also tabulate each run's disk writes, database size and write stalls")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "strata-peers"), "directory on the disk under test; every run gets a fresh one inside it")
 	jsonPath := fs.String("json", "", "file to write the raw results to, as JSON")
 	svgPath := fs.String("svg", "", "file to draw Strata's ratio to the best peer in, as SVG")
@@ -61,6 +62,7 @@ func runMain(args []string, out, progress io.Writer) error {
 		params:   params{keys: *keys, reads: *reads, duration: *duration},
 		repeats:  *repeats,
 		probes:   *probeDisk,
+		costs:    *costs,
 		dir:      *dir,
 		exe:      exe,
 		progress: progress,

@@ -20,6 +20,9 @@ type stat struct {
 	p50, p99         float64 // medians of the mixed workload's read latencies, µs
 	abortsPerCommit  float64 // median of the transaction workloads' aborts over commits
 	rss              float64 // median peak RSS, MiB
+	written, size    float64 // medians of the disk written and the database's size, MiB
+	stall            float64 // median stall time, seconds
+	stalled          bool    // the engine reported its stalls
 	unsupported      string
 }
 
@@ -29,6 +32,9 @@ func summarize(results []result) map[cell]stat {
 	p50s := map[cell][]float64{}
 	p99s := map[cell][]float64{}
 	rss := map[cell][]float64{}
+	written := map[cell][]float64{}
+	size := map[cell][]float64{}
+	stall := map[cell][]float64{}
 	aborts := map[cell][]float64{}
 	out := map[cell]stat{}
 	for _, r := range results {
@@ -41,6 +47,15 @@ func summarize(results []result) map[cell]stat {
 		if r.PeakRSS > 0 {
 			rss[c] = append(rss[c], r.PeakRSS)
 		}
+		if r.DiskWrittenMiB > 0 {
+			written[c] = append(written[c], r.DiskWrittenMiB)
+		}
+		if r.DBSizeMiB > 0 {
+			size[c] = append(size[c], r.DBSizeMiB)
+		}
+		if r.StallSeconds != nil {
+			stall[c] = append(stall[c], *r.StallSeconds)
+		}
 		if r.Ops > 0 {
 			aborts[c] = append(aborts[c], float64(r.Aborts)/float64(r.Ops))
 		}
@@ -52,7 +67,8 @@ func summarize(results []result) map[cell]stat {
 	for c, rs := range rates {
 		slices.Sort(rs)
 		out[c] = stat{n: len(rs), median: median(rs), min: rs[0], max: rs[len(rs)-1],
-			p50: median(p50s[c]), p99: median(p99s[c]), rss: median(rss[c]), abortsPerCommit: median(aborts[c])}
+			p50: median(p50s[c]), p99: median(p99s[c]), rss: median(rss[c]), abortsPerCommit: median(aborts[c]),
+			written: median(written[c]), size: median(size[c]), stall: median(stall[c]), stalled: len(stall[c]) > 0}
 	}
 	return out
 }
@@ -203,7 +219,17 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintln(w)
-	rp.writeRSS(w, stats, c)
+	rp.writeMedians(w, stats, c, "peak RSS (median of repeats)", func(s stat) string { return mib(s.rss) })
+	if rp.costs {
+		rp.writeMedians(w, stats, c, "disk written, fill included (median of repeats)", func(s stat) string { return mib(s.written) })
+		rp.writeMedians(w, stats, c, "database size after close (median of repeats)", func(s stat) string { return mib(s.size) })
+		rp.writeMedians(w, stats, c, "writes stalled, timed part (median of repeats)", func(s stat) string {
+			if !s.stalled {
+				return ""
+			}
+			return fmt.Sprintf("%.2f s", s.stall)
+		})
+	}
 	rp.writeAborts(w, stats, c)
 	if !slices.ContainsFunc(rp.workloads, func(wl workload) bool { return wl.name == "mixed" }) {
 		return
@@ -231,21 +257,25 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 	fmt.Fprintln(w)
 }
 
-// writeRSS writes each engine's median peak resident memory per workload,
-// if the children reported it.
-func (rp report) writeRSS(w io.Writer, stats map[cell]stat, c config) {
+// mib shows a size in MiB, "" for none.
+func mib(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f MiB", v)
+}
+
+// writeMedians writes a table of one figure per workload and engine, as
+// show gives it ("" where there is none), with the rows that have one.
+func (rp report) writeMedians(w io.Writer, stats map[cell]stat, c config, title string, show func(stat) string) {
 	var rows []string
 	for _, wl := range rp.workloads {
 		row := []string{wl.title}
 		seen := false
 		for _, e := range rp.engines {
-			v := stats[cell{c.name, wl.name, e.name}].rss
-			seen = seen || v > 0
-			if v == 0 {
-				row = append(row, "")
-			} else {
-				row = append(row, fmt.Sprintf("%.0f MiB", v))
-			}
+			v := show(stats[cell{c.name, wl.name, e.name}])
+			seen = seen || v != ""
+			row = append(row, v)
 		}
 		if seen {
 			rows = append(rows, "| "+strings.Join(row, " | ")+" |")
@@ -254,7 +284,7 @@ func (rp report) writeRSS(w io.Writer, stats map[cell]stat, c config) {
 	if len(rows) == 0 {
 		return
 	}
-	cols := []string{"peak RSS (median of repeats)"}
+	cols := []string{title}
 	for _, e := range rp.engines {
 		cols = append(cols, e.title)
 	}

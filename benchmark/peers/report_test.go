@@ -64,3 +64,22 @@ func TestReportShowsAbortsPerCommit(t *testing.T) {
 	require.Contains(t, out.String(), "| "+hot.title+" | 0.3 | n/a | 0.0025 | 0 |")
 	require.NotContains(t, out.String(), "| fillseq | 0 |", "fillseq runs no transactions")
 }
+
+// With -costs the report adds the disk written, the database's size and
+// the stall time: medians, blank where a run did not say.
+func TestReportShowsCosts(t *testing.T) {
+	stall := func(s float64) *float64 { return &s }
+	rs := []result{
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 1, DiskWrittenMiB: 100, DBSizeMiB: 40, StallSeconds: stall(0.5)},
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 1, DiskWrittenMiB: 300, DBSizeMiB: 60, StallSeconds: stall(1.5)},
+		{Engine: "pebble", Workload: "fillseq", Config: "defaults", Rate: 1, DiskWrittenMiB: 200, DBSizeMiB: 50},
+	}
+	var out bytes.Buffer
+	report{plan: plan{engines: engines, workloads: workloads[:1], configs: []config{{name: "defaults"}}, costs: true}}.write(&out, rs)
+	require.Contains(t, out.String(), "| fillseq | 200 MiB | 200 MiB |  |  |  |  |")
+	require.Contains(t, out.String(), "| fillseq | 50 MiB | 50 MiB |  |  |  |  |")
+	require.Contains(t, out.String(), "| fillseq | 1.00 s |  |  |  |  |  |")
+	out.Reset()
+	report{plan: plan{engines: engines, workloads: workloads[:1], configs: []config{{name: "defaults"}}}}.write(&out, rs)
+	require.NotContains(t, out.String(), "disk written", "only with -costs")
+}

@@ -35,6 +35,18 @@ type result struct {
 	// as the parent reads it from the child's resource usage; 0 where the
 	// system does not say.
 	PeakRSS float64 `json:"peak_rss_mib,omitempty"`
+	// DiskWrittenMiB is what the child caused the disk to write, fill
+	// included: its resource usage's block output (Linux counts the bytes
+	// a process dirties, written back by whoever), in MiB. A fill's over
+	// its keys' and values' bytes is the engine's write amplification,
+	// logs included.
+	DiskWrittenMiB float64 `json:"disk_written_mib,omitempty"`
+	// DBSizeMiB is the size of the database's files after the run's
+	// Close, in MiB.
+	DBSizeMiB float64 `json:"db_size_mib,omitempty"`
+	// StallSeconds is how long the engine held writes back during the
+	// timed part (see staller); nil for an engine that does not say.
+	StallSeconds *float64 `json:"stall_seconds,omitempty"`
 	// Unsupported says why the engine cannot run the workload; the other
 	// figures are then zero.
 	Unsupported string `json:"unsupported,omitempty"`

@@ -15,3 +15,12 @@ func peakRSS(ps *os.ProcessState) float64 {
 	}
 	return 0
 }
+
+// diskWritten returns what a finished child caused the disk to write, in
+// MiB: Linux reports ru_oublock in 512-byte blocks.
+func diskWritten(ps *os.ProcessState) float64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return float64(ru.Oublock) * 512 / (1 << 20)
+	}
+	return 0
+}

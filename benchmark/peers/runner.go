@@ -26,6 +26,7 @@ type plan struct {
 	workloads []workload
 	configs   []config
 	probes    bool   // run the disk probes too
+	costs     bool   // tabulate disk writes, database sizes and stalls
 	dir       string // where each task gets a fresh directory
 	exe       string // the binary that runs children
 	progress  io.Writer
@@ -101,6 +102,7 @@ func (p plan) runTask(t task) (result, error) {
 		return result{}, fmt.Errorf("peers: %s %s: result %q: %w", t.engine, t.workload, lines[len(lines)-1], err)
 	}
 	r.PeakRSS = peakRSS(cmd.ProcessState)
+	r.DiskWrittenMiB = diskWritten(cmd.ProcessState)
 	return r, nil
 }
 
