@@ -139,7 +139,7 @@ TEST_LINES := ^(=== RUN|--- |ok|FAIL|PASS|panic:)|^ +[^ ]+\.go:[0-9]+: |Error|Me
 # The randomised and crash tests at stress length: model, power loss,
 # linearizability, corruption, the damage matrix. Each prints what it checked.
 stress:
-	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix|TestFollowerWhileWriting' \
+	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix|TestFollowerWhileWriting|TestMergeModelWithSnapshots' \
 		-count=1 -timeout 90m -v ./simpledb/ -long | grep -E '$(TEST_LINES)'
 	$(GO) test -run 'TestModel|TestEveryByteFlipIsDetected|TestMergingIteratorMatchesModel' -count=1 -timeout 30m -v ./memstore/ ./sstables/ -long | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -race -run 'TestLinearizability' -count=1 -timeout 30m -v ./kv/ -long | grep -E '$(TEST_LINES)'

@@ -75,33 +75,13 @@ type commitGroup struct {
 // them once it returns. Opts choose whether it is synced (DefaultSync: as
 // Options.NoSync says); its errors are Write's.
 func (d *DB) Put(key, value []byte, opts WriteOptions) error {
-	sync, err := opts.sync(d.opts.NoSync)
-	if err != nil {
-		return err
-	}
-	b := batchPool.Get().(*Batch)
-	defer putBatch(b)
-	b.Reset()
-	if err := b.Put(key, value); err != nil {
-		return err
-	}
-	return d.write(b, sync)
+	return d.writeOp(base.KindSet, key, value, opts)
 }
 
 // Delete deletes key. Deleting an absent key is not an error. Opts are
 // Put's.
 func (d *DB) Delete(key []byte, opts WriteOptions) error {
-	sync, err := opts.sync(d.opts.NoSync)
-	if err != nil {
-		return err
-	}
-	b := batchPool.Get().(*Batch)
-	defer putBatch(b)
-	b.Reset()
-	if err := b.Delete(key); err != nil {
-		return err
-	}
-	return d.write(b, sync)
+	return d.writeOp(base.KindDelete, key, nil, opts)
 }
 
 // DeleteRange deletes every key in [start, end) as one write, whose cost
@@ -111,20 +91,39 @@ func (d *DB) Delete(key []byte, opts WriteOptions) error {
 // see Batch.DeleteRange. A database whose Options.Comparator is not
 // bytewise refuses range deletions with ErrRangeDelOrder. Opts are Put's.
 func (d *DB) DeleteRange(start, end []byte, opts WriteOptions) error {
+	return d.writeOp(base.KindRangeDelete, start, end, opts)
+}
+
+// writeOp writes one op, of kind, as a batch of its own: Put, Delete,
+// DeleteRange (key and value its start and end) and Merge.
+func (d *DB) writeOp(kind base.Kind, key, value []byte, opts WriteOptions) error {
 	sync, err := opts.sync(d.opts.NoSync)
 	if err != nil {
 		return err
 	}
-	if err := d.checkOpen(); err != nil {
-		return err
-	}
-	if err := d.checkRangeDelOrder(); err != nil {
-		return err
+	if kind == base.KindRangeDelete {
+		// Refused here, before the batch, which would drop an empty range.
+		if err := d.checkOpen(); err != nil {
+			return err
+		}
+		if err := d.checkRangeDelOrder(); err != nil {
+			return err
+		}
 	}
 	b := batchPool.Get().(*Batch)
 	defer putBatch(b)
 	b.Reset()
-	if err := b.DeleteRange(start, end); err != nil {
+	switch kind {
+	case base.KindSet:
+		err = b.Put(key, value)
+	case base.KindDelete:
+		err = b.Delete(key)
+	case base.KindRangeDelete:
+		err = b.DeleteRange(key, value)
+	default:
+		err = b.Merge(key, value)
+	}
+	if err != nil {
 		return err
 	}
 	return d.write(b, sync)

@@ -92,17 +92,7 @@ func (m *Merger) fold() func(key, older, newer []byte) ([]byte, error) {
 // merger returns ErrNoMerger; an operand the merger's CheckOperand refuses,
 // ErrMergeFailed. Opts, and the other errors, are Put's.
 func (d *DB) Merge(key, operand []byte, opts WriteOptions) error {
-	sync, err := opts.sync(d.opts.NoSync)
-	if err != nil {
-		return err
-	}
-	b := batchPool.Get().(*Batch)
-	defer putBatch(b)
-	b.Reset()
-	if err := b.Merge(key, operand); err != nil {
-		return err
-	}
-	return d.write(b, sync)
+	return d.writeOp(base.KindMerge, key, operand, opts)
 }
 
 // checkOperand returns ErrNoMerger without a merger, or the merger's
