@@ -59,6 +59,7 @@ export GORACE ?= atexit_sleep_ms=0
 # test's own vet.
 VET_MODULES ?= $(MODULES)
 vet:
+	@unformatted=$$($$($(GO) env GOROOT)/bin/gofmt -l .); if [ -n "$$unformatted" ]; then echo "not gofmt'd:"; echo "$$unformatted"; exit 1; fi
 	@for mod in $(VET_MODULES); do \
 		race=-race; [ $$mod = benchmark/peers ] && race=; \
 		echo "go vet $$race $$mod"; (cd $$mod && $(GO) vet $$race ./...) || exit 1; \

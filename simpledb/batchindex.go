@@ -168,7 +168,10 @@ func (it *indexIter) Next() bool  { it.pos++; return it.Valid() }
 func (it *indexIter) Prev() bool  { it.pos--; return it.Valid() }
 
 func (it *indexIter) SeekGE(key []byte) bool { it.pos = it.search(it.entries, key); return it.Valid() }
-func (it *indexIter) SeekLT(key []byte) bool { it.pos = it.search(it.entries, key) - 1; return it.Valid() }
+func (it *indexIter) SeekLT(key []byte) bool {
+	it.pos = it.search(it.entries, key) - 1
+	return it.Valid()
+}
 
 func (it *indexIter) Valid() bool { return it.pos >= 0 && it.pos < len(it.entries) }
 

@@ -128,7 +128,6 @@ func (b *Batch) NewPrefixIterator(prefix []byte) (*Iterator, error) {
 	return b.NewIterator(prefix, PrefixUpperBound(prefix))
 }
 
-
 // seqFilter hides a child's entries above seq: a table's, under a merge that
 // shows an indexed batch's writes, whose numbers are above every one the
 // database assigns, so that the merge itself cannot filter by seq.
