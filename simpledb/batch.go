@@ -13,7 +13,7 @@ import (
 // is not safe for concurrent use; it can be reused after Reset.
 type Batch struct {
 	// db and index make an indexed batch (NewIndexedBatch): its writes
-	// are also kept in a memstore, to be read.
+	// are also kept in an index, to be read.
 	db        *DB
 	index     *batchIndex
 	data      []byte

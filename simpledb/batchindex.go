@@ -21,7 +21,7 @@ const smallIndex = 32
 // batchIndex is an indexed batch's writes, readable by key and in key
 // order: a sorted slice while they are few, a memstore after.
 type batchIndex struct {
-	cmp func(a, b []byte) int
+	comp *sstables.Comparator
 	// entries are the writes, sorted by key and then newest first, and
 	// tombs the range deletions, until mem takes them over.
 	entries []indexEntry
@@ -29,7 +29,6 @@ type batchIndex struct {
 	buf     []byte // holds the entries' keys and values, and the tombs' bounds
 	mem     *memstore.Memstore
 	lastSeq uint64
-	comp    *sstables.Comparator
 }
 
 // indexEntry is one write of a batch index.
@@ -40,7 +39,7 @@ type indexEntry struct {
 }
 
 func newBatchIndex(c *sstables.Comparator) *batchIndex {
-	return &batchIndex{cmp: c.Compare, comp: c}
+	return &batchIndex{comp: c}
 }
 
 // apply adds a write at seq, above every earlier one: a range deletion's
@@ -111,12 +110,12 @@ func (x *batchIndex) get(key []byte) ([]byte, memstore.Result) {
 	}
 	var tomb uint64 // the newest range deletion of key
 	for _, t := range x.tombs {
-		if t.Seq > tomb && (len(t.Start) == 0 || x.cmp(t.Start, key) <= 0) && (len(t.End) == 0 || x.cmp(key, t.End) < 0) {
+		if t.Seq > tomb && (len(t.Start) == 0 || x.comp.Compare(t.Start, key) <= 0) && (len(t.End) == 0 || x.comp.Compare(key, t.End) < 0) {
 			tomb = t.Seq
 		}
 	}
 	i := x.search(x.entries, key)
-	switch found := i < len(x.entries) && x.cmp(x.entries[i].key, key) == 0; {
+	switch found := i < len(x.entries) && x.comp.Compare(x.entries[i].key, key) == 0; {
 	case !found || x.entries[i].seq < tomb:
 		if tomb > 0 {
 			return nil, memstore.Deleted
@@ -136,7 +135,7 @@ func (x *batchIndex) get(key []byte) ([]byte, memstore.Result) {
 func (x *batchIndex) child(lower, upper []byte) (sstables.EntryIterator, []rangedel.Tombstone) {
 	if x.mem != nil {
 		it := x.mem.NewEntryIterator(&memstore.IterOptions{LowerBound: lower, UpperBound: upper, Seq: x.lastSeq})
-		return it, rangedel.List(x.mem.RangeDeletions()).Newest(x.cmp, nil, x.lastSeq, lower, upper)
+		return it, rangedel.List(x.mem.RangeDeletions()).Newest(x.comp.Compare, nil, x.lastSeq, lower, upper)
 	}
 	from, to := 0, len(x.entries)
 	if lower != nil {
@@ -146,12 +145,12 @@ func (x *batchIndex) child(lower, upper []byte) (sstables.EntryIterator, []range
 		to = x.search(x.entries, upper)
 	}
 	it := &indexIter{search: x.search, entries: slices.Clone(x.entries[from:max(from, to)])}
-	return it, rangedel.Build(x.cmp, x.tombs).Newest(x.cmp, nil, x.lastSeq, lower, upper)
+	return it, rangedel.Build(x.comp.Compare, x.tombs).Newest(x.comp.Compare, nil, x.lastSeq, lower, upper)
 }
 
 // search returns the index of the first of entries at or after key.
 func (x *batchIndex) search(entries []indexEntry, key []byte) int {
-	i, _ := slices.BinarySearchFunc(entries, key, func(e indexEntry, k []byte) int { return x.cmp(e.key, k) })
+	i, _ := slices.BinarySearchFunc(entries, key, func(e indexEntry, k []byte) int { return x.comp.Compare(e.key, k) })
 	return i
 }
 

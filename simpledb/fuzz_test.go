@@ -33,6 +33,7 @@ func FuzzBatch(f *testing.F) {
 	b.DeleteRange([]byte("a"), []byte("c"))
 	b.DeleteRange(nil, []byte("b"))
 	b.DeleteRange([]byte("x"), nil)
+	b.Merge([]byte("counter"), []byte("+1"))
 	b.setSeq(42)
 	f.Add(b.data)
 	type op struct {
@@ -60,6 +61,8 @@ func FuzzBatch(f *testing.F) {
 				again.Put([]byte(o.key), []byte(o.value))
 			case base.KindRangeDelete:
 				again.DeleteRange(openIfEmpty(o.key), openIfEmpty(o.value))
+			case base.KindMerge:
+				again.Merge([]byte(o.key), []byte(o.value))
 			default:
 				again.Delete([]byte(o.key))
 			}
@@ -88,7 +91,7 @@ func openIfEmpty(bound string) []byte {
 // FuzzVersionEdit fuzzes the decoder of manifest records: an edit that
 // decodes must encode and decode to the same edit.
 func FuzzVersionEdit(f *testing.F) {
-	e := manifest.Edit{Comparator: sstables.Bytewise.Name, LogNum: 7, NextFileNum: 12, LastSeq: 99, LogFormat: logformat.Current,
+	e := manifest.Edit{Comparator: sstables.Bytewise.Name, Merger: "strata.uint64add", LogNum: 7, NextFileNum: 12, LastSeq: 99, LogFormat: logformat.Current,
 		Logs:    []manifest.LogInfo{{Num: 7, Size: 4096}, {Num: 11}},
 		Deleted: []manifest.LevelTable{{Level: 1, Info: manifest.TableInfo{Num: 3}}},
 		Added:   []manifest.LevelTable{{Level: 2, Info: manifest.TableInfo{Num: 9, Size: 100, Smallest: []byte("a"), Largest: []byte("z"), SmallestSeq: 1, LargestSeq: 50}}}}

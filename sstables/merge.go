@@ -97,7 +97,8 @@ type MergeOptions struct {
 // only until the next move or Close; copy them to keep them. Forward, Value
 // is the child's; backward, without AllVersions, it is a copy the merge
 // makes, since the merge must step past a key's newest entry to know that
-// no newer one follows.
+// no newer one follows; a folded key's (see MergeOptions.Fold) is the
+// fold's, either way.
 type MergingIterator struct {
 	cmp      func(a, b []byte) int
 	opts     MergeOptions
@@ -601,8 +602,9 @@ func (m *MergingIterator) Kind() Kind {
 // Value returns the current entry's value, or nil when the iterator is not
 // valid. Forward, and with AllVersions, it is the child iterator's Value,
 // not a copy: the memory of a memstore or a table (see Iterator.Value).
-// Backward without AllVersions it is the merge's copy. Either way it is not
-// to be modified, and valid only until the next move or Close.
+// Backward without AllVersions it is the merge's copy, and for a folded
+// key the fold's result. Either way it is not to be modified, and valid
+// only until the next move or Close.
 func (m *MergingIterator) Value() []byte {
 	if !m.valid {
 		return nil

@@ -84,6 +84,7 @@ func FuzzRecord(f *testing.F) {
 	f.Add(rec[:HeaderSizeSynced])
 	f.Add(rec[:HeaderSizeV1])
 	f.Add(batch(7, [3][]byte{{byte(base.KindRangeDelete)}, []byte("a"), []byte("b")}))
+	f.Add(batch(7, [3][]byte{{byte(base.KindMerge)}, []byte("k"), []byte("+1")}))
 	f.Add(EncodeIdentity(7, base.NewFileID(0)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if num, id, ok := DecodeIdentity(data); ok {
@@ -94,14 +95,18 @@ func FuzzRecord(f *testing.F) {
 				t.Fatal("an identity record decodes as a batch too")
 			}
 		}
-		for _, format := range []uint64{V1, WithSynced, LogNum, RangeDel, Identity} {
-			rangeDel := false
+		for _, format := range []uint64{V1, WithSynced, LogNum, RangeDel, Identity, Merge} {
+			rangeDel, merge := false, false
 			_, _, err := Decode(format, data, func(_ uint64, kind base.Kind, _, _ []byte) error {
 				rangeDel = rangeDel || kind == base.KindRangeDelete
+				merge = merge || kind == base.KindMerge
 				return nil
 			})
 			if err == nil && rangeDel && format < RangeDel {
 				t.Fatalf("a format-%d record holds a range deletion", format)
+			}
+			if err == nil && merge && format < Merge {
+				t.Fatalf("a format-%d record holds a merge operand", format)
 			}
 			if synced := Synced(format, data); format == V1 && synced != 0 {
 				t.Fatalf("a format-1 record has no synced field, read %d", synced)
