@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -59,6 +58,10 @@ type arena struct {
 	// table array allocated, used or not. Readers load it without locking.
 	allocated atomic.Int64
 
+	// mem allocates outside the Go heap when it is not nil (see
+	// Options.OffHeap).
+	mem *offHeap
+
 	// The rest belongs to the writer. bases is the table it last
 	// published.
 	bases  []unsafe.Pointer
@@ -81,8 +84,8 @@ type stream struct {
 // of maxHeight links and an empty key, and returns its addr.
 func (a *arena) init() addr {
 	size := maxHeight*linkSize + headerSize + keyArea(0) + tailSize
-	head := slices.Grow([]byte(nil), size)
-	a.allocated.Add(int64(cap(head)))
+	head := a.bytes(size)
+	a.allocated.Add(int64(len(head)))
 	return a.add(unsafe.Pointer(unsafe.SliceData(head)))<<32 | addr(maxHeight*linkSize)
 }
 
@@ -106,18 +109,15 @@ func (a *arena) add(p unsafe.Pointer) addr {
 // be a multiple of the alignment its bytes need.
 func (a *arena) alloc(s *stream, n int) (addr, []byte) {
 	if n > arenaLargeEntry {
-		// Grow rounds the capacity up to the allocator's size class, so
-		// the count includes the rounding.
-		b := slices.Grow([]byte(nil), n)
-		a.allocated.Add(int64(cap(b)))
+		b := a.bytes(n)
+		a.allocated.Add(int64(len(b)))
 		return a.add(unsafe.Pointer(unsafe.SliceData(b))) << 32, b[:n:n]
 	}
 	if len(s.free) < n {
 		if s.next == 0 {
 			s.next = arenaFirstChunk
 		}
-		c := slices.Grow([]byte(nil), max(s.next, n))
-		c = c[:cap(c)]
+		c := a.bytes(max(s.next, n))
 		a.allocated.Add(int64(len(c)))
 		s.free, s.index, s.off = c, uint32(a.add(unsafe.Pointer(unsafe.SliceData(c)))), 0
 		s.next = min(2*s.next, arenaChunkSize)
@@ -126,6 +126,16 @@ func (a *arena) alloc(s *stream, n int) (addr, []byte) {
 	x := addr(s.index)<<32 | addr(s.off)
 	s.free, s.off = s.free[n:], s.off+n
 	return x, b
+}
+
+// bytes returns at least n zeroed bytes, all of them counted as
+// allocated: from mem, rounded up to a multiple of 8 so that what follows
+// stays aligned, or from the Go heap, rounded up to its size class.
+func (a *arena) bytes(n int) []byte {
+	if a.mem != nil {
+		return a.mem.bytes((n + 7) &^ 7)
+	}
+	return heapBytes(n)
 }
 
 // newNode returns a new node of height, holding key and value with

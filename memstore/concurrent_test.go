@@ -79,7 +79,8 @@ func testConcurrentReadersSeeSnapshots(t *testing.T, format string) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	const n = 20_000
 	script := newScriptedWrites(rng, n, 300, format)
-	m := New(&Options{Seed: seed})
+	m := New(&Options{Seed: seed, OffHeap: seed%2 == 1})
+	defer m.Release()
 
 	var done atomic.Bool
 	var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -67,8 +68,25 @@ func New(opts *Options) *Memstore {
 		o = *opts
 	}
 	m := &Memstore{}
+	if o.OffHeap {
+		mem := &offHeap{}
+		m.list.arena.mem = mem
+		runtime.AddCleanup(m, (*offHeap).release, mem)
+	}
 	m.list.init(o.Seed, o.Comparator)
 	return m
+}
+
+// Release frees the memory of a memstore created with Options.OffHeap at
+// once, rather than when the garbage collector finds the memstore
+// unreachable. The caller must know that nothing reads the memstore, or
+// any slice a read of it returned, any more: such a read would fault. A
+// memstore in the Go heap ignores it. Release may be called more than
+// once.
+func (m *Memstore) Release() {
+	if mem := m.list.arena.mem; mem != nil {
+		mem.release()
+	}
 }
 
 // Put sets key to value at sequence number LastSeq()+1. It copies key and

@@ -15,4 +15,13 @@ type Options struct {
 	// comparator is called once per node visited. Default:
 	// sstables.Bytewise.
 	Comparator *sstables.Comparator
+	// OffHeap allocates the memstore's entries outside the Go heap, in
+	// anonymous mappings (on systems without them, in the heap as
+	// usual), so that they neither cost the garbage collector's pacing
+	// nor wait for it to be freed. The memory is returned by Release,
+	// which the owner calls once nothing reads the memstore any more: the
+	// slices its reads returned are then invalid, and a read of them
+	// faults. A memstore never released is freed once it is unreachable,
+	// as the garbage collector finds it. Default: false, the Go heap.
+	OffHeap bool
 }

@@ -204,6 +204,7 @@ func (d *DB) installView(c *view) error {
 	if d.closed.Load() {
 		d.mu.Unlock()
 		c.v.unref(d)
+		c.mem.Release()
 		return ErrClosed
 	}
 	old := d.current

@@ -400,6 +400,7 @@ func (d *DB) serveReadOnly(recovered *memstore.Memstore) {
 func (d *DB) start(recovered *memstore.Memstore) error {
 	if recovered.Len() > 0 || len(recovered.RangeDeletions()) > 0 {
 		t, err := d.writeL0(recovered, nil)
+		recovered.Release()
 		if err != nil {
 			return err
 		}

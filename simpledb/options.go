@@ -299,9 +299,14 @@ func (d *DB) tableReaderOptions(noMmap, noCache bool) *sstables.ReaderOptions {
 	return o
 }
 
-// newMemstore returns an empty memstore in the database's key order.
+// newMemstore returns an empty memstore in the database's key order, off
+// the Go heap: the garbage collector paces itself by the heap it finds
+// live, and memstores, the largest part of it, would let it grow to twice
+// what they hold before a collection. Its memory is released when the last
+// read state holding it goes (see memTable.refs), or, for one that never
+// joined a read state (a log replayed at Open), once it is unreachable.
 func (d *DB) newMemstore() *memstore.Memstore {
-	return memstore.New(&memstore.Options{Comparator: d.opts.Comparator})
+	return memstore.New(&memstore.Options{Comparator: d.opts.Comparator, OffHeap: true})
 }
 
 // tableWriterOptions are the options for the tables the database writes,

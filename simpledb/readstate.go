@@ -24,6 +24,17 @@ type memTable struct {
 	// by DB.walMu).
 	writes   sync.WaitGroup
 	appended int
+	// refs counts the read states that hold the memstore. The last one to
+	// go releases its memory (see newMemstore): by then no read, write or
+	// flush uses it, since the database's current state holds every
+	// memstore a write or a flush may use.
+	refs atomic.Int32
+}
+
+func (mt *memTable) unref() {
+	if mt.refs.Add(-1) == 0 {
+		mt.m.Release()
+	}
 }
 
 // readState is what a read needs: the memstores, newest first, and the
@@ -40,6 +51,10 @@ type readState struct {
 func (rs *readState) unref(d *DB) {
 	if rs.refs.Add(-1) == 0 {
 		rs.v.unref(d)
+		rs.mem.unref()
+		for _, mt := range rs.imm {
+			mt.unref()
+		}
 	}
 }
 
@@ -49,6 +64,10 @@ func (d *DB) installReadState() {
 	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.current}
 	rs.refs.Store(1)
 	d.current.ref()
+	rs.mem.refs.Add(1)
+	for _, mt := range rs.imm {
+		mt.refs.Add(1)
+	}
 	d.swapReadState(rs)
 }
 
