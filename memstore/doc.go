@@ -79,7 +79,7 @@
 // writes, and a changed key breaks the order searches and iterators rely
 // on; appending is safe, as their capacity ends with them. The memstore
 // never overwrites or frees them, so they stay valid after an iterator
-// moves on or closes. An iterator that is not at an entry returns nil and 0
+// moves on or closes, until Release for a memstore off the heap. An iterator that is not at an entry returns nil and 0
 // from its accessors.
 //
 // SizeBytes counts whole chunks, used or not, the allocations of large
@@ -88,5 +88,8 @@
 // about 42 bytes per entry beyond its key and value bytes for 16-byte keys
 // (a node of 56 bytes less its key, and the ends of chunks), which is what
 // a database weighs against its flush threshold. Memory is released all
-// at once, when the memstore is dropped.
+// at once, when the memstore is dropped. With Options.OffHeap it lies in
+// anonymous mappings outside the Go heap, which Release returns at once
+// (a database's memstores, which would otherwise let the heap grow to
+// twice their size before a collection).
 package memstore

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/offheap"
 )
 
 // offHeapRegion is the size of the regions an off-heap arena maps: chunks
@@ -36,8 +38,8 @@ func (h *offHeap) bytes(n int) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.free) < n {
-		size := max(offHeapRegion, (n+pageSize-1)/pageSize*pageSize)
-		r, err := mapAnonymous(size)
+		size := max(offHeapRegion, (n+offheap.PageSize-1)/offheap.PageSize*offheap.PageSize)
+		r, err := offheap.Map(size)
 		if err != nil {
 			return slices.Grow([]byte(nil), n)[:n]
 		}
@@ -56,7 +58,7 @@ func (h *offHeap) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range h.regions {
-		unmapAnonymous(r)
+		offheap.Unmap(r)
 		mappedBytes.Add(-int64(len(r)))
 	}
 	h.regions, h.free = nil, nil

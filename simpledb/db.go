@@ -33,7 +33,12 @@ type DB struct {
 	fs     vfs.FS
 	logger *slog.Logger
 	lock   io.Closer
-	cache  *sstables.Cache
+	// cache is the block cache, which the memstores and the open tables'
+	// indexes and filters are charged to: its capacity is
+	// Options.MemoryBudget. memCharge is the memstores' charge (guarded
+	// by mu).
+	cache     *sstables.Cache
+	memCharge int64
 	// removeLock: a read-only Open created the LOCK file, and Close
 	// removes it, so that the directory is left as it was found.
 	removeLock bool

@@ -68,7 +68,7 @@
 //
 // Options' zero value is the defaults, each documented on its field; zero
 // always means the default, and a negative value turns off what can be
-// turned off (RecycledLogs, BloomBitsPerKey, BlockCacheSize) and is
+// turned off (RecycledLogs, BloomBitsPerKey) and is
 // ErrInvalidOption anywhere else. Options.Comparator orders keys; the
 // manifest records it, and Open refuses a database written in another
 // order with ErrComparatorMismatch. Options.ReadOnly opens an existing

@@ -63,9 +63,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d.cond = sync.NewCond(&d.mu)
 	d.syncCond = sync.NewCond(&d.syncMu)
 	d.gather.init(d.syncCond)
-	if o.BlockCacheSize > 0 {
-		d.cache = sstables.NewCache(o.BlockCacheSize)
-	}
+	d.cache = sstables.NewCache(o.MemoryBudget)
 	openFiles := o.MaxOpenFiles
 	if o.Follow {
 		openFiles = math.MaxInt // see Options.Follow

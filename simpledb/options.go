@@ -40,17 +40,36 @@ const NumLevels = manifest.NumLevels
 // Options configure a database. The zero value (or nil) gives the defaults,
 // each documented on its field: a numeric field that is zero takes its
 // default. A negative value turns off what can be turned off
-// (RecycledLogs, BloomBitsPerKey, BlockCacheSize); in any other field Open
+// (RecycledLogs, BloomBitsPerKey); in any other field Open
 // refuses it with ErrInvalidOption.
 type Options struct {
 	// FS is the filesystem. Default: vfs.Default.
 	FS vfs.FS
+	// MemoryBudget bounds the memory the database holds for data: its
+	// memstores, the block cache, and the indexes and bloom filters of the
+	// tables open. The memstores (the active one charged at MemstoreSize
+	// from its start, the immutable ones at their size) and the tables'
+	// indexes and filters are charged to it, and the block cache holds
+	// what they leave, shrinking, by evictions, as they grow:
+	//
+	//	cache = MemoryBudget - memstores - indexes and filters
+	//	memstores <= (1 + MaxImmutableMemstores) × MemstoreSize
+	//
+	// With the defaults the memstores take at most four fifths of the
+	// budget. Where the charges exceed it (memstores set larger, or more
+	// indexes and filters than the rest holds, about 1.5% of the data with
+	// the default block size and filters), the cache is empty and the
+	// database holds what is charged. Memstores and cached blocks live
+	// outside the Go heap; the memory that is not data (buffers of reads
+	// and writes, iterators, the Go heap's headroom, the program) comes on
+	// top: docs/10-memory.md gives the measured figures. Default: 40 MiB.
+	MemoryBudget int64
 	// MemstoreSize is how large the active memstore grows before it is
 	// turned into a table in the background. Values below MinMemstoreSize
-	// are raised to it. Default: 64 MiB.
+	// are raised to it. Default: two fifths of MemoryBudget (16 MiB).
 	MemstoreSize int64
 	// MaxImmutableMemstores bounds the full memstores waiting for their
-	// flush; writers stall beyond it, so memory stays bounded. Default: 2.
+	// flush; writers stall beyond it, so memory stays bounded. Default: 1.
 	MaxImmutableMemstores int
 	// RecycledLogs bounds the obsolete logs kept for reuse: a log whose
 	// memstore is flushed is kept, and the next rotation renames its file
@@ -107,10 +126,6 @@ type Options struct {
 	// turns filters off. Default: sstables.DefaultBloomBitsPerKey, 10 (about
 	// 1% false positives).
 	BloomBitsPerKey int
-	// BlockCacheSize is the size of the cache of decompressed, verified
-	// blocks shared by all tables; a negative value turns it off. Default:
-	// 64 MiB.
-	BlockCacheSize int64
 	// MaxOpenFiles bounds the table files the database holds open. Tables
 	// beyond it are closed, least recently used first, and reopened (and
 	// checked, as Open checks them) when a read needs them; the block cache
@@ -173,7 +188,7 @@ func (o *Options) validate() error {
 		name string
 		v    int64
 	}{
-		{"MemstoreSize", o.MemstoreSize}, {"MaxImmutableMemstores", int64(o.MaxImmutableMemstores)},
+		{"MemoryBudget", o.MemoryBudget}, {"MemstoreSize", o.MemstoreSize}, {"MaxImmutableMemstores", int64(o.MaxImmutableMemstores)},
 		{"L0CompactionTrigger", int64(o.L0CompactionTrigger)}, {"L0StopWritesThreshold", int64(o.L0StopWritesThreshold)},
 		{"BaseLevelSize", o.BaseLevelSize}, {"LevelSizeRatio", int64(o.LevelSizeRatio)},
 		{"TargetTableSize", o.TargetTableSize}, {"BlockSize", int64(o.BlockSize)}, {"MaxOpenFiles", int64(o.MaxOpenFiles)},
@@ -197,12 +212,15 @@ func (o *Options) withDefaults() Options {
 		r = *o
 	}
 	r.FS = vfs.OrDefault(r.FS)
+	if r.MemoryBudget <= 0 {
+		r.MemoryBudget = 40 << 20
+	}
 	if r.MemstoreSize <= 0 {
-		r.MemstoreSize = 64 << 20
+		r.MemstoreSize = r.MemoryBudget * 2 / 5
 	}
 	r.MemstoreSize = max(r.MemstoreSize, MinMemstoreSize)
 	if r.MaxImmutableMemstores <= 0 {
-		r.MaxImmutableMemstores = 2
+		r.MaxImmutableMemstores = 1
 	}
 	switch {
 	case r.RecycledLogs == 0:
@@ -233,9 +251,6 @@ func (o *Options) withDefaults() Options {
 		r.MaxOpenFiles = 1000
 	}
 	r.MaxOpenFiles = max(r.MaxOpenFiles, MinMaxOpenFiles)
-	if r.BlockCacheSize == 0 {
-		r.BlockCacheSize = 64 << 20
-	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}

@@ -19,7 +19,7 @@ func TestOptionValues(t *testing.T) {
 		{"zero value", func(*Options) {}, ""},
 		{"negative RecycledLogs: recycling off", func(o *Options) { o.RecycledLogs = -1 }, ""},
 		{"negative BloomBitsPerKey: no filters", func(o *Options) { o.BloomBitsPerKey = -1 }, ""},
-		{"negative BlockCacheSize: no cache", func(o *Options) { o.BlockCacheSize = -1 }, ""},
+		{"negative MemoryBudget", func(o *Options) { o.MemoryBudget = -1 }, "MemoryBudget"},
 		{"negative MemstoreSize", func(o *Options) { o.MemstoreSize = -1 }, "MemstoreSize"},
 		{"negative MaxImmutableMemstores", func(o *Options) { o.MaxImmutableMemstores = -1 }, "MaxImmutableMemstores"},
 		{"negative L0CompactionTrigger", func(o *Options) { o.L0CompactionTrigger = -1 }, "L0CompactionTrigger"},

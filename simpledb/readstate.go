@@ -64,11 +64,29 @@ func (d *DB) installReadState() {
 	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.current}
 	rs.refs.Store(1)
 	d.current.ref()
+	d.chargeMemstores()
 	rs.mem.refs.Add(1)
 	for _, mt := range rs.imm {
 		mt.refs.Add(1)
 	}
 	d.swapReadState(rs)
+}
+
+// chargeMemstores charges the memstores to the memory budget (see
+// Options.MemoryBudget): the immutable ones at their size, the active one,
+// which grows, at MemstoreSize or its size if larger, unless the database
+// is read-only and it cannot grow. The caller holds d.mu, and calls it
+// whenever the memstores change.
+func (d *DB) chargeMemstores() {
+	charge := d.mem.m.SizeBytes()
+	if !d.opts.ReadOnly {
+		charge = max(charge, d.opts.MemstoreSize)
+	}
+	for _, mt := range d.imm {
+		charge += mt.m.SizeBytes()
+	}
+	d.cache.Reserve(charge - d.memCharge)
+	d.memCharge = charge
 }
 
 // swapReadState makes rs the state reads acquire (nil: none, after Close)

@@ -78,6 +78,12 @@ type Stats struct {
 	// BlockCacheHits and BlockCacheMisses count point reads of table
 	// blocks served by, or missing from, the block cache.
 	BlockCacheHits, BlockCacheMisses int64
+	// BlockCacheBytes is the memory the block cache holds, and
+	// MemoryCharged what is charged to the memory budget besides: the
+	// memstores and the open tables' indexes and filters (see
+	// Options.MemoryBudget). Their sum stays within the budget unless
+	// MemoryCharged alone exceeds it; the cache is then empty.
+	BlockCacheBytes, MemoryCharged int64
 	// OpenTables counts the table files open now: at most
 	// Options.MaxOpenFiles, except while reads pin more tables than that.
 	OpenTables int
@@ -121,9 +127,8 @@ func (d *DB) Stats() Stats {
 	s.Stalls, s.StallTime = c.stalls, c.stallTime
 	s.BackgroundErrors, s.Resumes, s.CompactionsPaused = c.backgroundErrors, c.resumes, c.compactionsPaused
 	s.OpenTables, s.TableReopens = d.tables.stats()
-	if d.cache != nil {
-		cs := d.cache.Stats()
-		s.BlockCacheHits, s.BlockCacheMisses = cs.Hits, cs.Misses
-	}
+	cs := d.cache.Stats()
+	s.BlockCacheHits, s.BlockCacheMisses = cs.Hits, cs.Misses
+	s.BlockCacheBytes, s.MemoryCharged = cs.Used, cs.Reserved
 	return s
 }

@@ -49,9 +49,7 @@ func (t *table) unref(d *DB) {
 		d.logger.Error("simpledb: close table", "table", t.Num, "err", err)
 	}
 	if t.obsolete.Load() {
-		if d.cache != nil {
-			d.cache.EvictTable(t.Num)
-		}
+		d.cache.EvictTable(t.Num)
 		d.deleteFile(filenames.TablePath(d.dir, t.Num))
 	}
 }

@@ -1,6 +1,8 @@
 package sstables
 
 import (
+	"bytes"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -12,8 +14,13 @@ import (
 // Point reads (Get, Has, Find) fill it; iterators use what it holds but do
 // not fill it, so that one scan does not evict everything the point reads
 // gathered. Blocks a memory-mapped table stores uncompressed are read in
-// place and not cached. Evicted blocks stay valid for readers still holding
-// them: the garbage collector frees them.
+// place and not cached.
+//
+// Blocks live outside the Go heap (see blockMemory), so a cache's memory
+// is what it holds, not twice that as the garbage collector paces the
+// heap. A point read pins the block it reads until it returns, and an
+// evicted block's memory is reused only once no read pins it; an iterator
+// copies a cached block into a buffer of its own.
 //
 // Blocks are cached under their table's id and offset. A Reader opened
 // without ReaderOptions.CacheID gets an id of its own, and its Close drops
@@ -22,11 +29,25 @@ import (
 // to drop with EvictTable once the file is gone. Either way dropping a
 // table's blocks costs the blocks it has cached, not a walk over the cache:
 // each shard indexes its blocks by table.
+//
+// Memory held outside the cache can be charged to it, so that one figure
+// bounds both: Reserve charges it (a database's memstores), and a Reader
+// charges its index and filter, which it holds from Open to Close. The
+// cache keeps for blocks what the charges leave of its capacity, evicting
+// as they grow, and nothing when they exceed it. A Reader with a CacheID
+// hands its index and filter to the cache at Close, as blocks, and takes
+// them back at the next Open, so that a table closed to bound the files
+// open reopens without reading them.
 type Cache struct {
 	shards   [cacheShards]cacheShard
 	hits     atomic.Int64
 	misses   atomic.Int64
 	capacity int64
+
+	// resizeMu serialises the changes of reserved and the resizing of the
+	// shards they cause.
+	resizeMu sync.Mutex
+	reserved int64
 }
 
 const cacheShards = 16
@@ -41,8 +62,14 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	key        cacheKey
-	block      []byte
+	key   cacheKey
+	block []byte
+	// mapped: block is a chunk of the shard's blockMemory, not the Go
+	// heap's. state is the count of pins times two, plus one once the
+	// entry has left the cache: whoever brings it to exactly one, the last
+	// unpin or the eviction of an unpinned entry, frees the chunk.
+	mapped     bool
+	state      atomic.Int64
 	prev, next *cacheEntry // the shard's LRU list
 	// The shard's list of its table's entries, nil-terminated both ways;
 	// the shard's tables map holds the head.
@@ -51,6 +78,7 @@ type cacheEntry struct {
 
 type cacheShard struct {
 	mu       sync.Mutex
+	mem      *blockMemory // apart from the Cache, for its cleanup
 	capacity int64
 	used     int64
 	entries  map[cacheKey]*cacheEntry
@@ -58,23 +86,56 @@ type cacheShard struct {
 	lru      cacheEntry             // sentinel: lru.next is the most recently used
 }
 
-// NewCache returns a cache holding up to capacity bytes of blocks.
+// NewCache returns a cache holding up to capacity bytes of blocks, less
+// what is charged to it.
 func NewCache(capacity int64) *Cache {
 	c := &Cache{capacity: capacity}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.capacity = capacity / cacheShards
+		s.capacity = max(capacity, 0) / cacheShards
 		s.entries = make(map[cacheKey]*cacheEntry)
 		s.tables = make(map[uint64]*cacheEntry)
 		s.lru.prev, s.lru.next = &s.lru, &s.lru
+		s.mem = &blockMemory{}
 	}
+	mems := make([]*blockMemory, cacheShards)
+	for i := range c.shards {
+		mems[i] = c.shards[i].mem
+	}
+	runtime.AddCleanup(c, func(mems []*blockMemory) {
+		for _, m := range mems {
+			m.unmap()
+		}
+	}, mems)
 	return c
+}
+
+// Reserve charges n bytes of memory held elsewhere to the cache, or, for
+// a negative n, gives back a charge: the cache then holds that much less
+// in blocks, evicting the least recently used at once. Charges beyond the
+// capacity leave the cache empty; they are not refused.
+func (c *Cache) Reserve(n int64) {
+	c.resizeMu.Lock()
+	defer c.resizeMu.Unlock()
+	c.reserved += n
+	perShard := max(c.capacity-c.reserved, 0) / cacheShards
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.capacity = perShard
+		for s.used > s.capacity {
+			s.remove(s.lru.prev)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // CacheStats reports a cache's use.
 type CacheStats struct {
 	// Capacity and Used are in bytes, Used including per-block overhead.
-	Capacity, Used int64
+	// Reserved is what Reserve and open Readers charge to it: Used stays
+	// within Capacity less Reserved.
+	Capacity, Used, Reserved int64
 	// Blocks counts cached blocks.
 	Blocks int
 	// Hits and Misses count lookups.
@@ -84,6 +145,9 @@ type CacheStats struct {
 // Stats returns the cache's current use.
 func (c *Cache) Stats() CacheStats {
 	st := CacheStats{Capacity: c.capacity, Hits: c.hits.Load(), Misses: c.misses.Load()}
+	c.resizeMu.Lock()
+	st.Reserved = c.reserved
+	c.resizeMu.Unlock()
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
@@ -101,11 +165,14 @@ func (c *Cache) shard(k cacheKey) *cacheShard {
 	return &c.shards[h>>60]
 }
 
-func (c *Cache) get(k cacheKey) ([]byte, bool) {
+// get returns the entry cached under k, pinned: its block stays valid
+// until the caller unpins it.
+func (c *Cache) get(k cacheKey) (*cacheEntry, bool) {
 	s := c.shard(k)
 	s.mu.Lock()
 	e, ok := s.entries[k]
 	if ok {
+		e.state.Add(2)
 		s.unlink(e)
 		s.pushFront(e)
 	}
@@ -115,21 +182,69 @@ func (c *Cache) get(k cacheKey) ([]byte, bool) {
 		return nil, false
 	}
 	c.hits.Add(1)
-	return e.block, true
+	return e, true
 }
 
-func (c *Cache) put(k cacheKey, block []byte) {
-	charge := int64(len(block)) + cacheEntryOverhead
+// unpin releases a pin that get took.
+func (c *Cache) unpin(e *cacheEntry) {
+	if e.state.Add(-2) == 1 {
+		s := c.shard(e.key)
+		s.mu.Lock()
+		s.free(e)
+		s.mu.Unlock()
+	}
+}
+
+// copyBlock returns a copy of the block cached under k, in buf's memory
+// if it has room, for a reader that keeps it beyond a pin's span.
+func (c *Cache) copyBlock(k cacheKey, buf []byte) ([]byte, bool) {
+	e, ok := c.get(k)
+	if !ok {
+		return nil, false
+	}
+	b := append(buf[:0], e.block...)
+	c.unpin(e)
+	return b, true
+}
+
+// take returns a copy of the block cached under k, in the Go heap, and
+// drops it from the cache.
+func (c *Cache) take(k cacheKey) ([]byte, bool) {
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if charge > s.capacity {
-		return
+	e, ok := s.entries[k]
+	if !ok {
+		return nil, false
 	}
+	b := bytes.Clone(e.block)
+	s.remove(e)
+	return b, true
+}
+
+// put caches a copy of block under k, which the caller keeps.
+func (c *Cache) put(k cacheKey, block []byte) {
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if old, ok := s.entries[k]; ok {
 		s.remove(old)
 	}
-	e := &cacheEntry{key: k, block: block}
+	// Room first, so that the chunks of the blocks evicted can take it.
+	charge := chunkCharge(len(block))
+	if charge > s.capacity {
+		return
+	}
+	for s.used+charge > s.capacity {
+		s.remove(s.lru.prev)
+	}
+	e := &cacheEntry{key: k}
+	if b := s.mem.alloc(len(block), s.capacity); b != nil {
+		e.block, e.mapped = b, true
+		copy(b, block)
+	} else {
+		e.block = bytes.Clone(block)
+	}
 	s.entries[k] = e
 	s.pushFront(e)
 	if head := s.tables[k.table]; head != nil {
@@ -137,9 +252,12 @@ func (c *Cache) put(k cacheKey, block []byte) {
 	}
 	s.tables[k.table] = e
 	s.used += charge
-	for s.used > s.capacity {
-		s.remove(s.lru.prev)
-	}
+}
+
+// chunkCharge is what a block of n bytes costs the cache: the chunk that
+// holds it and the entry's overhead.
+func chunkCharge(n int) int64 {
+	return int64((n+blockGrain-1)/blockGrain*blockGrain) + cacheEntryOverhead
 }
 
 // EvictTable drops every block cached under a table's id: for the owner of
@@ -183,5 +301,17 @@ func (s *cacheShard) remove(e *cacheEntry) {
 	if e.tableNext != nil {
 		e.tableNext.tablePrev = e.tablePrev
 	}
-	s.used -= int64(len(e.block)) + cacheEntryOverhead
+	s.used -= chunkCharge(len(e.block))
+	if e.state.Or(1) == 0 {
+		s.free(e) // no read pins it
+	}
+}
+
+// free gives an entry's chunk back to the shard's memory: it has left the
+// cache and nothing pins it. The caller holds s.mu.
+func (s *cacheShard) free(e *cacheEntry) {
+	if e.mapped {
+		s.mem.release(e.block)
+	}
+	e.block = nil
 }

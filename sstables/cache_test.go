@@ -14,7 +14,7 @@ import (
 )
 
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
-	c := NewCache(cacheShards * (100 + cacheEntryOverhead) * 3) // three 100-byte blocks a shard
+	c := NewCache(cacheShards * chunkCharge(100) * 3) // three 100-byte blocks a shard
 	block := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100) }
 	// Keys in one shard: find them by probing.
 	var keys []cacheKey
@@ -27,19 +27,21 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	for i, k := range keys[:3] {
 		c.put(k, block(i))
 	}
-	_, ok := c.get(keys[0]) // keys[0] is now the most recently used
+	e, ok := c.get(keys[0]) // keys[0] is now the most recently used
 	require.True(t, ok)
+	c.unpin(e)
 	c.put(keys[3], block(3)) // evicts keys[1], the least recently used
 	_, ok = c.get(keys[1])
 	require.False(t, ok)
 	for _, i := range []int{0, 2, 3} {
-		got, ok := c.get(keys[i])
+		e, ok := c.get(keys[i])
 		require.True(t, ok, "key %d", i)
-		require.Equal(t, block(i), got)
+		require.Equal(t, block(i), e.block)
+		c.unpin(e)
 	}
 	st := c.Stats()
 	require.Equal(t, 3, st.Blocks)
-	require.Equal(t, int64(3*(100+cacheEntryOverhead)), st.Used)
+	require.Equal(t, 3*chunkCharge(100), st.Used)
 	require.Equal(t, int64(4), st.Hits)
 	require.Equal(t, int64(1), st.Misses)
 
@@ -47,6 +49,46 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c.put(cacheKey{2, 0}, make([]byte, c.capacity))
 	_, ok = c.get(cacheKey{2, 0})
 	require.False(t, ok)
+}
+
+// A pinned block stays whole after its eviction, and its chunk is reused
+// only once the last pin goes.
+func TestCachePinnedBlockOutlivesEviction(t *testing.T) {
+	c := NewCache(cacheShards * chunkCharge(1000)) // one block a shard
+	k1 := cacheKey{1, 0}
+	var k2 cacheKey // another key of the same shard
+	for off := uint64(1); ; off++ {
+		if k2 = (cacheKey{1, off}); c.shard(k2) == c.shard(k1) {
+			break
+		}
+	}
+	c.put(k1, bytes.Repeat([]byte{1}, 1000))
+	e1, ok := c.get(k1)
+	require.True(t, ok)
+	require.True(t, e1.mapped, "off the heap")
+	pinned := e1.block
+	e1again, ok := c.get(k1) // a second pin
+	require.True(t, ok)
+
+	c.put(k2, bytes.Repeat([]byte{2}, 1000)) // evicts k1, pinned twice
+	_, ok = c.get(k1)
+	require.False(t, ok)
+	e2, ok := c.get(k2)
+	require.True(t, ok)
+	require.NotSame(t, &pinned[0], &e2.block[0], "k2 did not take k1's chunk")
+	chunks := []*byte{&pinned[0], &e2.block[0]}
+	c.unpin(e2)
+	require.Equal(t, bytes.Repeat([]byte{1}, 1000), pinned)
+	c.unpin(e1)
+	require.Equal(t, bytes.Repeat([]byte{1}, 1000), pinned, "still pinned once")
+	c.unpin(e1again)
+
+	// The chunk is free now: the next block of its size takes it.
+	c.put(k1, bytes.Repeat([]byte{3}, 1000)) // evicts k2, unpinned: its chunk is free at once
+	e3, ok := c.get(k1)
+	require.True(t, ok)
+	require.Contains(t, chunks, &e3.block[0], "a freed chunk is reused")
+	c.unpin(e3)
 }
 
 // One cache serves several tables read concurrently, and the reads stay
@@ -217,6 +259,42 @@ func cachedBlocks(t *testing.T, c *Cache, id uint64) int {
 	return byKey
 }
 
+// Readers charge their index and filter to the cache while open, and
+// Reserve charges what its caller holds: the blocks cached stay within
+// what the charges leave, down to none.
+func TestCacheReserve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 14))
+	path := filepath.Join(t.TempDir(), "t.sst")
+	es := randomEntries(rng, 2000)
+	writeTable(t, path, &WriterOptions{BlockSize: 512, BloomBitsPerKey: 10}, es)
+	const capacity = 1 << 20
+	cache := NewCache(capacity)
+
+	r, err := Open(path, &ReaderOptions{Cache: cache, CacheID: 7, NoMmap: true})
+	require.NoError(t, err)
+	held := cache.Stats().Reserved
+	require.Equal(t, r.heldBytes(), held)
+	require.Greater(t, held, int64(r.IndexSize()), "the index and the filter")
+	readAll(t, r, es)
+	full := cache.Stats()
+	require.Positive(t, full.Used)
+	require.LessOrEqual(t, full.Used, int64(capacity)-held)
+
+	for _, reserve := range []int64{full.Used / 2, capacity} {
+		cache.Reserve(reserve)
+		st := cache.Stats()
+		require.Equal(t, held+reserve, st.Reserved)
+		require.LessOrEqual(t, st.Used, max(int64(capacity)-st.Reserved, 0))
+		readAll(t, r, es) // still served, from the file
+		require.LessOrEqual(t, cache.Stats().Used, max(int64(capacity)-st.Reserved, 0))
+		cache.Reserve(-reserve)
+	}
+	require.NoError(t, r.Close())
+	st := cache.Stats()
+	require.Zero(t, st.Reserved, "Close gives the charge back")
+	require.Positive(t, st.Used)
+}
+
 // Closing or evicting one table drops exactly its blocks. A Reader with a
 // CacheID leaves its blocks on Close, and a Reader reopened with the same
 // id reads them from the cache; EvictTable drops them.
@@ -265,7 +343,10 @@ func TestCacheDropsOneTablesBlocks(t *testing.T) {
 			}
 			for i, r := range readers {
 				want := before[i]
-				if i == tc.drop && !tc.remain {
+				switch {
+				case i == tc.drop && tc.remain:
+					want += 2 // its index and filter, which it held while open
+				case i == tc.drop:
 					want = 0
 				}
 				require.Equal(t, want, cachedBlocks(t, cache, r.id), "table %d", i)

@@ -35,8 +35,26 @@ type Reader struct {
 	meta     Metadata
 	// rangeDels are the table's range deletions, loaded at open.
 	rangeDels rangedel.List
-	pool      sync.Pool // *lookup
-	closed    atomic.Bool
+	// held are the index and filter blocks, unless the mapping holds
+	// them: memory the Reader keeps from Open to Close, charged to the
+	// cache meanwhile (see Cache).
+	held   []heldBlock
+	pool   sync.Pool // *lookup
+	closed atomic.Bool
+}
+
+type heldBlock struct {
+	offset uint64
+	block  []byte
+}
+
+// heldBytes is what the Reader charges to its cache.
+func (r *Reader) heldBytes() int64 {
+	var n int64
+	for _, h := range r.held {
+		n += int64(len(h.block)) + cacheEntryOverhead
+	}
+	return n
 }
 
 // nextReaderID numbers the Readers opened without a CacheID. Their ids
@@ -50,6 +68,16 @@ const ownIDBit = 1 << 63
 type lookup struct {
 	index, data blockIter
 	buf         []byte
+	pin         *cacheEntry // the cached block data reads, if any
+}
+
+// done unpins what lk pinned and pools it.
+func (r *Reader) done(lk *lookup) {
+	if lk.pin != nil {
+		r.cache.unpin(lk.pin)
+		lk.pin = nil
+	}
+	r.pool.Put(lk)
 }
 
 // Open opens the named table.
@@ -69,6 +97,9 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if err := r.load(o.Comparator); err != nil {
 		rr.Close()
 		return nil, err
+	}
+	if r.cache != nil {
+		r.cache.Reserve(r.heldBytes())
 	}
 	r.pool.New = func() any { return &lookup{index: r.index} }
 	return r, nil
@@ -237,7 +268,7 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 		return KindDelete, tomb > 0, nil
 	}
 	lk := r.pool.Get().(*lookup)
-	defer r.pool.Put(lk)
+	defer r.done(lk)
 
 	if !lk.index.seekGE(key, seq) {
 		if lk.index.err != nil {
@@ -245,7 +276,7 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 		}
 		return KindDelete, tomb > 0, nil
 	}
-	h, err := r.loadBlock(&lk.index, &lk.data, &lk.buf, true)
+	h, err := r.loadBlock(&lk.index, &lk.data, &lk.buf, &lk.pin)
 	if err != nil {
 		return 0, false, err
 	}
@@ -284,35 +315,33 @@ func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
 	return nil, false, fmt.Errorf("sstables: %w", err)
 }
 
-// tableBlock reads the index or the filter block at h for Open. A Reader
-// with a stable CacheID leaves it in the cache, so that the table's next
-// Open, after a Close that bounded the files open, takes it from there
-// instead of reading, checking and decompressing it again: that is most of
-// an Open's cost (a 64 MiB table's index and filter are about 300 KB).
+// tableBlock reads the index or the filter block at h for Open, which
+// the Reader then holds. A Reader with a stable CacheID takes it from the
+// cache, where the table's last Reader left it at Close, rather than
+// reading, checking and decompressing it again: that is most of an Open's
+// cost (a 64 MiB table's index and filter are about 300 KB).
 func (r *Reader) tableBlock(h BlockHandle) ([]byte, error) {
-	if r.cache == nil || r.ownID {
-		block, _, err := r.readBlock(h, nil)
-		return block, err
-	}
-	key := cacheKey{table: r.id, offset: h.Offset}
-	if block, ok := r.cache.get(key); ok {
-		return block, nil
+	if r.cache != nil && !r.ownID {
+		if block, ok := r.cache.take(cacheKey{table: r.id, offset: h.Offset}); ok {
+			r.held = append(r.held, heldBlock{h.Offset, block})
+			return block, nil
+		}
 	}
 	block, inPlace, err := r.readBlock(h, nil)
 	if err == nil && !inPlace {
-		r.cache.put(key, block)
+		r.held = append(r.held, heldBlock{h.Offset, block})
 	}
 	return block, err
 }
 
 // loadBlock points data at the block the index iterator is at and returns
-// its handle. scratch and fill are as for blockAt.
-func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (BlockHandle, error) {
+// its handle. scratch and pin are as for blockAt.
+func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheEntry) (BlockHandle, error) {
 	h, err := decodeHandle(index.value, r.dataEnd)
 	if err != nil {
 		return h, r.indexError(err)
 	}
-	block, err := r.blockAt(h, scratch, fill)
+	block, err := r.blockAt(h, scratch, pin)
 	if err != nil {
 		return h, err
 	}
@@ -322,33 +351,37 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, fill bool) (
 	return h, nil
 }
 
-// blockAt returns the block at h: from the cache if it holds it, else read
-// and, with fill, cached. *scratch is a buffer the caller recycles: a block
-// that is neither cached nor read in place from the mapping lands there.
-// Blocks read in place are never cached: the cache would be charged for
-// memory it does not own, and hold it past Close.
-func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, fill bool) ([]byte, error) {
+// blockAt returns the block at h, from the cache if it holds it, else
+// read. A point read passes pin: it reads a cached block in place, pinned
+// in *pin until it unpins it, and caches a copy of a block it reads. An
+// iterator passes nil: it gets a copy of a cached block, which its
+// positions may outlive, and caches nothing, so that one scan does not
+// evict what the point reads gathered. *scratch is a buffer the caller
+// recycles, where copies and blocks read land, unless read in place from
+// the mapping. Blocks read in place are never cached: the cache would be
+// charged for memory it does not own, and hold it past Close.
+func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
 	if r.cache != nil {
-		if block, ok := r.cache.get(key); ok {
+		if pin != nil {
+			if e, ok := r.cache.get(key); ok {
+				*pin = e
+				return e.block, nil
+			}
+		} else if block, ok := r.cache.copyBlock(key, *scratch); ok {
+			*scratch = block[:0]
 			return block, nil
 		}
 	}
-	fill = fill && r.cache != nil
-	buf := (*scratch)[:0]
-	if fill {
-		buf = nil // the cache keeps the block: it must not be a recycled buffer
-	}
-	block, inPlace, err := r.readBlock(h, buf)
+	block, inPlace, err := r.readBlock(h, (*scratch)[:0])
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case inPlace: // the mapping holds it
-	case fill:
-		r.cache.put(key, block)
-	default:
+	if !inPlace {
 		*scratch = block[:0]
+		if pin != nil && r.cache != nil {
+			r.cache.put(key, block)
+		}
 	}
 	return block, nil
 }
@@ -383,8 +416,16 @@ func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
-	if r.cache != nil && r.ownID {
-		r.cache.EvictTable(r.id) // no one can ask for this Reader's blocks again
+	if r.cache != nil {
+		r.cache.Reserve(-r.heldBytes())
+		switch {
+		case r.ownID:
+			r.cache.EvictTable(r.id) // no one can ask for this Reader's blocks again
+		default:
+			for _, h := range r.held {
+				r.cache.put(cacheKey{table: r.id, offset: h.offset}, h.block)
+			}
+		}
 	}
 	return r.rr.Close()
 }

@@ -19,10 +19,10 @@ const childEnv = "STRATA_PEERS_CHILD"
 
 // task is what a child runs.
 type task struct {
-	engine, workload, config string
-	cacheBytes               int64
-	dir                      string
-	repeat                   int
+	engine, workload, config  string
+	cacheBytes, memtableBytes int64
+	dir                       string
+	repeat                    int
 	params
 }
 
@@ -30,7 +30,7 @@ type task struct {
 func (t task) args() []string {
 	return []string{
 		"-engine", t.engine, "-workload", t.workload, "-config", t.config,
-		"-cache-bytes", fmt.Sprint(t.cacheBytes), "-dir", t.dir, "-repeat", fmt.Sprint(t.repeat),
+		"-cache-bytes", fmt.Sprint(t.cacheBytes), "-memtable-bytes", fmt.Sprint(t.memtableBytes), "-dir", t.dir, "-repeat", fmt.Sprint(t.repeat),
 		"-keys", fmt.Sprint(t.keys), "-reads", fmt.Sprint(t.reads), "-duration", t.duration.String(),
 	}
 }
@@ -43,6 +43,7 @@ func parseTask(args []string) (task, error) {
 	fs.StringVar(&t.workload, "workload", "", "workload or probe")
 	fs.StringVar(&t.config, "config", "", "configuration name")
 	fs.Int64Var(&t.cacheBytes, "cache-bytes", 0, "block cache size; 0 for the engine's default")
+	fs.Int64Var(&t.memtableBytes, "memtable-bytes", 0, "memtable size; 0 for the engine's default")
 	fs.StringVar(&t.dir, "dir", "", "fresh directory to run in")
 	fs.IntVar(&t.repeat, "repeat", 0, "repeat number, for the result")
 	fs.IntVar(&t.keys, "keys", 0, "keys")
@@ -120,7 +121,7 @@ func (t task) run() (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	s := settings{sync: w.sync, cacheBytes: t.cacheBytes}
+	s := settings{sync: w.sync, cacheBytes: t.cacheBytes, memtableBytes: t.memtableBytes}
 	dir := filepath.Join(t.dir, "db")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return result{}, err

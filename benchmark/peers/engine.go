@@ -129,7 +129,11 @@ type settings struct {
 	// own synced-write option; otherwise writes are unsynced.
 	sync bool
 	// cacheBytes is the block cache size; 0 leaves the engine's default.
+	// Strata's is its MemoryBudget, to which its memstores and table
+	// indexes are charged, as Pebble charges its memtables to its cache.
 	cacheBytes int64
+	// memtableBytes is the memtable size; 0 leaves the engine's default.
+	memtableBytes int64
 }
 
 // engine names an adapter and opens it.

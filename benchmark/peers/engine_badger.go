@@ -21,6 +21,9 @@ func openBadger(dir string, s settings) (Engine, error) {
 	if s.cacheBytes > 0 {
 		opts = opts.WithBlockCacheSize(s.cacheBytes)
 	}
+	if s.memtableBytes > 0 {
+		opts = opts.WithMemTableSize(s.memtableBytes)
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, err

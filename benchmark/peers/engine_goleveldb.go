@@ -18,6 +18,9 @@ func openGoleveldb(dir string, s settings) (Engine, error) {
 	if s.cacheBytes > 0 {
 		opts.BlockCacheCapacity = int(s.cacheBytes)
 	}
+	if s.memtableBytes > 0 {
+		opts.WriteBuffer = int(s.memtableBytes)
+	}
 	db, err := leveldb.OpenFile(dir, opts)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,9 @@ func openPebble(dir string, s settings) (Engine, error) {
 	if s.cacheBytes > 0 {
 		opts.CacheSize = s.cacheBytes
 	}
+	if s.memtableBytes > 0 {
+		opts.MemTableSize = uint64(s.memtableBytes)
+	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, err

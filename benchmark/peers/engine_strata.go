@@ -31,9 +31,7 @@ var strataOptions = simpledb.Options{
 func openStrata(dir string, s settings) (Engine, error) {
 	opts := strataOptions
 	opts.NoSync = !s.sync
-	if s.cacheBytes > 0 {
-		opts.BlockCacheSize = s.cacheBytes
-	}
+	opts.MemoryBudget, opts.MemstoreSize = s.cacheBytes, s.memtableBytes
 	db, err := simpledb.Open(dir, &opts)
 	if err != nil {
 		return nil, err

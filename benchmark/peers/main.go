@@ -37,9 +37,10 @@ func runMain(args []string, out, progress io.Writer) error {
 	repeats := fs.Int("repeats", 3, "runs of every engine and workload; the tables show the median and range")
 	duration := fs.Duration("duration", 5*time.Second, "length of the synced-write, mixed, transaction and counter workloads and of each disk probe")
 	cacheMiB := fs.Int64("cache-mib", 128, "block cache of every engine in the equal-cache configuration")
+	memoryMiB := fs.Int64("memory-mib", 64, "block cache and memtable size of every engine in the equal-memory configuration")
 	engineList := fs.String("engines", names(engines, func(e engine) string { return e.name }), "engines to run, comma-separated")
 	workloadList := fs.String("workloads", names(workloads, func(w workload) string { return w.name }), "workloads to run, comma-separated")
-	configList := fs.String("configs", "defaults,equal-cache", "configurations to run, comma-separated: defaults, equal-cache")
+	configList := fs.String("configs", "defaults,equal-cache", "configurations to run, comma-separated: defaults, equal-cache, equal-memory")
 	probeDisk := fs.Bool("probes", true, "measure fdatasync of appends and overwrites in -dir")
 	costs := fs.Bool("costs", false, "also tabulate each run's disk writes, database size and write stalls")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "strata-peers"), "directory on the disk under test; every run gets a fresh one inside it")
@@ -79,6 +80,8 @@ func runMain(args []string, out, progress io.Writer) error {
 			return config{name: name}, nil
 		case "equal-cache":
 			return config{name: name, cacheBytes: *cacheMiB << 20}, nil
+		case "equal-memory":
+			return config{name: name, cacheBytes: *memoryMiB << 20, memtableBytes: *memoryMiB << 20}, nil
 		}
 		return config{}, fmt.Errorf("peers: no configuration %q", name)
 	}); err != nil {

@@ -193,9 +193,14 @@ func (rp report) writeProbes(w io.Writer, stats map[cell]stat) {
 }
 
 func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
-	if c.cacheBytes == 0 {
+	switch {
+	case c.cacheBytes == 0:
 		fmt.Fprintf(w, "### Configuration %s: every engine at its defaults\n\n", c.name)
-	} else {
+	case c.memtableBytes > 0:
+		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache and %d MiB memtables "+
+			"(Strata's MemoryBudget and MemstoreSize; go-sstables and bbolt have neither)\n\n",
+			c.name, c.cacheBytes>>20, c.memtableBytes>>20)
+	default:
 		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache (go-sstables and bbolt have none)\n\n",
 			c.name, c.cacheBytes>>20)
 	}

@@ -14,8 +14,9 @@ import (
 // config is one column set of the tables: the options every engine gets
 // besides a workload's sync mode.
 type config struct {
-	name       string
-	cacheBytes int64 // 0: each engine's default
+	name          string
+	cacheBytes    int64 // 0: each engine's default
+	memtableBytes int64 // 0: each engine's default
 }
 
 // plan is a whole benchmark run.
@@ -49,7 +50,7 @@ func (p plan) tasks() []task {
 				for j := range p.engines {
 					e := p.engines[(j+r-1)%len(p.engines)]
 					ts = append(ts, task{engine: e.name, workload: w.name, config: c.name,
-						cacheBytes: c.cacheBytes, repeat: r, params: p.params})
+						cacheBytes: c.cacheBytes, memtableBytes: c.memtableBytes, repeat: r, params: p.params})
 				}
 			}
 		}

@@ -31,12 +31,14 @@ func key(i int) []byte {
 	return binary.BigEndian.AppendUint64([]byte("key-"), uint64(i))
 }
 
+// One Builder builds every filter, reusing its chunks of hashes.
 func TestNoFalseNegatives(t *testing.T) {
-	for _, n := range []int{0, 1, 10, 1000, 50000} {
-		b := NewBuilder(10)
+	b := NewBuilder(10)
+	for _, n := range []int{0, 1, 10, 1000, 50000, 20000, 8192, 8193, 10} {
 		for i := range n {
 			b.Add(key(i))
 		}
+		require.Equal(t, n, b.Len())
 		f, err := Decode(b.Build())
 		require.NoError(t, err)
 		for i := range n {

@@ -21,8 +21,16 @@ var ErrMalformed = errors.New("bloom: malformed filter")
 // Builder collects key hashes and builds a filter sized for them.
 type Builder struct {
 	bitsPerKey int
-	hashes     []uint64
+	// hashes are kept in fixed chunks, not one growing slice: a table of
+	// 64 MiB has about half a million keys, and growing a slice to hold
+	// their hashes would copy them over and over, making garbage of twice
+	// their size and, at the moment of each copy, holding both.
+	hashes [][]uint64
+	n      int
 }
+
+// hashChunk is the number of hashes in a chunk: 64 KiB of them.
+const hashChunk = 8192
 
 // NewBuilder returns a Builder for bitsPerKey bits of filter per key
 // (about 10 gives a 1% false positive rate).
@@ -31,28 +39,42 @@ func NewBuilder(bitsPerKey int) *Builder {
 }
 
 // Add adds a key. Adding a key twice costs filter space but is harmless.
-func (b *Builder) Add(key []byte) { b.hashes = append(b.hashes, Hash(key)) }
+func (b *Builder) Add(key []byte) {
+	if b.n%hashChunk == 0 {
+		if len(b.hashes) < cap(b.hashes) { // a chunk of an earlier filter
+			b.hashes = b.hashes[:len(b.hashes)+1]
+			b.hashes[len(b.hashes)-1] = b.hashes[len(b.hashes)-1][:0]
+		} else {
+			b.hashes = append(b.hashes, make([]uint64, 0, hashChunk))
+		}
+	}
+	last := &b.hashes[len(b.hashes)-1]
+	*last = append(*last, Hash(key))
+	b.n++
+}
 
 // Len returns the number of keys added.
-func (b *Builder) Len() int { return len(b.hashes) }
+func (b *Builder) Len() int { return b.n }
 
 // Build returns the encoded filter and resets the builder.
 func (b *Builder) Build() []byte {
-	nblocks := max(1, (len(b.hashes)*b.bitsPerKey+blockBits-1)/blockBits)
+	nblocks := max(1, (b.n*b.bitsPerKey+blockBits-1)/blockBits)
 	// k = ln 2 × bits per key minimises the false positive rate.
 	k := min(maxProbes, max(1, int(math.Round(float64(b.bitsPerKey)*math.Ln2))))
 	out := make([]byte, nblocks*blockBytes+2)
-	for _, h := range b.hashes {
-		block := out[blockOffset(h, nblocks):]
-		x := h
-		for range k {
-			bit := nextProbe(&x)
-			block[bit/8] |= 1 << (bit % 8)
+	for _, chunk := range b.hashes {
+		for _, h := range chunk {
+			block := out[blockOffset(h, nblocks):]
+			x := h
+			for range k {
+				bit := nextProbe(&x)
+				block[bit/8] |= 1 << (bit % 8)
+			}
 		}
 	}
 	out[len(out)-2] = byte(k)
 	out[len(out)-1] = formatTag
-	b.hashes = b.hashes[:0]
+	b.hashes, b.n = b.hashes[:0], 0
 	return out
 }
 

@@ -1,0 +1,70 @@
+package simpledb
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stratadb/strata/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// The memory budget bounds the memstores, the open tables' indexes and
+// filters and the block cache together, through writes, flushes,
+// compactions, reads and a read-only reopen: the cache gives way to the
+// rest.
+func TestMemoryBudget(t *testing.T) {
+	const budget = 4 << 20
+	mem := vfs.NewMem()
+	opts := &Options{FS: mem, Logger: quietLogger, MemoryBudget: budget, NoSync: true, TargetTableSize: 1 << 20}
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	require.Equal(t, int64(budget*2/5), db.opts.MemstoreSize, "the default MemstoreSize")
+
+	within := func(db *DB, memstoreBytes bool) {
+		t.Helper()
+		st := db.Stats()
+		require.LessOrEqual(t, st.BlockCacheBytes+st.MemoryCharged, max(int64(budget), st.MemoryCharged))
+		if memstoreBytes {
+			require.GreaterOrEqual(t, st.MemoryCharged, st.MemstoreBytes, "the memstores are charged")
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	key := func(i uint64) []byte { return binary.BigEndian.AppendUint64([]byte("key"), i) }
+	value := make([]byte, 200)
+	const n = 60_000 // about 12 MiB: three times the budget
+	for i := range n {
+		binary.LittleEndian.PutUint64(value, uint64(i))
+		require.NoError(t, db.Put(key(rng.Uint64N(n)), value, DefaultSync))
+		if i%5000 == 0 {
+			within(db, true)
+		}
+	}
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Compact())
+	within(db, true)
+	for range 20_000 {
+		_, err := db.Get(key(rng.Uint64N(n)))
+		if err != ErrNotFound {
+			require.NoError(t, err)
+		}
+	}
+	st := db.Stats()
+	t.Logf("after reads: cache %d bytes, charged %d, %d tables", st.BlockCacheBytes, st.MemoryCharged, st.OpenTables)
+	require.Positive(t, st.BlockCacheBytes, "the cache fills what the charges leave")
+	require.Positive(t, st.MemoryCharged-st.MemstoreBytes, "the tables' indexes and filters are charged")
+	within(db, true)
+	require.NoError(t, db.Close())
+
+	opts.ReadOnly = true
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	for range 5000 {
+		_, err := db.Get(key(rng.Uint64N(n)))
+		if err != ErrNotFound {
+			require.NoError(t, err)
+		}
+	}
+	within(db, false)
+	require.NoError(t, db.Close())
+}
