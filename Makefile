@@ -40,7 +40,7 @@ PEERS_DIR   ?= /tmp/strata-peers
 PEERS_FLAGS ?=
 PEERS_OUT   ?= results
 
-.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
+.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-memory bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
 # make test vets and tests every module but the peers' (benchmark/peers):
 # its five engines take a minute to compile, and make bench-smoke, which
@@ -180,6 +180,16 @@ bench-peers:
 bench-peers-large:
 	@$(MAKE) --no-print-directory bench-peers PEERS_OUT=results-large \
 		PEERS_FLAGS='-keys 10000000 -reads 1000000 -engines strata,pebble -configs defaults -workloads fillseq,fillrandom,readrandom,scan,mixed -costs $(PEERS_FLAGS)'
+
+# Strata alone with MemoryBudget set to each of MEMORY_BUDGETS (MiB), at 1M
+# and 10M keys, one repeat: the peak RSS of each row against its budget
+# (about 15 minutes). Tables in benchmark/peers/results-memory-*.md.
+MEMORY_BUDGETS ?= 64 256
+bench-memory:
+	@for keys in 1000000 10000000; do for mib in $(MEMORY_BUDGETS); do \
+		$(MAKE) --no-print-directory bench-peers PEERS_OUT=results-memory-$$keys-$$mib \
+			PEERS_FLAGS="-keys $$keys -reads 1000000 -engines strata -configs equal-cache -cache-mib $$mib -repeats 1 -probes=false -workloads fillrandom,readrandom,scan,mixed,sync32 $(PEERS_FLAGS)" || exit 1; \
+	done; done
 
 # The same at smoke size, in two to three minutes, its outputs in /tmp.
 bench-peers-smoke:

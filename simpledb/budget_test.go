@@ -19,7 +19,7 @@ func TestMemoryBudget(t *testing.T) {
 	opts := &Options{FS: mem, Logger: quietLogger, MemoryBudget: budget, NoSync: true, TargetTableSize: 1 << 20}
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
-	require.Equal(t, int64(budget*2/5), db.opts.MemstoreSize, "the default MemstoreSize")
+	require.Equal(t, int64(budget/3), db.opts.MemstoreSize, "the default MemstoreSize")
 
 	within := func(db *DB, memstoreBytes bool) {
 		t.Helper()
@@ -27,6 +27,7 @@ func TestMemoryBudget(t *testing.T) {
 		require.LessOrEqual(t, st.BlockCacheBytes+st.MemoryCharged, max(int64(budget), st.MemoryCharged))
 		if memstoreBytes {
 			require.GreaterOrEqual(t, st.MemoryCharged, st.MemstoreBytes, "the memstores are charged")
+			require.GreaterOrEqual(t, st.MemoryCharged, 2*db.opts.MemstoreSize, "all a writable database may hold")
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))

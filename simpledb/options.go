@@ -47,26 +47,27 @@ type Options struct {
 	FS vfs.FS
 	// MemoryBudget bounds the memory the database holds for data: its
 	// memstores, the block cache, and the indexes and bloom filters of the
-	// tables open. The memstores (the active one charged at MemstoreSize
-	// from its start, the immutable ones at their size) and the tables'
-	// indexes and filters are charged to it, and the block cache holds
-	// what they leave, shrinking, by evictions, as they grow:
+	// tables open. The memstores, at all a writable database may hold,
+	// and the tables' indexes and filters are charged to it, and the block
+	// cache holds what they leave, shrinking, by evictions, as the tables
+	// grow:
 	//
-	//	cache = MemoryBudget - memstores - indexes and filters
-	//	memstores <= (1 + MaxImmutableMemstores) × MemstoreSize
+	//	memstores = (1 + MaxImmutableMemstores) × MemstoreSize
+	//	cache     = MemoryBudget - memstores - indexes and filters
 	//
-	// With the defaults the memstores take at most four fifths of the
-	// budget. Where the charges exceed it (memstores set larger, or more
-	// indexes and filters than the rest holds, about 1.5% of the data with
-	// the default block size and filters), the cache is empty and the
-	// database holds what is charged. Memstores and cached blocks live
-	// outside the Go heap; the memory that is not data (buffers of reads
-	// and writes, iterators, the Go heap's headroom, the program) comes on
-	// top: docs/10-memory.md gives the measured figures. Default: 40 MiB.
+	// With the defaults the memstores take two thirds of the budget.
+	// Where the charges exceed it (memstores set larger, or more indexes
+	// and filters than the rest holds: they take about 1.4% of the data
+	// for 16-byte keys and 100-byte values with the default block size
+	// and filters), the cache is empty and the database holds what is
+	// charged. Memstores and cached blocks live outside the Go heap; the
+	// memory that is not data (buffers of reads and writes, iterators, the
+	// Go heap's headroom, the program) comes on top: docs/10-memory.md
+	// gives the measured figures. Default: 48 MiB.
 	MemoryBudget int64
 	// MemstoreSize is how large the active memstore grows before it is
 	// turned into a table in the background. Values below MinMemstoreSize
-	// are raised to it. Default: two fifths of MemoryBudget (16 MiB).
+	// are raised to it. Default: a third of MemoryBudget (16 MiB).
 	MemstoreSize int64
 	// MaxImmutableMemstores bounds the full memstores waiting for their
 	// flush; writers stall beyond it, so memory stays bounded. Default: 1.
@@ -213,10 +214,10 @@ func (o *Options) withDefaults() Options {
 	}
 	r.FS = vfs.OrDefault(r.FS)
 	if r.MemoryBudget <= 0 {
-		r.MemoryBudget = 40 << 20
+		r.MemoryBudget = 48 << 20
 	}
 	if r.MemstoreSize <= 0 {
-		r.MemstoreSize = r.MemoryBudget * 2 / 5
+		r.MemstoreSize = r.MemoryBudget / 3
 	}
 	r.MemstoreSize = max(r.MemstoreSize, MinMemstoreSize)
 	if r.MaxImmutableMemstores <= 0 {

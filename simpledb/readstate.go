@@ -73,17 +73,28 @@ func (d *DB) installReadState() {
 }
 
 // chargeMemstores charges the memstores to the memory budget (see
-// Options.MemoryBudget): the immutable ones at their size, the active one,
-// which grows, at MemstoreSize or its size if larger, unless the database
-// is read-only and it cannot grow. The caller holds d.mu, and calls it
-// whenever the memstores change.
+// Options.MemoryBudget). A writable database charges all it may hold,
+// 1+MaxImmutableMemstores of MemstoreSize, whether or not they exist yet,
+// and a memstore's excess over MemstoreSize (the batch that filled it):
+// the cache then never grows into room the next immutable memstore needs.
+// Charging each memstore only while it exists would shrink the cache at
+// every rotation and not save memory: the evicted blocks' chunks stay
+// resident, waiting for the next blocks. A read-only database's memstore
+// never grows: it is charged at its size. The caller holds d.mu, and calls
+// it whenever the memstores change.
 func (d *DB) chargeMemstores() {
-	charge := d.mem.m.SizeBytes()
-	if !d.opts.ReadOnly {
-		charge = max(charge, d.opts.MemstoreSize)
+	size := func(mt *memTable) int64 {
+		if d.opts.ReadOnly {
+			return mt.m.SizeBytes()
+		}
+		return max(mt.m.SizeBytes(), d.opts.MemstoreSize)
 	}
+	charge := size(d.mem)
 	for _, mt := range d.imm {
-		charge += mt.m.SizeBytes()
+		charge += size(mt)
+	}
+	if !d.opts.ReadOnly {
+		charge += int64(max(d.opts.MaxImmutableMemstores-len(d.imm), 0)) * d.opts.MemstoreSize
 	}
 	d.cache.Reserve(charge - d.memCharge)
 	d.memCharge = charge

@@ -118,10 +118,15 @@
 // open files and reopens later finds its blocks still cached. Blocks under
 // a stable id stay until the LRU evicts them or the owner calls
 // Cache.EvictTable, once the file is deleted; a Reader's own id's blocks
-// go at its Close. A Reader with a stable id also leaves its index and
-// filter blocks in the cache, which Open reads first, so that a reopen
-// reads just the footer and properties from the file: for a 64 MiB table
-// the index and filter are about 300 KB to read, checksum and decompress.
+// go at its Close. A Reader holds its index and filter blocks from Open to
+// Close and charges them to its cache; with a stable id it hands them to
+// the cache at Close and takes them back at the next Open, so that a
+// reopen reads just the footer and properties from the file: for a 64 MiB
+// table the index and filter are about 300 KB to read, checksum and
+// decompress. Cache.Reserve charges other memory to the cache (a
+// database's memstores), so that one capacity bounds them all: the cache
+// keeps for blocks what the charges leave. Cached blocks live outside the
+// Go heap, and are reused once evicted and no point read holds them.
 //
 // # Memory
 //
@@ -131,9 +136,11 @@
 //
 //   - an iterator's Key is its buffer, which the next move overwrites (a
 //     table iterator decodes the next key on top of it);
-//   - an iterator's Value, and the value Find passes to its callback, lie in
-//     the table's read-only mapping (where a write faults), in a cached
-//     block other readers share, or in a buffer that is reused;
+//   - an iterator's Value lies in the table's read-only mapping (where a
+//     write faults) or in the iterator's buffer, which holds a copy of a
+//     cached block and is reused; the value Find passes to its callback
+//     lies in the mapping, in a cached block that is reused once the
+//     callback has returned, or in a buffer that is reused;
 //   - Metadata's MinKey and MaxKey are the Reader's.
 //
 // An iterator's Key and Value are valid until its next move or Close, a
