@@ -124,6 +124,30 @@ func TestCacheSharedAcrossTables(t *testing.T) {
 			}
 		})
 	}
+	// Iterators read the cached blocks meanwhile, through copies: each
+	// entry stays whole until the next move, whatever the point reads
+	// evict and reuse.
+	for g := range 2 {
+		wg.Go(func() {
+			for round := range 10 {
+				i := (g + round) % len(readers)
+				it := readers[i].NewIterator(nil)
+				j := 0
+				for ok := it.First(); ok; ok = it.Next() {
+					e := contents[i][j]
+					if !bytes.Equal(it.Key(), e.key) || it.Seq() != e.seq || !bytes.Equal(it.Value(), e.value) {
+						t.Errorf("table %d entry %d: %q@%d, want %v", i, j, it.Key(), it.Seq(), e)
+						return
+					}
+					j++
+				}
+				if it.Err() != nil || j != len(contents[i]) {
+					t.Errorf("table %d: %d entries, %v", i, j, it.Err())
+				}
+				it.Close()
+			}
+		})
+	}
 	wg.Wait()
 	st := cache.Stats()
 	require.Positive(t, st.Hits)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
+	"github.com/stratadb/strata/internal/offheap"
 	"github.com/stratadb/strata/internal/rangedel"
 	"github.com/stratadb/strata/recordio"
 )
@@ -37,10 +38,13 @@ type Reader struct {
 	rangeDels rangedel.List
 	// held are the index and filter blocks, unless the mapping holds
 	// them: memory the Reader keeps from Open to Close, charged to the
-	// cache meanwhile (see Cache).
-	held   []heldBlock
-	pool   sync.Pool // *lookup
-	closed atomic.Bool
+	// cache meanwhile (see Cache), and outside the Go heap where the
+	// system maps anonymous memory (mappings, which Close unmaps), so that
+	// a database's indexes and filters do not raise the heap's goal.
+	held     []heldBlock
+	mappings [][]byte
+	pool     sync.Pool // *lookup
+	closed   atomic.Bool
 }
 
 type heldBlock struct {
@@ -95,6 +99,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
 	}
 	if err := r.load(o.Comparator); err != nil {
+		r.unmap()
 		rr.Close()
 		return nil, err
 	}
@@ -323,15 +328,35 @@ func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
 func (r *Reader) tableBlock(h BlockHandle) ([]byte, error) {
 	if r.cache != nil && !r.ownID {
 		if block, ok := r.cache.take(cacheKey{table: r.id, offset: h.Offset}); ok {
-			r.held = append(r.held, heldBlock{h.Offset, block})
-			return block, nil
+			return r.hold(h, block), nil
 		}
 	}
 	block, inPlace, err := r.readBlock(h, nil)
 	if err == nil && !inPlace {
-		r.held = append(r.held, heldBlock{h.Offset, block})
+		block = r.hold(h, block)
 	}
 	return block, err
+}
+
+// hold makes block, at h, one the Reader holds until Close, and returns it
+// in the memory it is held in.
+func (r *Reader) hold(h BlockHandle, block []byte) []byte {
+	if m, err := offheap.Map((len(block) + offheap.PageSize - 1) / offheap.PageSize * offheap.PageSize); err == nil {
+		copy(m, block)
+		r.mappings = append(r.mappings, m)
+		block = m[:len(block):len(block)]
+	}
+	r.held = append(r.held, heldBlock{h.Offset, block})
+	return block
+}
+
+// unmap returns the memory hold mapped: nothing may read the blocks held
+// any more.
+func (r *Reader) unmap() {
+	for _, m := range r.mappings {
+		offheap.Unmap(m)
+	}
+	r.mappings, r.held = nil, nil
 }
 
 // loadBlock points data at the block the index iterator is at and returns
@@ -427,5 +452,6 @@ func (r *Reader) Close() error {
 			}
 		}
 	}
+	r.unmap()
 	return r.rr.Close()
 }
