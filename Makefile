@@ -183,12 +183,14 @@ bench-peers-large:
 
 # Strata alone with MemoryBudget set to each of MEMORY_BUDGETS (MiB), at 1M
 # and 10M keys, one repeat: the peak RSS of each row against its budget
-# (about 15 minutes). Tables in benchmark/peers/results-memory-*.md.
+# (about 10 minutes). Tables in benchmark/peers/results-memory-*.md.
 MEMORY_BUDGETS ?= 64 256
 bench-memory:
-	@for keys in 1000000 10000000; do for mib in $(MEMORY_BUDGETS); do \
-		$(MAKE) --no-print-directory bench-peers PEERS_OUT=results-memory-$$keys-$$mib \
-			PEERS_FLAGS="-keys $$keys -reads 1000000 -engines strata -configs equal-cache -cache-mib $$mib -repeats 1 -probes=false -workloads fillrandom,readrandom,scan,mixed,sync32 $(PEERS_FLAGS)" || exit 1; \
+	@cd benchmark/peers && for keys in 1000000 10000000; do for mib in $(MEMORY_BUDGETS); do \
+		$(GO) run . -dir $(PEERS_DIR) -json results-memory-$$keys-$$mib.json \
+			-keys $$keys -reads 1000000 -engines strata -configs equal-cache -cache-mib $$mib -repeats 1 -probes=false \
+			-workloads fillrandom,readrandom,scan,mixed,sync32 $(PEERS_FLAGS) > results-memory-$$keys-$$mib.md && \
+			cat results-memory-$$keys-$$mib.md || exit 1; \
 	done; done
 
 # The same at smoke size, in two to three minutes, its outputs in /tmp.
