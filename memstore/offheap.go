@@ -38,12 +38,11 @@ func (h *offHeap) bytes(n int) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.free) < n {
-		size := max(offHeapRegion, (n+offheap.PageSize-1)/offheap.PageSize*offheap.PageSize)
-		r, err := offheap.Map(size)
+		r, err := offheap.Map(max(offHeapRegion, n))
 		if err != nil {
-			return slices.Grow([]byte(nil), n)[:n]
+			return heapBytes(n)[:n]
 		}
-		mappedBytes.Add(int64(len(r)))
+		mappedBytes.Add(int64(cap(r)))
 		h.regions = append(h.regions, r)
 		h.free = r
 	}
@@ -59,7 +58,7 @@ func (h *offHeap) release() {
 	defer h.mu.Unlock()
 	for _, r := range h.regions {
 		offheap.Unmap(r)
-		mappedBytes.Add(-int64(len(r)))
+		mappedBytes.Add(-int64(cap(r)))
 	}
 	h.regions, h.free = nil, nil
 }

@@ -96,7 +96,7 @@ func (d *DB) chargeMemstores() {
 	if !d.opts.ReadOnly {
 		charge += int64(max(d.opts.MaxImmutableMemstores-len(d.imm), 0)) * d.opts.MemstoreSize
 	}
-	d.cache.Reserve(charge - d.memCharge)
+	d.cache.Reserve(charge - d.memCharge) // nothing to do when unchanged, as after a compaction
 	d.memCharge = charge
 }
 

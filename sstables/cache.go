@@ -115,6 +115,9 @@ func NewCache(capacity int64) *Cache {
 // in blocks, evicting the least recently used at once. Charges beyond the
 // capacity leave the cache empty; they are not refused.
 func (c *Cache) Reserve(n int64) {
+	if n == 0 {
+		return
+	}
 	c.resizeMu.Lock()
 	defer c.resizeMu.Unlock()
 	c.reserved += n

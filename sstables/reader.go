@@ -341,10 +341,10 @@ func (r *Reader) tableBlock(h BlockHandle) ([]byte, error) {
 // hold makes block, at h, one the Reader holds until Close, and returns it
 // in the memory it is held in.
 func (r *Reader) hold(h BlockHandle, block []byte) []byte {
-	if m, err := offheap.Map((len(block) + offheap.PageSize - 1) / offheap.PageSize * offheap.PageSize); err == nil {
+	if m, err := offheap.Map(len(block)); err == nil {
 		copy(m, block)
 		r.mappings = append(r.mappings, m)
-		block = m[:len(block):len(block)]
+		block = m[:len(block):len(block)] // a slice of it that cannot be appended into
 	}
 	r.held = append(r.held, heldBlock{h.Offset, block})
 	return block

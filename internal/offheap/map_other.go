@@ -4,9 +4,6 @@ package offheap
 
 import "errors"
 
-// PageSize is the system's page size.
-var PageSize = 4096
-
 // Map refuses: callers fall back to the Go heap.
 func Map(int) ([]byte, error) {
 	return nil, errors.New("offheap: no anonymous mappings on this system")

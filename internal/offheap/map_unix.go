@@ -4,17 +4,23 @@ package offheap
 
 import "syscall"
 
-// PageSize is the system's page size.
-var PageSize = syscall.Getpagesize()
+// pageSize is the system's page size.
+var pageSize = syscall.Getpagesize()
 
-// Map returns size bytes of zeroed, private, anonymous memory.
+// Map returns size bytes of zeroed, private, anonymous memory. The mapping
+// is rounded up to whole pages, which the slice's capacity covers.
 func Map(size int) ([]byte, error) {
-	return syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	b, err := syscall.Mmap(-1, 0, (size+pageSize-1)/pageSize*pageSize,
+		syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, err
+	}
+	return b[:size], nil
 }
 
-// Unmap returns memory that Map returned, which must be the same slice:
-// any read of it afterwards faults.
+// Unmap returns memory that Map returned, sliced from the same start: any
+// read of it afterwards faults.
 func Unmap(b []byte) {
-	// Munmap fails only for a slice it did not map: never here.
-	_ = syscall.Munmap(b)
+	// Munmap fails only for memory it did not map: never here.
+	_ = syscall.Munmap(b[:cap(b)])
 }
