@@ -13,7 +13,8 @@ import (
 //
 // Point reads (Get, Has, Find) fill it; iterators use what it holds but do
 // not fill it, so that one scan does not evict everything the point reads
-// gathered. Blocks a memory-mapped table stores uncompressed are read in
+// gathered. Once full, it takes a point read's block only if it refused
+// that block lately (see refusedBlocks). Blocks a memory-mapped table stores uncompressed are read in
 // place and not cached.
 //
 // Blocks live outside the Go heap (see blockMemory), so a cache's memory
@@ -84,6 +85,7 @@ type cacheShard struct {
 	entries  map[cacheKey]*cacheEntry
 	tables   map[uint64]*cacheEntry // table id -> the head of its entries' list
 	lru      cacheEntry             // sentinel: lru.next is the most recently used
+	refused  refusedBlocks
 }
 
 // NewCache returns a cache holding up to capacity bytes of blocks, less
@@ -225,11 +227,28 @@ func (c *Cache) take(k cacheKey) ([]byte, bool) {
 	return b, true
 }
 
+// fill caches a copy of a block a point read missed, as put does, if the
+// shard has room for it or the block was refused lately (see
+// refusedBlocks).
+func (c *Cache) fill(k cacheKey, block []byte) {
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used+chunkCharge(len(block)) > s.capacity && !s.refused.admit(k, len(s.entries)) {
+		return
+	}
+	s.put(k, block)
+}
+
 // put caches a copy of block under k, which the caller keeps.
 func (c *Cache) put(k cacheKey, block []byte) {
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.put(k, block)
+}
+
+func (s *cacheShard) put(k cacheKey, block []byte) {
 	if old, ok := s.entries[k]; ok {
 		s.remove(old)
 	}
@@ -279,6 +298,45 @@ func (c *Cache) EvictTable(id uint64) {
 		s.mu.Unlock()
 	}
 }
+
+// refusedBlocks remembers the keys of the blocks a full shard refused
+// lately, as many as it holds blocks. A block displaces the least recently
+// used one only when it misses again while remembered: a block read once
+// in a long while (most of them, when the data is much larger than the
+// cache) costs a lookup here rather than a copy into the cache and an
+// eviction, and does not evict a block read often. This is the admission
+// of 2Q (Johnson and Shasha, 1994) with its FIFO of ids.
+type refusedBlocks struct {
+	keys map[cacheKey]struct{}
+	ring []cacheKey // in the order refused; next is the oldest once full
+	next int
+}
+
+// admit reports whether k was refused lately, forgetting it if so, and
+// otherwise remembers it, forgetting the oldest once it remembers more
+// than max(blocks, minRefused) keys.
+func (r *refusedBlocks) admit(k cacheKey, blocks int) bool {
+	if _, ok := r.keys[k]; ok {
+		delete(r.keys, k)
+		return true
+	}
+	if r.keys == nil {
+		r.keys = make(map[cacheKey]struct{})
+	}
+	if len(r.ring) < max(blocks, minRefused) {
+		r.ring = append(r.ring, k)
+	} else {
+		delete(r.keys, r.ring[r.next]) // perhaps refused again since: forgotten early, no harm
+		r.ring[r.next] = k
+		r.next = (r.next + 1) % len(r.ring)
+	}
+	r.keys[k] = struct{}{}
+	return false
+}
+
+// minRefused is how many refused keys a shard remembers at least, for a
+// cache that holds few blocks.
+const minRefused = 64
 
 func (s *cacheShard) pushFront(e *cacheEntry) {
 	e.prev, e.next = &s.lru, s.lru.next

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,60 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c.put(cacheKey{2, 0}, make([]byte, c.capacity))
 	_, ok = c.get(cacheKey{2, 0})
 	require.False(t, ok)
+}
+
+// A full shard caches a point read's block only when it misses again while
+// the shard remembers refusing it, and remembers a bounded number of keys.
+func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
+	c := NewCache(cacheShards * chunkCharge(100) * 3) // three 100-byte blocks a shard
+	block := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100) }
+	target := c.shard(cacheKey{1, 0})
+	var keys []cacheKey
+	for off := uint64(0); len(keys) < 5+2*minRefused; off++ {
+		if k := (cacheKey{1, off}); c.shard(k) == target {
+			keys = append(keys, k)
+		}
+	}
+	cached := func(k cacheKey) bool {
+		target.mu.Lock()
+		defer target.mu.Unlock()
+		_, ok := target.entries[k]
+		return ok
+	}
+	for i, k := range keys[:3] {
+		c.fill(k, block(i)) // room: cached at once
+		require.True(t, cached(k), "key %d", i)
+	}
+	tests := []struct {
+		name   string
+		key    int
+		cached []int // of keys[:5], after the fill
+	}{
+		{"a first miss when full is refused", 3, []int{0, 1, 2}},
+		{"another", 4, []int{0, 1, 2}},
+		{"a second miss is cached, evicting the least recently used", 3, []int{1, 2, 3}},
+		{"so is the other's", 4, []int{2, 3, 4}},
+		{"and only once: a first miss again", 0, []int{2, 3, 4}},
+	}
+	for _, tt := range tests {
+		c.fill(keys[tt.key], block(tt.key))
+		for i := range 5 {
+			require.Equal(t, slices.Contains(tt.cached, i), cached(keys[i]), "%s: key %d", tt.name, i)
+		}
+	}
+
+	// Keys refused once each: the oldest are forgotten.
+	for _, k := range keys[5:] {
+		c.fill(k, block(0))
+	}
+	target.mu.Lock()
+	remembered := len(target.refused.keys)
+	target.mu.Unlock()
+	require.Equal(t, minRefused, remembered)
+	c.fill(keys[5], block(5)) // forgotten: refused once more
+	require.False(t, cached(keys[5]))
+	c.fill(keys[len(keys)-1], block(6)) // remembered: cached
+	require.True(t, cached(keys[len(keys)-1]))
 }
 
 // A pinned block stays whole after its eviction, and its chunk is reused

@@ -126,7 +126,10 @@
 // decompress. Cache.Reserve charges other memory to the cache (a
 // database's memstores), so that one capacity bounds them all: the cache
 // keeps for blocks what the charges leave. Cached blocks live outside the
-// Go heap, and are reused once evicted and no point read holds them.
+// Go heap, and are reused once evicted and no point read holds them. A
+// full cache takes a point read's block only if it refused the same block
+// lately: a block read once in a long while neither costs a copy into the
+// cache nor evicts one read often.
 //
 // # Memory
 //

@@ -405,7 +405,7 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry) ([]by
 	if !inPlace {
 		*scratch = block[:0]
 		if pin != nil && r.cache != nil {
-			r.cache.put(key, block)
+			r.cache.fill(key, block)
 		}
 	}
 	return block, nil

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 )
 
@@ -16,6 +17,31 @@ import (
 // engine's workload (or one disk probe) as its flags say, prints the result
 // as a JSON line and exits.
 const childEnv = "STRATA_PEERS_CHILD"
+
+// profileEnv, set in a child's environment, names a file for a CPU profile
+// of its timed workload: not the fill, the reopen or the close.
+const profileEnv = "STRATA_PEERS_CPUPROFILE"
+
+// profile starts the CPU profile profileEnv asks for, if any, and returns
+// what stops it.
+func profile() (stop func(), err error) {
+	path := os.Getenv(profileEnv)
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
 
 // task is what a child runs.
 type task struct {
@@ -158,7 +184,13 @@ func (t task) run() (result, error) {
 		}
 		reopenTime = time.Since(reopen)
 	}
+	stopProfile, err := profile()
+	if err != nil {
+		db.Close()
+		return result{}, err
+	}
 	m, err := w.run(db, t.params)
+	stopProfile()
 	var stall *float64
 	if s, ok := db.(staller); ok {
 		seconds := s.StallTime().Seconds()
