@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -305,13 +306,13 @@ func BenchmarkSimpleDBLogRecycling(b *testing.B) {
 }
 
 // BenchmarkSimpleDBLogFileSync times what a synced log write costs the
-// filesystem, below the database: write 1 KiB and fdatasync, into a log's
-// file as a synced database opens it, with write(2) or through a mapping
-// (and mapped as an unsynced database maps it), in a new file or in a
-// reused one (an earlier file of the same kind, renamed
-// and written over). Files hold a thousand writes, about a memstore of 1
-// MiB, then the next is opened outside the timer. On Linux it reports the
-// bytes the device wrote per write too.
+// filesystem, below the database: write 1 KiB, or 64 KiB (a raft
+// StoreLogs of 64 entries of 1 KiB), and fdatasync, into a log's file as a
+// synced database opens it, with write(2) or through a mapping (and mapped
+// as an unsynced database maps it), in a new file or in a reused one (an
+// earlier file of the same kind, renamed and written over). Files hold a
+// thousand writes, then the next is opened outside the timer. On Linux it
+// reports the bytes the device wrote per write too.
 func BenchmarkSimpleDBLogFileSync(b *testing.B) {
 	const perFile = 1000
 	mapped := vfs.Default.(vfs.MappedCreator)
@@ -333,76 +334,78 @@ func BenchmarkSimpleDBLogFileSync(b *testing.B) {
 		{"mapped-populate-write/reused", func(name string) (vfs.File, error) { return mapped.CreateMapped(name, unsyncedLog) },
 			func(old, name string) (vfs.File, error) { return mapped.ReuseMapped(old, name, unsyncedLog) }},
 	} {
-		b.Run(fc.name, func(b *testing.B) {
-			dir := benchDir(b)
-			record := dbValue(0, latencyValueSize)
-			var f vfs.File
-			var name string // f's
-			check := func(err error) {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			fill := func() {
-				for range perFile {
-					_, err := f.Write(record)
-					check(err)
-				}
-			}
-			// next closes f and opens the i-th file in its place.
-			next := func(i int) {
-				prev := name
-				if f != nil {
-					check(f.Close())
-				}
-				name = filepath.Join(dir, fmt.Sprintf("%06d.log", i))
-				var err error
-				if fc.reuse != nil && prev != "" {
-					f, err = fc.reuse(prev, name)
-				} else {
-					f, err = fc.open(name)
-					if prev != "" {
-						check(os.Remove(prev))
+		for _, size := range []int{latencyValueSize, 64 << 10} {
+			b.Run(fmt.Sprintf("size=%d/%s", size, fc.name), func(b *testing.B) {
+				dir := benchDir(b)
+				record := bytes.Repeat(dbValue(0, latencyValueSize), size/latencyValueSize)
+				var f vfs.File
+				var name string // f's
+				check := func(err error) {
+					if err != nil {
+						b.Fatal(err)
 					}
 				}
-				check(err)
-			}
-			next(0)
-			if fc.reuse != nil {
-				fill() // a file to reuse
-				check(f.Sync())
-				next(1)
-			}
-			lat := make(latencies, 0, b.N)
-			b.SetBytes(latencyValueSize)
-			written := deviceWritten(dir)
-			var before int64
-			if written != nil {
-				before = written()
-			}
-			b.ResetTimer()
-			for i := range b.N {
-				if i > 0 && i%perFile == 0 {
-					b.StopTimer()
-					next(2 + i/perFile)
-					b.StartTimer()
+				fill := func() {
+					for range perFile {
+						_, err := f.Write(record)
+						check(err)
+					}
 				}
-				start := time.Now()
-				_, err := f.Write(record)
-				check(err)
-				check(f.Sync())
-				lat = append(lat, time.Since(start))
-			}
-			b.StopTimer()
-			if written != nil {
-				// What the device wrote per synced write, other work on
-				// the machine included: the file's data, its metadata,
-				// the journal.
-				b.ReportMetric(float64(written()-before)/float64(b.N), "device-B/op")
-			}
-			check(f.Close())
-			lat.report(b, "")
-		})
+				// next closes f and opens the i-th file in its place.
+				next := func(i int) {
+					prev := name
+					if f != nil {
+						check(f.Close())
+					}
+					name = filepath.Join(dir, fmt.Sprintf("%06d.log", i))
+					var err error
+					if fc.reuse != nil && prev != "" {
+						f, err = fc.reuse(prev, name)
+					} else {
+						f, err = fc.open(name)
+						if prev != "" {
+							check(os.Remove(prev))
+						}
+					}
+					check(err)
+				}
+				next(0)
+				if fc.reuse != nil {
+					fill() // a file to reuse
+					check(f.Sync())
+					next(1)
+				}
+				lat := make(latencies, 0, b.N)
+				b.SetBytes(int64(size))
+				written := deviceWritten(dir)
+				var before int64
+				if written != nil {
+					before = written()
+				}
+				b.ResetTimer()
+				for i := range b.N {
+					if i > 0 && i%perFile == 0 {
+						b.StopTimer()
+						next(2 + i/perFile)
+						b.StartTimer()
+					}
+					start := time.Now()
+					_, err := f.Write(record)
+					check(err)
+					check(f.Sync())
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				if written != nil {
+					// What the device wrote per synced write, other work on
+					// the machine included: the file's data, its metadata,
+					// the journal.
+					b.ReportMetric(float64(written()-before)/float64(b.N), "device-B/op")
+				}
+				check(f.Close())
+				lat.report(b, "")
+			})
+		}
 	}
 }
 

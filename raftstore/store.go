@@ -26,9 +26,16 @@ type Store struct {
 	// first and last are the indexes of the first and last entry held, both
 	// zero when the log is empty. Written under mu, read without it.
 	first, last atomic.Uint64
-	// buf is StoreLogs' encoding buffer, guarded by mu.
-	buf []byte
+	// buf is StoreLogs' encoding buffer and batch its batch, reused from
+	// call to call (but not after a batch of more than keptBatch bytes),
+	// guarded by mu: growing a fresh 64 KiB batch cost a third of a
+	// StoreLogs of 64 entries of 1 KiB beside its fsync.
+	buf   []byte
+	batch *simpledb.Batch
 }
+
+// keptBatch bounds the batch StoreLogs keeps for the next call.
+const keptBatch = 1 << 20
 
 var (
 	_ raft.LogStore          = (*Store)(nil)
@@ -169,13 +176,23 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if last != 0 && (lo > last+1 || hi+1 < first) {
 		return fmt.Errorf("raftstore: store logs %d..%d beside %d..%d: %w", lo, hi, first, last, ErrLogGap)
 	}
-	b := s.db.NewBatch()
+	b := s.batch
+	if b == nil {
+		b = s.db.NewBatch()
+		s.batch = b
+	}
+	b.Reset()
 	var k [logKeyLen]byte
+	size := 0
 	for _, l := range logs {
 		s.buf = appendEntry(s.buf[:0], l)
+		size += len(s.buf)
 		if err := b.Put(logKey(k[:], l.Index), s.buf); err != nil {
 			return fmt.Errorf("raftstore: store log %d: %w", l.Index, err)
 		}
+	}
+	if size > keptBatch {
+		s.batch = nil
 	}
 	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
 		return fmt.Errorf("raftstore: store logs %d..%d: %w", lo, hi, err)
