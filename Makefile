@@ -40,7 +40,7 @@ PEERS_DIR   ?= /tmp/strata-peers
 PEERS_FLAGS ?=
 PEERS_OUT   ?= results
 
-.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-memory bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
+.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-peers-100m bench-memory bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
 # make test vets and tests every module but the peers' (benchmark/peers):
 # its five engines take a minute to compile, and make bench-smoke, which
@@ -180,6 +180,14 @@ bench-peers:
 bench-peers-large:
 	@$(MAKE) --no-print-directory bench-peers PEERS_OUT=results-large \
 		PEERS_FLAGS='-keys 10000000 -reads 1000000 -engines strata,pebble -configs defaults -workloads fillseq,fillrandom,readrandom,scan,mixed -costs $(PEERS_FLAGS)'
+
+# A hundred times the data: 100M keys (11 GB of keys and values), Strata
+# and Pebble, the workloads of bench-peers-large, one repeat, with the same
+# costs (some two and a half hours: every read workload fills again; up to
+# about 25 GB of disk at a time).
+bench-peers-100m:
+	@$(MAKE) --no-print-directory bench-peers PEERS_OUT=results-100m \
+		PEERS_FLAGS='-keys 100000000 -reads 1000000 -repeats 1 -engines strata,pebble -configs defaults -workloads fillseq,fillrandom,readrandom,scan,mixed -costs $(PEERS_FLAGS)'
 
 # Strata alone with MemoryBudget set to each of MEMORY_BUDGETS (MiB), at 1M
 # and 10M keys, one repeat: the peak RSS of each row against its budget

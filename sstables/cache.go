@@ -14,8 +14,8 @@ import (
 // Point reads (Get, Has, Find) fill it; iterators use what it holds but do
 // not fill it, so that one scan does not evict everything the point reads
 // gathered. Once full, it takes a point read's block only if it refused
-// that block lately (see refusedBlocks). Blocks a memory-mapped table stores uncompressed are read in
-// place and not cached.
+// that block lately (see refusedBlocks). Blocks a memory-mapped table
+// stores uncompressed are read in place and not cached.
 //
 // Blocks live outside the Go heap (see blockMemory), so a cache's memory
 // is what it holds, not twice that as the garbage collector paces the
@@ -53,9 +53,11 @@ type Cache struct {
 
 const cacheShards = 16
 
-// cacheEntryOverhead is charged per block on top of its bytes: the entry,
-// its map slot and list links.
-const cacheEntryOverhead = 96
+// cacheEntryOverhead is charged per block on top of its bytes: the entry
+// with its list links (96 bytes), its map slot, and the key of a block
+// refused in its place that a full shard remembers (refusedBlocks: a ring
+// slot and a map slot).
+const cacheEntryOverhead = 160
 
 type cacheKey struct {
 	table  uint64 // ReaderOptions.CacheID, or an id unique per Open
