@@ -214,9 +214,9 @@ func (c *Cache) copyBlock(k cacheKey, buf []byte) ([]byte, bool) {
 	return b, true
 }
 
-// take returns a copy of the block cached under k, in the Go heap, and
-// drops it from the cache.
-func (c *Cache) take(k cacheKey) ([]byte, bool) {
+// take drops the entry cached under k from the cache and returns it
+// pinned, for the caller to copy its block out of before it unpins it.
+func (c *Cache) take(k cacheKey) (*cacheEntry, bool) {
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -224,9 +224,9 @@ func (c *Cache) take(k cacheKey) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	b := bytes.Clone(e.block)
+	e.state.Add(2)
 	s.remove(e)
-	return b, true
+	return e, true
 }
 
 // fill caches a copy of a block a point read missed, as put does, if the

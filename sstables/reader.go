@@ -327,8 +327,10 @@ func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
 // cost (a 64 MiB table's index and filter are about 300 KB).
 func (r *Reader) tableBlock(h BlockHandle) ([]byte, error) {
 	if r.cache != nil && !r.ownID {
-		if block, ok := r.cache.take(cacheKey{table: r.id, offset: h.Offset}); ok {
-			return r.hold(h, block), nil
+		if e, ok := r.cache.take(cacheKey{table: r.id, offset: h.Offset}); ok {
+			block := r.hold(h, e.block)
+			r.cache.unpin(e)
+			return block, nil
 		}
 	}
 	block, inPlace, err := r.readBlock(h, nil)
@@ -338,16 +340,19 @@ func (r *Reader) tableBlock(h BlockHandle) ([]byte, error) {
 	return block, err
 }
 
-// hold makes block, at h, one the Reader holds until Close, and returns it
-// in the memory it is held in.
+// hold keeps a copy of block, at h, until Close, and returns the copy:
+// off the Go heap where the system maps memory, else in it.
 func (r *Reader) hold(h BlockHandle, block []byte) []byte {
-	if m, err := offheap.Map(len(block)); err == nil {
-		copy(m, block)
-		r.mappings = append(r.mappings, m)
-		block = m[:len(block):len(block)] // a slice of it that cannot be appended into
+	held, err := offheap.Map(len(block))
+	if err == nil {
+		r.mappings = append(r.mappings, held)
+	} else {
+		held = make([]byte, len(block))
 	}
-	r.held = append(r.held, heldBlock{h.Offset, block})
-	return block
+	copy(held, block)
+	held = held[:len(block):len(block)] // a slice of it that cannot be appended into
+	r.held = append(r.held, heldBlock{h.Offset, held})
+	return held
 }
 
 // unmap returns the memory hold mapped: nothing may read the blocks held
