@@ -155,7 +155,7 @@ func (t task) run() (result, error) {
 	t.spare = filepath.Join(t.dir, "spare")
 	t.open = func(dir string) (Engine, error) { return e.open(dir, s) }
 	first := s // the settings of the first open: the fill's, if any
-	var order []uint64
+	var order *permutation
 	if w.filled {
 		order = fillOrder(t.keys)
 		first.sync = false
@@ -220,9 +220,9 @@ func (t task) run() (result, error) {
 	return r, nil
 }
 
-// fillAndClose writes key order[i] for every i, unsynced, into db, then
+// fillAndClose writes key order.at(i) for every i, unsynced, into db, then
 // closes it.
-func fillAndClose(db Engine, keys int, order []uint64) error {
+func fillAndClose(db Engine, keys int, order *permutation) error {
 	if err := fill(db, keys, order); err != nil {
 		db.Close()
 		return fmt.Errorf("fill: %w", err)

@@ -86,15 +86,15 @@ func findWorkload(name string) (workload, error) {
 	return workload{}, fmt.Errorf("peers: no workload %q", name)
 }
 
-// fill writes key order[i] (or i, with a nil order) for i in 0..n-1, each
-// with its value, from one goroutine.
-func fill(e Engine, n int, order []uint64) error {
+// fill writes key order.at(i) (or i, with a nil order) for i in 0..n-1,
+// each with its value, from one goroutine.
+func fill(e Engine, n int, order *permutation) error {
 	key := make([]byte, 0, keySize)
 	value := make([]byte, 0, valueSize)
 	for i := range uint64(n) {
 		k := i
 		if order != nil {
-			k = order[i]
+			k = order.at(i)
 		}
 		if err := e.Put(appendKey(key[:0], k), appendValue(value[:0], k, valueSize)); err != nil {
 			return fmt.Errorf("put key %d: %w", k, err)
@@ -116,7 +116,7 @@ func runFillSeq(e Engine, p params) (measure, error) {
 }
 
 func runFillRandom(e Engine, p params) (measure, error) {
-	order := fillOrder(p.keys) // outside the timer
+	order := fillOrder(p.keys)
 	d, err := timed(func() error { return fill(e, p.keys, order) })
 	return measure{ops: int64(p.keys), elapsed: d}, err
 }

@@ -190,14 +190,25 @@ func TestKeysAreZeroPaddedDecimal(t *testing.T) {
 }
 
 func TestFillOrderIsASeededPermutation(t *testing.T) {
-	a, b := fillOrder(1000), fillOrder(1000)
-	require.Equal(t, a, b)
-	s := slices.Clone(a)
-	slices.Sort(s)
-	for i, k := range s {
-		require.EqualValues(t, i, k)
+	for _, n := range []int{1, 2, 3, 1000, 1023, 1024, 1025, 1 << 16} {
+		a, b := fillOrder(n), fillOrder(n)
+		seen := make([]bool, n)
+		moved := 0
+		for i := range uint64(n) {
+			k := a.at(i)
+			require.Less(t, k, uint64(n), "n=%d i=%d", n, i)
+			require.False(t, seen[k], "n=%d: %d twice", n, k)
+			require.Equal(t, k, b.at(i), "n=%d: not seeded", n)
+			seen[k] = true
+			if k != i {
+				moved++
+			}
+		}
+		if n >= 1000 {
+			require.Greater(t, moved, n*9/10, "n=%d: barely shuffled", n)
+		}
 	}
-	require.NotEqual(t, s, a)
+	require.NotEqual(t, newPermutation(1000, 1).at(7), newPermutation(1000, 2).at(7))
 }
 
 // Every read workload checks every value, so a wrong byte, a wrong
