@@ -33,8 +33,10 @@ import (
 
 // logWriterOptions write logs uncompressed: a write copies its batch into
 // the log, and compressing it there would cost every writer on the write
-// path.
-var logWriterOptions = &recordio.WriterOptions{Compression: recordio.NoCompression}
+// path. Each megabyte's writeback starts as it is written, so that the
+// rotation's fsync, which writes wait for, finds little dirty (see
+// docs/2-log.md, "Rotation writeback").
+var logWriterOptions = &recordio.WriterOptions{Compression: recordio.NoCompression, BytesPerSync: logChunk}
 
 // logWriter appends batches to a log, stamping each with the low 32 bits
 // of the log's identity.

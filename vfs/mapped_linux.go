@@ -365,3 +365,7 @@ func (m *mappedFile) Stat() (fs.FileInfo, error) {
 	}
 	return sizedInfo{info, m.size}, nil
 }
+
+// Fd returns the file's descriptor, so that StartWriteback reaches a mapped
+// file's pages too.
+func (m *mappedFile) Fd() uintptr { return uintptr(m.fd) }

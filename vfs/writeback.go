@@ -6,7 +6,8 @@ import "io"
 // off, without waiting for them: a hint that spreads a large file's
 // writeback over its writing, so that its own fsync, and the fsyncs of
 // other files that share the filesystem's journal, find little left to
-// write. Only operating-system files (those with an Fd method) take it,
+// write. Only operating-system files, mapped ones included (those with an
+// Fd method), take it,
 // and only where sync_file_range exists; elsewhere it does nothing. A
 // failure shows in the file's next fsync.
 func StartWriteback(f io.Writer, off, n int64) {
