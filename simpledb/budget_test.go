@@ -69,3 +69,43 @@ func TestMemoryBudget(t *testing.T) {
 	within(db, false)
 	require.NoError(t, db.Close())
 }
+
+// The tables a database writes hold no index or filter until a read needs
+// them: flushes and compactions charge nothing to the budget for them, and
+// the first read of a table charges its own. The tables found at Open are
+// loaded at once.
+func TestWrittenTablesLoadIndexesOnRead(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := &Options{FS: mem, Logger: quietLogger, MemoryBudget: 8 << 20, NoSync: true, TargetTableSize: 256 << 10}
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	memstores := db.Stats().MemoryCharged
+	key := func(i uint64) []byte { return binary.BigEndian.AppendUint64([]byte("key"), i) }
+	value := make([]byte, 100)
+	const n = 20_000
+	for i := range uint64(n) {
+		require.NoError(t, db.Put(key(i*7919%n), value, DefaultSync))
+	}
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Compact())
+	st := db.Stats()
+	require.Greater(t, st.OpenTables, 1)
+	require.Equal(t, memstores, st.MemoryCharged, "no table read yet")
+
+	_, err = db.Get(key(42))
+	require.NoError(t, err)
+	one := db.Stats().MemoryCharged - memstores
+	require.Positive(t, one, "the table read holds its index and filter")
+	for i := range uint64(n) {
+		_, err := db.Get(key(i))
+		require.NoError(t, err)
+	}
+	all := db.Stats().MemoryCharged - memstores
+	require.Greater(t, all, one, "every table read holds its own")
+	require.NoError(t, db.Close())
+
+	db, err = Open("/db", opts)
+	require.NoError(t, err)
+	require.Equal(t, memstores+all, db.Stats().MemoryCharged, "Open loads the tables it finds")
+	require.NoError(t, db.Close())
+}

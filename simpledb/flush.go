@@ -165,7 +165,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		info := manifest.TableInfo{Num: num, Size: m.FileSize, Smallest: m.MinKey, Largest: m.MaxKey,
 			SmallestSeq: m.MinSeq, LargestSeq: m.MaxSeq, ID: m.ID}
 		includeRangeDels(&info, m.Records, frags)
-		t, err := d.openTable(info)
+		t, err := d.openTable(info, true)
 		if err != nil {
 			return err
 		}

@@ -185,7 +185,7 @@ func (d *DB) followVersion(state *manifest.State) (*version, error) {
 				t.ref()
 			} else {
 				var err error
-				if t, err = d.openTable(info); err != nil {
+				if t, err = d.openTable(info, false); err != nil {
 					v.unref(d)
 					return nil, err
 				}

@@ -68,7 +68,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.Follow {
 		openFiles = math.MaxInt // see Options.Follow
 	}
-	d.tables = newTableCache(openFiles, d.openReader)
+	// A reopen is for a read, which needs the index and filter at once.
+	d.tables = newTableCache(openFiles, func(info manifest.TableInfo) (*sstables.Reader, error) {
+		return d.openReader(info, false)
+	})
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -299,7 +302,7 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	d.current = v
 	for level, tables := range state.Levels {
 		for _, info := range tables {
-			t, err := d.openTable(info)
+			t, err := d.openTable(info, false)
 			if err != nil {
 				return err
 			}

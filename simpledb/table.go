@@ -78,10 +78,12 @@ func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
 }
 
 // openTable opens a table the manifest names, into the table cache. The
-// table comes with one reference, the caller's.
-func (d *DB) openTable(info manifest.TableInfo) (*table, error) {
+// table comes with one reference, the caller's. A table just written is
+// opened with sstables.ReaderOptions.LoadOnRead: most are compacted away,
+// or never read, before a read needs their index and filter.
+func (d *DB) openTable(info manifest.TableInfo, written bool) (*table, error) {
 	d.tables.reserve()
-	r, err := d.openReader(info)
+	r, err := d.openReader(info, written)
 	if err != nil {
 		d.tables.release()
 		return nil, err
@@ -95,10 +97,11 @@ func (d *DB) openTable(info manifest.TableInfo) (*table, error) {
 // openReader opens a table's file and checks it against what the manifest
 // records: at Open, after the table is written, and whenever the table
 // cache reopens it. A missing or damaged file is ErrCorruption naming it.
-func (d *DB) openReader(info manifest.TableInfo) (*sstables.Reader, error) {
+// loadOnRead is sstables.ReaderOptions.LoadOnRead.
+func (d *DB) openReader(info manifest.TableInfo, loadOnRead bool) (*sstables.Reader, error) {
 	path := filenames.TablePath(d.dir, info.Num)
 	o := d.tableReaderOptions(!d.opts.MmapTables, false)
-	o.CacheID = info.Num
+	o.CacheID, o.LoadOnRead = info.Num, loadOnRead
 	r, err := sstables.Open(path, o)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")

@@ -96,8 +96,10 @@
 //
 // # Reading
 //
-// Open reads the footer, properties, index and filter, so its cost grows
-// with the number of blocks, not of keys; the file is memory-mapped unless
+// Open reads the footer, properties, index and filter (the last two at the
+// first read instead with ReaderOptions.LoadOnRead, so that a table never
+// read holds no memory for them), so its cost grows with the number of
+// blocks, not of keys; the file is memory-mapped unless
 // ReaderOptions.NoMmap says otherwise, and uncompressed blocks are then read
 // in place. A page of a mapped file that the disk cannot read (an I/O
 // error, a filesystem shut down, a file cut by another process) raises
@@ -118,8 +120,8 @@
 // open files and reopens later finds its blocks still cached. Blocks under
 // a stable id stay until the LRU evicts them or the owner calls
 // Cache.EvictTable, once the file is deleted; a Reader's own id's blocks
-// go at its Close. A Reader holds its index and filter blocks from Open to
-// Close and charges them to its cache; with a stable id it hands them to
+// go at its Close. A Reader holds its index and filter blocks from their
+// load to Close and charges them to its cache; with a stable id it hands them to
 // the cache at Close and takes them back at the next Open, so that a
 // reopen reads just the footer and properties from the file: for a 64 MiB
 // table the index and filter are about 300 KB to read, checksum and

@@ -42,12 +42,18 @@ type Iterator struct {
 // NewIterator returns an iterator over the table, unpositioned: call First,
 // Last, SeekGE or SeekLT.
 func (r *Reader) NewIterator(opts *IterOptions) *Iterator {
-	it := &Iterator{r: r, index: r.index}
+	it := &Iterator{r: r}
 	if opts != nil {
 		it.lower, it.upper = opts.LowerBound, opts.UpperBound
 	}
-	if r.closed.Load() {
+	switch {
+	case r.closed.Load():
 		it.err = ErrClosed
+	default:
+		// A failed load of the index is the first move's error.
+		if it.err = r.blocks(); it.err == nil {
+			it.index = r.index
+		}
 	}
 	return it
 }

@@ -121,6 +121,14 @@ type ReaderOptions struct {
 	// them with ErrBadCacheID. Default: 0, an id unique to this Open, whose
 	// blocks Close drops.
 	CacheID uint64
+	// LoadOnRead leaves the index and the bloom filter to the first read
+	// that needs them (a Get, Has or Find, NewIterator, Index or Verify)
+	// rather than Open, so that a table nobody reads holds no memory for
+	// them: a database opens the tables it writes this way, since a
+	// compaction replaces most of them, or nobody reads them, before any
+	// read does. Damage in them is then that read's error, not Open's.
+	// Default: false, Open reads and checks them.
+	LoadOnRead bool
 }
 
 func (o *ReaderOptions) withDefaults() ReaderOptions {

@@ -19,7 +19,8 @@ import (
 // concurrent use. Close is not safe to call while they run: every read must
 // have returned, and every iterator be closed, before Close (see Close).
 //
-// Open reads only the footer, the properties, the index and the filter:
+// Open reads only the footer, the properties, the index and the filter
+// (the last two at the first read instead with ReaderOptions.LoadOnRead):
 // its cost grows with the number of blocks, not of keys. A point read then
 // checks the filter, searches the index and reads one block.
 type Reader struct {
@@ -29,11 +30,18 @@ type Reader struct {
 	cache    *Cache
 	rr       *recordio.RandomReader
 	cmp      func(a, b []byte) int
-	index    blockIter // over the index block, checked at open: lookups and iterators copy it
+	index    blockIter // over the index block, checked at load: lookups and iterators copy it
 	indexOff int64     // the index block's offset, for errors
 	dataEnd  uint64    // where the data blocks end: at the filter, or the index
 	filter   *bloom.Filter
-	meta     Metadata
+	// indexBlock and filterBlock locate the index and the filter, which
+	// are loaded (read, checked and held) at Open, or with
+	// ReaderOptions.LoadOnRead by the first read that needs them, under
+	// loadMu; loaded is set once they are.
+	indexBlock, filterBlock BlockHandle
+	loadMu                  sync.Mutex
+	loaded                  atomic.Bool
+	meta                    Metadata
 	// rangeDels are the table's range deletions, loaded at open.
 	rangeDels rangedel.List
 	// held are the index and filter blocks, unless the mapping holds
@@ -98,13 +106,10 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if r.id == 0 {
 		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
 	}
-	if err := r.load(o.Comparator); err != nil {
+	if err := r.load(o.Comparator, !o.LoadOnRead); err != nil {
 		r.unmap()
 		rr.Close()
 		return nil, err
-	}
-	if r.cache != nil {
-		r.cache.Reserve(r.heldBytes())
 	}
 	r.pool.New = func() any { return &lookup{index: r.index} }
 	return r, nil
@@ -166,11 +171,14 @@ func (r *Reader) loadProperties(cmp *Comparator) (footer, int64, error) {
 	return f, footOff, nil
 }
 
-func (r *Reader) load(cmp *Comparator) error {
+// load reads and checks the footer, the properties and the range
+// deletions, and the index and filter too if blocks is set.
+func (r *Reader) load(cmp *Comparator, blocks bool) error {
 	f, footOff, err := r.loadProperties(cmp)
 	if err != nil {
 		return err
 	}
+	r.indexBlock, r.filterBlock = f.index, f.filter
 	r.indexOff = int64(f.index.Offset)
 	r.dataEnd = f.index.Offset
 	if f.filter.Length > 0 {
@@ -179,22 +187,54 @@ func (r *Reader) load(cmp *Comparator) error {
 	if err := r.loadRangeDels(uint64(footOff)); err != nil {
 		return err
 	}
+	if !blocks {
+		return nil
+	}
+	return r.loadBlocks()
+}
 
-	index, err := r.tableBlock(f.index)
+// loadBlocks reads, checks and holds the index and the filter, and
+// charges them to the cache.
+func (r *Reader) loadBlocks() error {
+	index, err := r.tableBlock(r.indexBlock)
 	if err != nil {
 		return err
 	}
 	if err := r.index.init(r.cmp, index, true); err != nil {
 		return r.indexError(err)
 	}
-	if f.filter.Length > 0 {
-		raw, err := r.tableBlock(f.filter)
+	if r.filterBlock.Length > 0 {
+		raw, err := r.tableBlock(r.filterBlock)
 		if err != nil {
 			return err
 		}
 		if r.filter, err = bloom.Decode(raw); err != nil {
-			return base.Corruptf(r.name, int64(f.filter.Offset), ErrBadFilter, "%v", err)
+			return base.Corruptf(r.name, int64(r.filterBlock.Offset), ErrBadFilter, "%v", err)
 		}
+	}
+	if r.cache != nil {
+		r.cache.Reserve(r.heldBytes())
+	}
+	r.loaded.Store(true)
+	return nil
+}
+
+// blocks returns once the index and the filter are loaded, loading them if
+// the Reader was opened with ReaderOptions.LoadOnRead and no read has yet.
+// A failed load holds nothing, and the next read tries again.
+func (r *Reader) blocks() error {
+	if r.loaded.Load() {
+		return nil
+	}
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	if r.loaded.Load() {
+		return nil
+	}
+	if err := r.loadBlocks(); err != nil {
+		r.unmap()
+		r.index, r.filter = blockIter{}, nil
+		return err
 	}
 	return nil
 }
@@ -203,8 +243,14 @@ func (r *Reader) load(cmp *Comparator) error {
 // own: they stay valid after Close, and must not be modified.
 func (r *Reader) Metadata() Metadata { return r.meta }
 
-// IndexSize returns the bytes the index takes in memory.
-func (r *Reader) IndexSize() int { return len(r.index.entries) + len(r.index.restarts) + 4 }
+// IndexSize returns the bytes the index takes in memory: 0 until it is
+// loaded (see ReaderOptions.LoadOnRead).
+func (r *Reader) IndexSize() int {
+	if !r.loaded.Load() {
+		return 0
+	}
+	return len(r.index.entries) + len(r.index.restarts) + 4
+}
 
 // Get returns the value of key's newest entry, as a copy the caller owns:
 // for a merge operand, the operand, unfolded. It returns ErrNotFound when
@@ -257,7 +303,7 @@ func (r *Reader) FindHash(key []byte, hash KeyHash, seq uint64, use func(value [
 
 // hash returns key's filter hash; a table without a filter needs none.
 func (r *Reader) hash(key []byte) KeyHash {
-	if r.filter == nil {
+	if r.filterBlock.Length == 0 {
 		return 0
 	}
 	return HashKey(key)
@@ -266,6 +312,9 @@ func (r *Reader) hash(key []byte) KeyHash {
 func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (Kind, bool, error) {
 	if r.closed.Load() {
 		return 0, false, ErrClosed
+	}
+	if err := r.blocks(); err != nil {
+		return 0, false, err
 	}
 	// A range tombstone covers key whatever the filter says about it.
 	tomb := r.rangeDelSeq(key, seq)
@@ -320,8 +369,8 @@ func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
 	return nil, false, fmt.Errorf("sstables: %w", err)
 }
 
-// tableBlock reads the index or the filter block at h for Open, which
-// the Reader then holds. A Reader with a stable CacheID takes it from the
+// tableBlock reads the index or the filter block at h for loadBlocks,
+// which the Reader then holds. A Reader with a stable CacheID takes it from the
 // cache, where the table's last Reader left it at Close, rather than
 // reading, checking and decompressing it again: that is most of an Open's
 // cost (a 64 MiB table's index and filter are about 300 KB).

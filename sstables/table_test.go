@@ -99,6 +99,11 @@ func tableCases() []tableCase {
 		tableCase{name: "tiny blocks", wopts: WriterOptions{BlockSize: 1, BloomBitsPerKey: 10}},
 		tableCase{name: "cache/mmap", wopts: WriterOptions{BlockSize: 700}, ropts: ReaderOptions{Cache: NewCache(64 << 10)}},
 		tableCase{
+			name:  "loadOnRead/cache",
+			wopts: WriterOptions{BlockSize: 700, BloomBitsPerKey: 10},
+			ropts: ReaderOptions{Cache: NewCache(64 << 10), LoadOnRead: true},
+		},
+		tableCase{
 			name:  "cache/snappy/noMmap",
 			wopts: WriterOptions{BlockSize: 700, Compression: SnappyCompression},
 			ropts: ReaderOptions{Cache: NewCache(64 << 10), NoMmap: true},
@@ -592,10 +597,12 @@ func TestIteratorAfterReaderClose(t *testing.T) {
 func TestReaderConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	es := randomEntries(rng, 3000)
-	for _, c := range []Compression{NoCompression, SnappyCompression} {
+	for i, c := range []Compression{NoCompression, SnappyCompression} {
 		path := filepath.Join(t.TempDir(), "t.sst")
 		writeTable(t, path, &WriterOptions{Compression: c, BlockSize: 1024, BloomBitsPerKey: 10}, es)
-		r, err := Open(path, nil)
+		// With LoadOnRead the goroutines' first reads race to load the
+		// index and the filter.
+		r, err := Open(path, &ReaderOptions{LoadOnRead: i == 1})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		for g := range 4 {

@@ -22,6 +22,9 @@ func (r *Reader) Index() ([]IndexEntry, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
+	if err := r.blocks(); err != nil {
+		return nil, err
+	}
 	it := r.index
 	var out []IndexEntry
 	for ok := it.first(); ok; ok = it.nextEntry() {
@@ -53,8 +56,9 @@ type VerifyStats struct {
 // it on the read) and layout, every entry's kind, that entries ascend
 // within and across blocks (a key's versions newest first), that no block
 // ends past its separator, and that the counts agree with the properties.
-// (Open already checked the footer, properties, index, filter and range
-// deletions.) It calls report with each damage, a *CorruptionError
+// (Open already checked the footer, properties and range deletions, and
+// the index and filter, unless ReaderOptions.LoadOnRead left them to
+// Verify.) It calls report with each damage, a *CorruptionError
 // naming the file and offset (report may be nil: VerifyStats.Damaged
 // counts them), and goes on with the next block, so that one damaged block
 // hides nothing else; it returns what it read.
@@ -62,6 +66,9 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 	var st VerifyStats
 	if r.closed.Load() {
 		return st, ErrClosed
+	}
+	if err := r.blocks(); err != nil {
+		return st, err
 	}
 	damage := func(err error) {
 		st.Damaged++
