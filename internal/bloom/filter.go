@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"unsafe"
+
+	"github.com/stratadb/strata/internal/offheap"
 )
 
 const (
@@ -24,39 +28,67 @@ type Builder struct {
 	// hashes are kept in fixed chunks, not one growing slice: a table of
 	// 64 MiB has about half a million keys, and growing a slice to hold
 	// their hashes would copy them over and over, making garbage of twice
-	// their size and, at the moment of each copy, holding both.
+	// their size and, at the moment of each copy, holding both. The chunks
+	// lie outside the Go heap where the system maps memory (see
+	// offHeapChunks).
 	hashes [][]uint64
+	mapped *offHeapChunks
 	n      int
 }
 
 // hashChunk is the number of hashes in a chunk: 64 KiB of them.
 const hashChunk = 8192
 
+// offHeapChunks are a Builder's mappings. A compaction's output table
+// holds its keys' hashes until it is finished: 4.6 MB for a table of
+// 64 MiB of 100-byte values, the largest thing it keeps live. In the Go
+// heap they raised the collector's goal by twice that for the next cycle;
+// mapped, they cost what they hold, and go back to the system at Build.
+type offHeapChunks struct{ mappings [][]byte }
+
+func (c *offHeapChunks) unmap() {
+	for _, m := range c.mappings {
+		offheap.Unmap(m)
+	}
+	c.mappings = nil
+}
+
 // NewBuilder returns a Builder for bitsPerKey bits of filter per key
 // (about 10 gives a 1% false positive rate).
 func NewBuilder(bitsPerKey int) *Builder {
-	return &Builder{bitsPerKey: max(bitsPerKey, 1)}
+	b := &Builder{bitsPerKey: max(bitsPerKey, 1), mapped: &offHeapChunks{}}
+	// A Builder dropped before Build (a table abandoned) unmaps its
+	// chunks once it is unreachable.
+	runtime.AddCleanup(b, (*offHeapChunks).unmap, b.mapped)
+	return b
 }
 
 // Add adds a key. Adding a key twice costs filter space but is harmless.
 func (b *Builder) Add(key []byte) {
 	if b.n%hashChunk == 0 {
-		if len(b.hashes) < cap(b.hashes) { // a chunk of an earlier filter
-			b.hashes = b.hashes[:len(b.hashes)+1]
-			b.hashes[len(b.hashes)-1] = b.hashes[len(b.hashes)-1][:0]
-		} else {
-			b.hashes = append(b.hashes, make([]uint64, 0, hashChunk))
-		}
+		b.hashes = append(b.hashes, b.newChunk())
 	}
 	last := &b.hashes[len(b.hashes)-1]
 	*last = append(*last, Hash(key))
 	b.n++
 }
 
+// newChunk returns an empty chunk for hashChunk hashes, mapped, or from
+// the Go heap where the system refuses a mapping.
+func (b *Builder) newChunk() []uint64 {
+	m, err := offheap.Map(hashChunk * 8)
+	if err != nil {
+		return make([]uint64, 0, hashChunk)
+	}
+	b.mapped.mappings = append(b.mapped.mappings, m)
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(m))), hashChunk)[:0]
+}
+
 // Len returns the number of keys added.
 func (b *Builder) Len() int { return b.n }
 
-// Build returns the encoded filter and resets the builder.
+// Build returns the encoded filter and resets the builder, returning the
+// memory of the hashes.
 func (b *Builder) Build() []byte {
 	nblocks := max(1, (b.n*b.bitsPerKey+blockBits-1)/blockBits)
 	// k = ln 2 × bits per key minimises the false positive rate.
@@ -74,7 +106,8 @@ func (b *Builder) Build() []byte {
 	}
 	out[len(out)-2] = byte(k)
 	out[len(out)-1] = formatTag
-	b.hashes, b.n = b.hashes[:0], 0
+	b.hashes, b.n = nil, 0
+	b.mapped.unmap()
 	return out
 }
 
