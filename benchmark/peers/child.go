@@ -212,10 +212,9 @@ func (t task) run() (result, error) {
 	if r.DBSizeMiB, err = dirMiB(dir); err != nil {
 		return result{}, err
 	}
-	if len(m.reads) > 0 {
-		p50, p99 := readPercentiles(m.reads)
-		r.ReadP50 = float64(p50.Nanoseconds()) / 1e3
-		r.ReadP99 = float64(p99.Nanoseconds()) / 1e3
+	if m.reads != nil && m.reads.n > 0 {
+		r.ReadP50 = float64(m.reads.quantile(0.50).Nanoseconds()) / 1e3
+		r.ReadP99 = float64(m.reads.quantile(0.99).Nanoseconds()) / 1e3
 	}
 	return r, nil
 }

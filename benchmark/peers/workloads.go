@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +31,8 @@ type params struct {
 type measure struct {
 	ops     int64         // operations (or entries, for scan; commits, for a transaction workload) done
 	elapsed time.Duration // wall time of the timed part
-	reads   []time.Duration
-	aborts  int64 // transactions that aborted on a conflict and were retried
+	reads   *latencies    // the reads' latencies, where a workload times them
+	aborts  int64         // transactions that aborted on a conflict and were retried
 }
 
 // workload is one row of the tables.
@@ -307,7 +306,7 @@ func runMixed(e Engine, p params) (measure, error) {
 		rng        *rand.Rand
 		key, value []byte
 		c          checker
-		lat        []time.Duration
+		lat        latencies
 	}
 	ws := make([]*worker, mixedWorkers)
 	for g := range ws {
@@ -324,30 +323,15 @@ func runMixed(e Engine, p params) (measure, error) {
 		}
 		start := time.Now()
 		err := e.Get(w.key, func(v []byte) error { return w.c.check(v, k, valueSize) })
-		w.lat = append(w.lat, time.Since(start))
+		w.lat.add(time.Since(start))
 		if err != nil {
 			return fmt.Errorf("get key %d: %w", k, err)
 		}
 		return nil
 	})
-	var lats []time.Duration
+	lats := &latencies{}
 	for _, w := range ws {
-		lats = append(lats, w.lat...)
+		lats.merge(&w.lat)
 	}
 	return measure{ops: ops, elapsed: d, reads: lats}, err
-}
-
-// percentile returns the p-th quantile (0 <= p <= 1) of sorted durations.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[int(p*float64(len(sorted)-1))]
-}
-
-// readPercentiles returns the reads' p50 and p99.
-func readPercentiles(reads []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(reads)
-	slices.Sort(s)
-	return percentile(s, 0.50), percentile(s, 0.99)
 }
