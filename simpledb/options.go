@@ -47,8 +47,10 @@ type Options struct {
 	FS vfs.FS
 	// MemoryBudget bounds the memory the database holds for data: its
 	// memstores, the block cache, and the indexes and bloom filters of the
-	// tables open. The memstores, at all a writable database may hold,
-	// and the tables' indexes and filters are charged to it, and the block
+	// tables open (those found at Open, and those written since once a
+	// read has needed them). The memstores, at all a writable database
+	// may hold, and the tables' indexes and filters are charged to it, and
+	// the block
 	// cache holds what they leave, shrinking, by evictions, as the tables
 	// grow:
 	//
