@@ -33,7 +33,7 @@ import (
 //
 // Memory held outside the cache can be charged to it, so that one figure
 // bounds both: Reserve charges it (a database's memstores), and a Reader
-// charges its index and filter, which it holds from Open to Close. The
+// charges its index and filter, which it holds from their load to Close. The
 // cache keeps for blocks what the charges leave of its capacity, evicting
 // as they grow, and nothing when they exceed it. A Reader with a CacheID
 // hands its index and filter to the cache at Close, as blocks, and takes

@@ -45,7 +45,7 @@ type Reader struct {
 	// rangeDels are the table's range deletions, loaded at open.
 	rangeDels rangedel.List
 	// held are the index and filter blocks, unless the mapping holds
-	// them: memory the Reader keeps from Open to Close, charged to the
+	// them: memory the Reader keeps from their load to Close, charged to the
 	// cache meanwhile (see Cache), and outside the Go heap where the
 	// system maps anonymous memory (mappings, which Close unmaps), so that
 	// a database's indexes and filters do not raise the heap's goal.
