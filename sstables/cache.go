@@ -59,6 +59,10 @@ const cacheShards = 16
 // slot and a map slot).
 const cacheEntryOverhead = 160
 
+// onePin is what a pin adds to a cacheEntry's state, whose low bit marks
+// an entry that has left the cache.
+const onePin = 2
+
 type cacheKey struct {
 	table  uint64 // ReaderOptions.CacheID, or an id unique per Open
 	offset uint64
@@ -68,7 +72,7 @@ type cacheEntry struct {
 	key   cacheKey
 	block []byte
 	// mapped: block is a chunk of the shard's blockMemory, not the Go
-	// heap's. state is the count of pins times two, plus one once the
+	// heap's. state is the count of pins times onePin, plus one once the
 	// entry has left the cache: whoever brings it to exactly one, the last
 	// unpin or the eviction of an unpinned entry, frees the chunk.
 	mapped     bool
@@ -179,7 +183,7 @@ func (c *Cache) get(k cacheKey) (*cacheEntry, bool) {
 	s.mu.Lock()
 	e, ok := s.entries[k]
 	if ok {
-		e.state.Add(2)
+		e.state.Add(onePin)
 		s.unlink(e)
 		s.pushFront(e)
 	}
@@ -194,7 +198,7 @@ func (c *Cache) get(k cacheKey) (*cacheEntry, bool) {
 
 // unpin releases a pin that get took.
 func (c *Cache) unpin(e *cacheEntry) {
-	if e.state.Add(-2) == 1 {
+	if e.state.Add(-onePin) == 1 {
 		s := c.shard(e.key)
 		s.mu.Lock()
 		s.free(e)
@@ -224,7 +228,7 @@ func (c *Cache) take(k cacheKey) (*cacheEntry, bool) {
 	if !ok {
 		return nil, false
 	}
-	e.state.Add(2)
+	e.state.Add(onePin)
 	s.remove(e)
 	return e, true
 }
