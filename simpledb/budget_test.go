@@ -72,8 +72,9 @@ func TestMemoryBudget(t *testing.T) {
 
 // The tables a database writes hold no index or filter until a read needs
 // them: flushes and compactions charge nothing to the budget for them, and
-// the first read of a table charges its own. The tables found at Open are
-// loaded at once.
+// the first read of a table charges its own: a scan (or a compaction) its
+// index, a point read its filter too. The tables found at Open are loaded
+// at once.
 func TestWrittenTablesLoadIndexesOnRead(t *testing.T) {
 	mem := vfs.NewMem()
 	opts := &Options{FS: mem, Logger: quietLogger, MemoryBudget: 8 << 20, NoSync: true, TargetTableSize: 256 << 10}
@@ -96,12 +97,22 @@ func TestWrittenTablesLoadIndexesOnRead(t *testing.T) {
 	require.NoError(t, err)
 	one := db.Stats().MemoryCharged - memstores
 	require.Positive(t, one, "the table read holds its index and filter")
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	scanned := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		scanned++
+	}
+	require.NoError(t, it.Close())
+	require.Equal(t, n, scanned)
+	indexes := db.Stats().MemoryCharged - memstores
+	require.Greater(t, indexes, one, "a scan loads the index of every table")
 	for i := range uint64(n) {
 		_, err := db.Get(key(i))
 		require.NoError(t, err)
 	}
 	all := db.Stats().MemoryCharged - memstores
-	require.Greater(t, all, one, "every table read holds its own")
+	require.Greater(t, all, indexes, "point reads load the filters, which a scan does not")
 	require.NoError(t, db.Close())
 
 	db, err = Open("/db", opts)

@@ -80,7 +80,8 @@ func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
 // openTable opens a table the manifest names, into the table cache. The
 // table comes with one reference, the caller's. A table just written is
 // opened with sstables.ReaderOptions.LoadOnRead: most are compacted away,
-// or never read, before a read needs their index and filter.
+// or never read, before a read needs their index and filter, and the
+// compaction that reads them needs only the index.
 func (d *DB) openTable(info manifest.TableInfo, written bool) (*table, error) {
 	d.tables.reserve()
 	r, err := d.openReader(info, written)

@@ -51,7 +51,7 @@ func (r *Reader) NewIterator(opts *IterOptions) *Iterator {
 		it.err = ErrClosed
 	default:
 		// A failed load of the index is the first move's error.
-		if it.err = r.blocks(); it.err == nil {
+		if it.err = r.indexReady(); it.err == nil {
 			it.index = r.index
 		}
 	}

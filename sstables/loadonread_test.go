@@ -11,9 +11,10 @@ import (
 )
 
 // A Reader opened with LoadOnRead holds and charges nothing for its index
-// and filter until the first read that needs them, whichever read that is;
-// from then on it holds them, as a Reader that loaded them at Open does,
-// and gives the charge back at Close.
+// and filter until the first read that needs them, whichever read that is:
+// an iterator or Index loads the index alone, the point reads and Verify
+// the filter too. From then on it holds them, as a Reader that loaded them
+// at Open does, and gives the charge back at Close.
 func TestLoadOnReadHoldsNothingUntilRead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 21))
 	es := randomEntries(rng, 2000)
@@ -25,22 +26,29 @@ func TestLoadOnReadHoldsNothingUntilRead(t *testing.T) {
 	want, err := eager.Index()
 	require.NoError(t, err)
 
-	firstReads := map[string]func(r *Reader) error{
-		"Get": func(r *Reader) error {
+	indexCharge := int64(eager.IndexSize()) + cacheEntryOverhead
+	require.Less(t, indexCharge, eager.heldBytes(), "the table has a filter")
+
+	firstReads := []struct {
+		name   string
+		read   func(r *Reader) error
+		filter bool // the read loads the filter too
+	}{
+		{"Get", func(r *Reader) error {
 			_, err := r.Get(es[len(es)/2].key)
 			if err == ErrNotFound {
 				err = nil
 			}
 			return err
-		},
-		"Has":         func(r *Reader) error { _, err := r.Has([]byte("absent")); return err },
-		"Find":        func(r *Reader) error { _, _, err := r.Find(es[0].key, MaxSeq, nil); return err },
-		"NewIterator": func(r *Reader) error { return r.NewIterator(nil).Close() },
-		"Index":       func(r *Reader) error { _, err := r.Index(); return err },
-		"Verify":      func(r *Reader) error { _, err := r.Verify(nil); return err },
+		}, true},
+		{"Has", func(r *Reader) error { _, err := r.Has([]byte("absent")); return err }, true},
+		{"Find", func(r *Reader) error { _, _, err := r.Find(es[0].key, MaxSeq, nil); return err }, true},
+		{"NewIterator", func(r *Reader) error { return r.NewIterator(nil).Close() }, false},
+		{"Index", func(r *Reader) error { _, err := r.Index(); return err }, false},
+		{"Verify", func(r *Reader) error { _, err := r.Verify(nil); return err }, true},
 	}
-	for name, read := range firstReads {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range firstReads {
+		t.Run(tc.name, func(t *testing.T) {
 			cache := NewCache(1 << 20)
 			r, err := Open(path, &ReaderOptions{Cache: cache, NoMmap: true, LoadOnRead: true})
 			require.NoError(t, err)
@@ -48,13 +56,19 @@ func TestLoadOnReadHoldsNothingUntilRead(t *testing.T) {
 			require.Zero(t, r.IndexSize())
 			require.Equal(t, es[0].key, r.Metadata().MinKey, "the properties are read at Open")
 
-			require.NoError(t, read(r))
+			require.NoError(t, tc.read(r))
 			require.Equal(t, eager.IndexSize(), r.IndexSize())
-			require.Equal(t, eager.heldBytes(), cache.Stats().Reserved)
+			if tc.filter {
+				require.Equal(t, eager.heldBytes(), cache.Stats().Reserved)
+			} else {
+				require.Equal(t, indexCharge, cache.Stats().Reserved)
+				require.Nil(t, r.filter)
+			}
 			got, err := r.Index()
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 			readAll(t, r, es)
+			require.Equal(t, eager.heldBytes(), cache.Stats().Reserved, "the point reads loaded the filter")
 
 			require.NoError(t, r.Close())
 			require.Zero(t, cache.Stats().Reserved)
@@ -64,7 +78,9 @@ func TestLoadOnReadHoldsNothingUntilRead(t *testing.T) {
 
 // Damage in the index or the filter of a Reader opened with LoadOnRead is
 // the error of every read that needs them, ErrCorruption naming the file
-// and the block, and the Reader holds nothing after a failed load.
+// and the block, and the Reader holds nothing of the block whose load
+// failed. An iterator needs only the index: a damaged filter fails point
+// reads, not scans.
 func TestLoadOnReadReportsDamageAtTheRead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 22))
 	es := randomEntries(rng, 500)
@@ -74,6 +90,7 @@ func TestLoadOnReadReportsDamageAtTheRead(t *testing.T) {
 	r, err := Open(path, nil)
 	require.NoError(t, err)
 	blocks := map[string]BlockHandle{"index": r.indexBlock, "filter": r.filterBlock}
+	indexCharge := int64(r.IndexSize()) + cacheEntryOverhead
 	require.NoError(t, r.Close())
 	good, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -92,16 +109,31 @@ func TestLoadOnReadReportsDamageAtTheRead(t *testing.T) {
 			r, err := Open(damaged, &ReaderOptions{Cache: cache, LoadOnRead: true})
 			require.NoError(t, err, "Open with LoadOnRead does not read them")
 			defer r.Close()
+			// What stays held after the failed load: the index, when the
+			// filter is the damaged block.
+			held, mappings := int64(0), 0
+			if name == "filter" {
+				held, mappings = indexCharge, 1
+			}
 			for range 2 {
 				_, err = r.Get(es[0].key)
 				require.ErrorIs(t, err, ErrCorruption)
 				require.Contains(t, err.Error(), damaged)
-				require.Zero(t, cache.Stats().Reserved)
-				require.Empty(t, r.mappings)
+				require.Equal(t, held, cache.Stats().Reserved)
+				require.Len(t, r.mappings, mappings)
 			}
 			it := r.NewIterator(nil)
-			require.False(t, it.First())
-			require.ErrorIs(t, it.Err(), ErrCorruption)
+			if name == "filter" {
+				n := 0
+				for ok := it.First(); ok; ok = it.Next() {
+					n++
+				}
+				require.NoError(t, it.Err())
+				require.Equal(t, len(es), n, "a scan needs no filter")
+			} else {
+				require.False(t, it.First())
+				require.ErrorIs(t, it.Err(), ErrCorruption)
+			}
 			require.NoError(t, it.Close())
 			_, err = r.Verify(nil)
 			require.ErrorIs(t, err, ErrCorruption)

@@ -122,12 +122,14 @@ type ReaderOptions struct {
 	// blocks Close drops.
 	CacheID uint64
 	// LoadOnRead leaves the index and the bloom filter to the first read
-	// that needs them (a Get, Has or Find, NewIterator, Index or Verify)
-	// rather than Open, so that a table nobody reads holds no memory for
-	// them: a database opens the tables it writes this way, since a
-	// compaction replaces most of them, or nobody reads them, before any
-	// read does. Damage in them is then that read's error, not Open's.
-	// Default: false, Open reads and checks them.
+	// that needs them rather than Open: the index to the first Get, Has,
+	// Find, NewIterator, Index or Verify, the filter to the first Get, Has,
+	// Find or Verify. A table nobody reads then holds no memory for them,
+	// and one only iterated (as a compaction does) none for its filter: a
+	// database opens the tables it writes this way, since a compaction
+	// replaces most of them, or nobody reads them, before any read does.
+	// Damage in them is then that read's error, not Open's. Default:
+	// false, Open reads and checks them.
 	LoadOnRead bool
 }
 

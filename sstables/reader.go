@@ -20,9 +20,10 @@ import (
 // have returned, and every iterator be closed, before Close (see Close).
 //
 // Open reads only the footer, the properties, the index and the filter
-// (the last two at the first read instead with ReaderOptions.LoadOnRead):
-// its cost grows with the number of blocks, not of keys. A point read then
-// checks the filter, searches the index and reads one block.
+// (with ReaderOptions.LoadOnRead, the index at the first read instead and
+// the filter at the first point read): its cost grows with the number of
+// blocks, not of keys. A point read then checks the filter, searches the
+// index and reads one block.
 type Reader struct {
 	name     string
 	id       uint64 // the cache's key for this table: ReaderOptions.CacheID, or unique per Open
@@ -36,12 +37,12 @@ type Reader struct {
 	filter   *bloom.Filter
 	// indexBlock and filterBlock locate the index and the filter, which
 	// are loaded (read, checked and held) at Open, or with
-	// ReaderOptions.LoadOnRead by the first read that needs them, under
-	// loadMu; loaded is set once they are.
-	indexBlock, filterBlock BlockHandle
-	loadMu                  sync.Mutex
-	loaded                  atomic.Bool
-	meta                    Metadata
+	// ReaderOptions.LoadOnRead by the first read that needs each, under
+	// loadMu; indexLoaded and filterLoaded are set once they are.
+	indexBlock, filterBlock   BlockHandle
+	loadMu                    sync.Mutex
+	indexLoaded, filterLoaded atomic.Bool
+	meta                      Metadata
 	// rangeDels are the table's range deletions, loaded at open.
 	rangeDels rangedel.List
 	// held are the index and filter blocks, unless the mapping holds
@@ -61,9 +62,12 @@ type heldBlock struct {
 }
 
 // heldBytes is what the Reader charges to its cache.
-func (r *Reader) heldBytes() int64 {
+func (r *Reader) heldBytes() int64 { return heldSize(r.held) }
+
+// heldSize is what blocks held are charged to the cache.
+func heldSize(blocks []heldBlock) int64 {
 	var n int64
-	for _, h := range r.held {
+	for _, h := range blocks {
 		n += int64(len(h.block)) + cacheEntryOverhead
 	}
 	return n
@@ -190,52 +194,79 @@ func (r *Reader) load(cmp *Comparator, blocks bool) error {
 	if !blocks {
 		return nil
 	}
-	return r.loadBlocks()
+	return r.blocks()
 }
 
-// loadBlocks reads, checks and holds the index and the filter, and
-// charges them to the cache.
-func (r *Reader) loadBlocks() error {
+// loadIndex reads, checks and holds the index.
+func (r *Reader) loadIndex() error {
 	index, err := r.tableBlock(r.indexBlock)
 	if err != nil {
 		return err
 	}
 	if err := r.index.init(r.cmp, index, true); err != nil {
+		r.index = blockIter{}
 		return r.indexError(err)
 	}
-	if r.filterBlock.Length > 0 {
-		raw, err := r.tableBlock(r.filterBlock)
-		if err != nil {
-			return err
-		}
-		if r.filter, err = bloom.Decode(raw); err != nil {
-			return base.Corruptf(r.name, int64(r.filterBlock.Offset), ErrBadFilter, "%v", err)
-		}
-	}
-	if r.cache != nil {
-		r.cache.Reserve(r.heldBytes())
-	}
-	r.loaded.Store(true)
 	return nil
 }
 
-// blocks returns once the index and the filter are loaded, loading them if
-// the Reader was opened with ReaderOptions.LoadOnRead and no read has yet.
-// A failed load holds nothing, and the next read tries again.
+// loadFilter reads, checks and holds the filter, if the table has one.
+func (r *Reader) loadFilter() error {
+	if r.filterBlock.Length == 0 {
+		return nil
+	}
+	raw, err := r.tableBlock(r.filterBlock)
+	if err != nil {
+		return err
+	}
+	if r.filter, err = bloom.Decode(raw); err != nil {
+		r.filter = nil
+		return base.Corruptf(r.name, int64(r.filterBlock.Offset), ErrBadFilter, "%v", err)
+	}
+	return nil
+}
+
+// indexReady returns once the index is loaded, loading it if the Reader
+// was opened with ReaderOptions.LoadOnRead and no read has yet: iterators
+// need no more.
+func (r *Reader) indexReady() error {
+	return r.ensure(&r.indexLoaded, r.loadIndex)
+}
+
+// blocks returns once the index and the filter are loaded, as indexReady
+// does: point reads need both.
 func (r *Reader) blocks() error {
-	if r.loaded.Load() {
+	if err := r.indexReady(); err != nil {
+		return err
+	}
+	return r.ensure(&r.filterLoaded, r.loadFilter)
+}
+
+// ensure runs load once, under loadMu, unless loaded is set, and sets it
+// when load succeeds, charging what load held to the cache. A failed load
+// holds nothing, and the next read tries again: a transient EIO does not
+// poison the table.
+func (r *Reader) ensure(loaded *atomic.Bool, load func() error) error {
+	if loaded.Load() {
 		return nil
 	}
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	if r.loaded.Load() {
+	if loaded.Load() {
 		return nil
 	}
-	if err := r.loadBlocks(); err != nil {
-		r.unmap()
-		r.index, r.filter = blockIter{}, nil
+	held, mapped := len(r.held), len(r.mappings)
+	if err := load(); err != nil {
+		for _, m := range r.mappings[mapped:] {
+			offheap.Unmap(m)
+		}
+		r.held, r.mappings = r.held[:held], r.mappings[:mapped]
 		return err
 	}
+	if r.cache != nil {
+		r.cache.Reserve(heldSize(r.held[held:]))
+	}
+	loaded.Store(true)
 	return nil
 }
 
@@ -246,7 +277,7 @@ func (r *Reader) Metadata() Metadata { return r.meta }
 // IndexSize returns the bytes the index takes in memory: 0 until it is
 // loaded (see ReaderOptions.LoadOnRead).
 func (r *Reader) IndexSize() int {
-	if !r.loaded.Load() {
+	if !r.indexLoaded.Load() {
 		return 0
 	}
 	return len(r.index.entries) + len(r.index.restarts) + 4

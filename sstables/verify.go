@@ -22,7 +22,7 @@ func (r *Reader) Index() ([]IndexEntry, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
-	if err := r.blocks(); err != nil {
+	if err := r.indexReady(); err != nil {
 		return nil, err
 	}
 	it := r.index
