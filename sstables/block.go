@@ -144,6 +144,13 @@ func (it *blockIter) init(cmp func(a, b []byte) int, block []byte, index bool) e
 	return nil
 }
 
+// over points the iterator at the block src is over, checked already,
+// unpositioned, keeping its own buffers.
+func (it *blockIter) over(src *blockIter) {
+	*it = blockIter{cmp: src.cmp, index: src.index, entries: src.entries, restarts: src.restarts,
+		nrestarts: src.nrestarts, key: it.key[:0], cache: it.cache[:0], cacheKeys: it.cacheKeys[:0]}
+}
+
 func (it *blockIter) restartOffset(i int) (int, bool) {
 	off := int(binary.LittleEndian.Uint32(it.restarts[4*i:]))
 	return off, off <= len(it.entries)

@@ -31,7 +31,7 @@ type Reader struct {
 	cache    *Cache
 	rr       *recordio.RandomReader
 	cmp      func(a, b []byte) int
-	index    blockIter // over the index block, checked at load: lookups and iterators copy it
+	index    blockIter // over the index block, checked at load: lookups and iterators take it
 	indexOff int64     // the index block's offset, for errors
 	dataEnd  uint64    // where the data blocks end: at the filter, or the index
 	filter   *bloom.Filter
@@ -52,7 +52,6 @@ type Reader struct {
 	// a database's indexes and filters do not raise the heap's goal.
 	held     []heldBlock
 	mappings [][]byte
-	pool     sync.Pool // *lookup
 	closed   atomic.Bool
 }
 
@@ -80,11 +79,25 @@ var nextReaderID atomic.Uint64
 const ownIDBit = 1 << 63
 
 // lookup is a point read's scratch space, pooled so reads allocate only
-// what they return.
+// what they return. All Readers share the pool: one per Reader kept a
+// block's buffer per processor for every open table.
 type lookup struct {
 	index, data blockIter
 	buf         []byte
 	pin         *cacheEntry // the cached block data reads, if any
+}
+
+var lookups = sync.Pool{New: func() any { return new(lookup) }}
+
+// maxKeptLookupBuf bounds the block buffer a pooled lookup keeps: a
+// larger block (one huge value) gets a buffer of its own next time.
+const maxKeptLookupBuf = 64 << 10
+
+// newLookup returns a lookup whose index iterator is over r's index.
+func (r *Reader) newLookup() *lookup {
+	lk := lookups.Get().(*lookup)
+	lk.index.over(&r.index)
+	return lk
 }
 
 // done unpins what lk pinned and pools it.
@@ -93,7 +106,10 @@ func (r *Reader) done(lk *lookup) {
 		r.cache.unpin(lk.pin)
 		lk.pin = nil
 	}
-	r.pool.Put(lk)
+	if cap(lk.buf) > maxKeptLookupBuf {
+		lk.buf = nil
+	}
+	lookups.Put(lk)
 }
 
 // Open opens the named table.
@@ -115,7 +131,6 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		rr.Close()
 		return nil, err
 	}
-	r.pool.New = func() any { return &lookup{index: r.index} }
 	return r, nil
 }
 
@@ -352,7 +367,7 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 	if r.filter != nil && !r.filter.MayContainHash(uint64(hash)) {
 		return KindDelete, tomb > 0, nil
 	}
-	lk := r.pool.Get().(*lookup)
+	lk := r.newLookup()
 	defer r.done(lk)
 
 	if !lk.index.seekGE(key, seq) {
