@@ -96,12 +96,13 @@
 //
 // # Reading
 //
-// Open reads the footer, properties, index and filter (the last two at the
-// first read instead with ReaderOptions.LoadOnRead, so that a table never
-// read holds no memory for them), so its cost grows with the number of
-// blocks, not of keys; the file is memory-mapped unless
-// ReaderOptions.NoMmap says otherwise, and uncompressed blocks are then read
-// in place. A page of a mapped file that the disk cannot read (an I/O
+// Open reads the footer, properties, index and filter (with
+// ReaderOptions.LoadOnRead, the index at the first read instead and the
+// filter at the first point read, so that a table never read holds no
+// memory for them, and one only iterated none for its filter), so its cost
+// grows with the number of blocks, not of keys; the file is memory-mapped
+// unless ReaderOptions.NoMmap says otherwise, and uncompressed blocks are
+// then read in place. A page of a mapped file that the disk cannot read (an I/O
 // error, a filesystem shut down, a file cut by another process) raises
 // SIGBUS in whatever goroutine touches it, which kills the process: where
 // that can happen, and the process must survive it, set NoMmap, as the
