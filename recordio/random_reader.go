@@ -174,19 +174,16 @@ func (r *RandomReader) recordAt(off, length int64, buf []byte, view bool) ([]byt
 	if end := n + int(h.plen); end <= len(frame) {
 		payload = frame[n:end:end]
 	} else {
-		payload = buf
 		if h.compressed {
-			payload = st.payload
+			payload = st.scratch(int(h.plen))
+		} else {
+			if payload = buf; uint64(cap(payload)) < h.plen {
+				payload = make([]byte, h.plen)
+			}
+			payload = payload[:h.plen]
 		}
-		if payload == nil || uint64(cap(payload)) < h.plen {
-			payload = make([]byte, h.plen)
-		}
-		payload = payload[:h.plen]
 		if err := r.readAt(payload, off+int64(n)); err != nil {
 			return nil, false, err
-		}
-		if h.compressed && cap(payload) <= maxKeptScratch {
-			st.payload = payload[:0]
 		}
 		inBuf = !h.compressed
 	}

@@ -50,9 +50,8 @@ type Options struct {
 	// tables open (those found at Open, and those written since once a
 	// read has needed them). The memstores, at all a writable database
 	// may hold, and the tables' indexes and filters are charged to it, and
-	// the block
-	// cache holds what they leave, shrinking, by evictions, as the tables
-	// grow:
+	// the block cache holds what they leave, shrinking, by evictions, as
+	// the tables grow:
 	//
 	//	memstores = (1 + MaxImmutableMemstores) × MemstoreSize
 	//	cache     = MemoryBudget - memstores - indexes and filters

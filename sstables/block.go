@@ -130,7 +130,7 @@ type cachedEntry struct {
 
 // init points the iterator at a block's bytes and checks the restart array.
 func (it *blockIter) init(cmp func(a, b []byte) int, block []byte, index bool) error {
-	*it = blockIter{cmp: cmp, index: index, key: it.key[:0], cache: it.cache[:0], cacheKeys: it.cacheKeys[:0]}
+	it.reset(cmp, index)
 	if len(block) < 4 {
 		return errBlock(fmt.Sprintf("block of %d bytes", len(block)))
 	}
@@ -147,8 +147,13 @@ func (it *blockIter) init(cmp func(a, b []byte) int, block []byte, index bool) e
 // over points the iterator at the block src is over, checked already,
 // unpositioned, keeping its own buffers.
 func (it *blockIter) over(src *blockIter) {
-	*it = blockIter{cmp: src.cmp, index: src.index, entries: src.entries, restarts: src.restarts,
-		nrestarts: src.nrestarts, key: it.key[:0], cache: it.cache[:0], cacheKeys: it.cacheKeys[:0]}
+	it.reset(src.cmp, src.index)
+	it.entries, it.restarts, it.nrestarts = src.entries, src.restarts, src.nrestarts
+}
+
+// reset empties the iterator, keeping its buffers.
+func (it *blockIter) reset(cmp func(a, b []byte) int, index bool) {
+	*it = blockIter{cmp: cmp, index: index, key: it.key[:0], cache: it.cache[:0], cacheKeys: it.cacheKeys[:0]}
 }
 
 func (it *blockIter) restartOffset(i int) (int, bool) {

@@ -660,7 +660,7 @@ func (m *MergingIterator) walk(start func() bool, backward bool) iter.Seq2[[]byt
 type mergeItem struct {
 	it   EntryIterator
 	rank int // position among the children: lower is newer
-	// key and seq are it's position, noted after every move of it, so
+	// key and seq are its child's position, noted after every move, so
 	// that the heap's comparisons make no call through the interface
 	// (through a level's iterator, a table's and its block's): they were
 	// a third of a scan's time.

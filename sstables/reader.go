@@ -235,7 +235,6 @@ func (r *Reader) loadFilter() error {
 		return err
 	}
 	if r.filter, err = bloom.Decode(raw); err != nil {
-		r.filter = nil
 		return base.Corruptf(r.name, int64(r.filterBlock.Offset), ErrBadFilter, "%v", err)
 	}
 	return nil
