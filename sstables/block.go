@@ -103,6 +103,7 @@ type blockIter struct {
 	entries   []byte // the entries, without the restart array
 	restarts  []byte // restart offsets, 4 bytes each
 	nrestarts int
+	hints     restartHints // a held index block's, else empty
 
 	offset  int // offset of the current entry
 	next    int // offset of the entry after the current one
@@ -148,7 +149,7 @@ func (it *blockIter) init(cmp func(a, b []byte) int, block []byte, index bool) e
 // unpositioned, keeping its own buffers.
 func (it *blockIter) over(src *blockIter) {
 	it.reset(src.cmp, src.index)
-	it.entries, it.restarts, it.nrestarts = src.entries, src.restarts, src.nrestarts
+	it.entries, it.restarts, it.nrestarts, it.hints = src.entries, src.restarts, src.nrestarts, src.hints
 }
 
 // reset empties the iterator, keeping its buffers.
@@ -305,14 +306,17 @@ func (it *blockIter) seekLT(key []byte, seq uint64) bool {
 }
 
 // seq returns the current entry's sequence number.
-func (it *blockIter) seq() uint64 {
+func (it *blockIter) seq() uint64 { return it.trailerSeq(it.trailer) }
+
+// trailerSeq decodes the sequence number of an entry's trailer.
+func (it *blockIter) trailerSeq(trailer uint64) uint64 {
 	if !it.index {
-		return base.TrailerSeq(it.trailer)
+		return base.TrailerSeq(trailer)
 	}
-	if it.trailer == 0 {
+	if trailer == 0 {
 		return base.MaxSeq
 	}
-	return it.trailer - 1
+	return trailer - 1
 }
 
 // kind returns the current data entry's kind.
@@ -333,20 +337,28 @@ func (it *blockIter) before(key []byte, seq uint64) bool {
 
 // seekGE positions the iterator at the first entry at or after (key, seq):
 // it binary-searches the restart points for the last one before the target,
-// then decodes forward.
+// comparing their keys where they lie in the block, then decodes forward.
 func (it *blockIter) seekGE(key []byte, seq uint64) bool {
 	it.err = nil
 	lo, hi := 0, it.nrestarts-1
+	if it.hints.keys != nil {
+		r, ok := it.hintedRestart(key, seq)
+		if !ok {
+			return false
+		}
+		lo, hi = r, r
+	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if !it.seekRestart(mid) {
+		rkey, rseq, ok := it.restartKey(mid)
+		if !ok {
 			if it.err != nil {
 				return false
 			}
 			hi = mid - 1
 			continue
 		}
-		if it.before(key, seq) {
+		if compareInternal(it.cmp, rkey, rseq, key, seq) < 0 {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -361,4 +373,31 @@ func (it *blockIter) seekGE(key []byte, seq uint64) bool {
 		}
 	}
 	return true
+}
+
+// restartKey returns the key and sequence number of the entry at restart
+// point i without decoding it into the iterator: a restart entry's key is
+// whole, so a search compares it where it lies. ok is false at the end of
+// the entries, and with it.err set if the entry is damaged.
+func (it *blockIter) restartKey(i int) (key []byte, seq uint64, ok bool) {
+	off, ok := it.restartOffset(i)
+	if !ok {
+		return nil, 0, it.fail("restart point %d beyond the entries", i)
+	}
+	if off == len(it.entries) {
+		return nil, 0, false
+	}
+	p := it.entries[off:]
+	var fields [4]uint64
+	for f := range fields {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return nil, 0, it.fail("entry at %d: bad varint", off)
+		}
+		fields[f], p = v, p[n:]
+	}
+	if fields[0] != 0 || fields[1] > uint64(len(p)) {
+		return nil, 0, it.fail("restart entry at %d: lengths %d+%d overrun the block", off, fields[0], fields[1])
+	}
+	return p[:fields[1]], it.trailerSeq(fields[3]), true
 }

@@ -2,6 +2,7 @@ package sstables
 
 import (
 	"bytes"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -54,9 +55,8 @@ type Cache struct {
 const cacheShards = 16
 
 // cacheEntryOverhead is charged per block on top of its bytes: the entry
-// with its list links (96 bytes), its map slot, and the key of a block
-// refused in its place that a full shard remembers (refusedBlocks: a ring
-// slot and a map slot).
+// with its list links (96 bytes), its map slot, and up to two slots of
+// the fingerprints of blocks a full shard refused (refusedBlocks).
 const cacheEntryOverhead = 160
 
 // onePin is what a pin adds to a cacheEntry's state, whose low bit marks
@@ -305,43 +305,50 @@ func (c *Cache) EvictTable(id uint64) {
 	}
 }
 
-// refusedBlocks remembers the keys of the blocks a full shard refused
-// lately, as many as it holds blocks. A block displaces the least recently
-// used one only when it misses again while remembered: a block read once
-// in a long while (most of them, when the data is much larger than the
-// cache) costs a lookup here rather than a copy into the cache and an
-// eviction, and does not evict a block read often. This is the admission
-// of 2Q (Johnson and Shasha, 1994) with its FIFO of ids.
+// refusedBlocks remembers the blocks a full shard refused lately, about
+// as many as it holds. A block displaces the least recently used one only
+// when it misses again while remembered: a block read once in a long while
+// (most of them, when the data is much larger than the cache) costs a
+// look here rather than a copy into the cache and an eviction, and does
+// not evict a block read often. This is the admission of 2Q (Johnson and
+// Shasha, 1994), with its FIFO of ids replaced by a direct-mapped table of
+// key fingerprints: a refused key forgets the one whose slot it takes, and
+// a miss costs one probe of an array rather than three operations on a
+// map (docs/10-memory.md, "Admission").
 type refusedBlocks struct {
-	keys map[cacheKey]struct{}
-	ring []cacheKey // in the order refused; next is the oldest once full
-	next int
+	slots []uint64 // a key's fingerprint at its slot, 0 in an empty one
 }
 
 // admit reports whether k was refused lately, forgetting it if so, and
-// otherwise remembers it, forgetting the oldest once it remembers more
-// than max(blocks, minRefused) keys.
+// otherwise remembers it in place of whichever key held its slot. The
+// table grows to at least max(blocks, minRefused) slots.
 func (r *refusedBlocks) admit(k cacheKey, blocks int) bool {
-	if _, ok := r.keys[k]; ok {
-		delete(r.keys, k)
+	if want := max(blocks, minRefused); len(r.slots) < want {
+		r.slots = make([]uint64, 1<<bits.Len(uint(want-1)))
+	}
+	fp := fingerprint(k)
+	slot := &r.slots[r.slotOf(fp)]
+	if *slot == fp {
+		*slot = 0
 		return true
 	}
-	if r.keys == nil {
-		r.keys = make(map[cacheKey]struct{})
-	}
-	if len(r.ring) < max(blocks, minRefused) {
-		r.ring = append(r.ring, k)
-	} else {
-		delete(r.keys, r.ring[r.next]) // perhaps refused again since: forgotten early, no harm
-		r.ring[r.next] = k
-		r.next = (r.next + 1) % len(r.ring)
-	}
-	r.keys[k] = struct{}{}
+	*slot = fp
 	return false
 }
 
-// minRefused is how many refused keys a shard remembers at least, for a
-// cache that holds few blocks.
+// fingerprint hashes k to a number that is never 0.
+func fingerprint(k cacheKey) uint64 {
+	h := k.table*0xD6E8FEB86659FD93 ^ k.offset
+	h = (h ^ h>>30) * 0xBF58476D1CE4E5B9 // splitmix64's finalizer
+	h = (h ^ h>>27) * 0x94D049BB133111EB
+	return h ^ h>>31 | 1
+}
+
+// slotOf returns the slot of a key's fingerprint.
+func (r *refusedBlocks) slotOf(fp uint64) int { return int(fp >> 1 & uint64(len(r.slots)-1)) }
+
+// minRefused is how many slots a shard's refusedBlocks has at least, for
+// a cache that holds few blocks.
 const minRefused = 64
 
 func (s *cacheShard) pushFront(e *cacheEntry) {

@@ -54,7 +54,8 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 }
 
 // A full shard caches a point read's block only when it misses again while
-// the shard remembers refusing it, and remembers a bounded number of keys.
+// the shard remembers refusing it, and remembers a bounded number of keys:
+// one a slot.
 func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	c := NewCache(cacheShards * chunkCharge(100) * 3) // three 100-byte blocks a shard
 	block := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100) }
@@ -93,18 +94,28 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		}
 	}
 
-	// Keys refused once each: the oldest are forgotten.
-	for _, k := range keys[5:] {
-		c.fill(k, block(0))
-	}
+	// A refused key is forgotten when another takes its slot.
 	target.mu.Lock()
-	remembered := len(target.refused.keys)
+	require.Len(t, target.refused.slots, minRefused)
+	bySlot := make(map[int]cacheKey)
+	var a, b cacheKey
+	for _, k := range keys[5:] { // twice as many keys as slots: two share one
+		slot := target.refused.slotOf(fingerprint(k))
+		if other, ok := bySlot[slot]; ok {
+			a, b = other, k
+			break
+		}
+		bySlot[slot] = k
+	}
 	target.mu.Unlock()
-	require.Equal(t, minRefused, remembered)
-	c.fill(keys[5], block(5)) // forgotten: refused once more
-	require.False(t, cached(keys[5]))
-	c.fill(keys[len(keys)-1], block(6)) // remembered: cached
-	require.True(t, cached(keys[len(keys)-1]))
+	require.NotZero(t, b, "no two keys share a slot")
+	c.fill(a, block(5))
+	c.fill(b, block(6)) // refused: takes a's slot
+	c.fill(a, block(5)) // forgotten: refused once more, taking the slot back
+	require.False(t, cached(a))
+	c.fill(a, block(5)) // remembered: cached
+	require.True(t, cached(a))
+	require.False(t, cached(b))
 }
 
 // A pinned block stays whole after its eviction, and its chunk is reused

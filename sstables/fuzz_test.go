@@ -38,6 +38,9 @@ func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 		return
 	}
 	n := 0
+	ordered := true // every entry decodes, each after the one before
+	var prevKey []byte
+	var prevSeq uint64
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		if n++; n > len(data) {
 			t.Fatal("more entries than bytes")
@@ -45,7 +48,12 @@ func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 		if index {
 			decodeHandle(it.value, 1<<20)
 		}
+		if n > 1 && compareInternal(bytes.Compare, prevKey, prevSeq, it.key, it.seq()) >= 0 {
+			ordered = false
+		}
+		prevKey, prevSeq = append(prevKey[:0], it.key...), it.seq()
 	}
+	ordered = ordered && it.err == nil
 	n = 0
 	for ok := it.last(); ok; ok = it.prevEntry() {
 		if n++; n > len(data) {
@@ -56,6 +64,22 @@ func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 	it.seekGE(target, 0)
 	it.seekLT(target, base.MaxSeq)
 	it.seekLT(target, 0)
+	if !index {
+		return
+	}
+	// An index block held by a Reader is searched with restart hints: on
+	// a block in order they land where the block's own search does.
+	var hinted blockIter
+	if hinted.init(bytes.Compare, data, true) != nil {
+		t.Fatal("a block that initialized once fails a second time")
+	}
+	hinted.buildHints()
+	for _, seq := range []uint64{base.MaxSeq, 1, 0} {
+		want, got := it.seekGE(target, seq), hinted.seekGE(target, seq)
+		if ordered && (want != got || want && !bytes.Equal(it.key, hinted.key)) {
+			t.Fatalf("seek of %q@%d: hinted %v at %q, the block's %v at %q", target, seq, got, hinted.key, want, it.key)
+		}
+	}
 }
 
 // FuzzDataBlock fuzzes the data block decoder.

@@ -31,6 +31,7 @@ type Reader struct {
 	cache    *Cache
 	rr       *recordio.RandomReader
 	cmp      func(a, b []byte) int
+	bytewise bool      // the comparator is Bytewise: the index gets restart hints
 	index    blockIter // over the index block, checked at load: lookups and iterators take it
 	indexOff int64     // the index block's offset, for errors
 	dataEnd  uint64    // where the data blocks end: at the filter, or the index
@@ -60,8 +61,9 @@ type heldBlock struct {
 	block  []byte
 }
 
-// heldBytes is what the Reader charges to its cache.
-func (r *Reader) heldBytes() int64 { return heldSize(r.held) }
+// heldBytes is what the Reader charges to its cache: the blocks it holds
+// and its index's hints.
+func (r *Reader) heldBytes() int64 { return heldSize(r.held) + int64(r.index.hints.size()) }
 
 // heldSize is what blocks held are charged to the cache.
 func heldSize(blocks []heldBlock) int64 {
@@ -122,7 +124,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sstables: %w", err)
 	}
-	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, rr: rr, cmp: o.Comparator.Compare}
+	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, rr: rr, cmp: o.Comparator.Compare, bytewise: o.Comparator == Bytewise}
 	if r.id == 0 {
 		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
 	}
@@ -222,6 +224,9 @@ func (r *Reader) loadIndex() error {
 		r.index = blockIter{}
 		return r.indexError(err)
 	}
+	if r.bytewise {
+		r.index.buildHints()
+	}
 	return nil
 }
 
@@ -269,7 +274,7 @@ func (r *Reader) ensure(loaded *atomic.Bool, load func() error) error {
 	if loaded.Load() {
 		return nil
 	}
-	held, mapped := len(r.held), len(r.mappings)
+	held, mapped, charged := len(r.held), len(r.mappings), r.heldBytes()
 	if err := load(); err != nil {
 		for _, m := range r.mappings[mapped:] {
 			offheap.Unmap(m)
@@ -278,7 +283,7 @@ func (r *Reader) ensure(loaded *atomic.Bool, load func() error) error {
 		return err
 	}
 	if r.cache != nil {
-		r.cache.Reserve(heldSize(r.held[held:]))
+		r.cache.Reserve(r.heldBytes() - charged)
 	}
 	loaded.Store(true)
 	return nil
@@ -294,7 +299,7 @@ func (r *Reader) IndexSize() int {
 	if !r.indexLoaded.Load() {
 		return 0
 	}
-	return len(r.index.entries) + len(r.index.restarts) + 4
+	return len(r.index.entries) + len(r.index.restarts) + 4 + r.index.hints.size()
 }
 
 // Get returns the value of key's newest entry, as a copy the caller owns:

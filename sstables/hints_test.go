@@ -1,0 +1,161 @@
+package sstables
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stratadb/strata/internal/base"
+	"github.com/stretchr/testify/require"
+)
+
+// indexBlockOf builds an index block of keys, sorted, each with a few
+// sequence numbers.
+func indexBlockOf(keys []string, restartInterval int) []byte {
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	b := blockBuilder{restartInterval: restartInterval}
+	for i, k := range keys {
+		for _, seq := range []uint64{base.MaxSeq, 7, 3} {
+			b.add([]byte(k), indexTrailer(seq), BlockHandle{Offset: uint64(i), Length: 1}.append(nil))
+		}
+	}
+	return b.finish()
+}
+
+// requireSameSeek checks that the hints find the restart point a search of
+// the block finds, and land where it lands, for each target and several
+// sequence numbers.
+func requireSameSeek(t *testing.T, block []byte, targets [][]byte) {
+	t.Helper()
+	var plain, hinted blockIter
+	require.NoError(t, plain.init(bytes.Compare, block, true))
+	require.NoError(t, hinted.init(bytes.Compare, block, true))
+	hinted.buildHints()
+	require.NotNil(t, hinted.hints.keys)
+	for _, target := range targets {
+		for _, seq := range []uint64{base.MaxSeq, 8, 7, 5, 3, 0} {
+			// The restart point: the last whose entry sorts before the
+			// target, found by reading each.
+			wantRestart := 0
+			for i := range plain.nrestarts {
+				rkey, rseq, ok := plain.restartKey(i)
+				require.True(t, ok)
+				if compareInternal(bytes.Compare, rkey, rseq, target, seq) < 0 {
+					wantRestart = i
+				}
+			}
+			gotRestart, ok := hinted.hintedRestart(target, seq)
+			require.True(t, ok)
+			require.Equal(t, wantRestart, gotRestart, "target %q seq %d", target, seq)
+
+			want := plain.seekGE(target, seq)
+			got := hinted.seekGE(target, seq)
+			require.NoError(t, hinted.err)
+			require.Equal(t, want, got, "target %q seq %d", target, seq)
+			if want {
+				require.Equal(t, plain.key, hinted.key, "target %q seq %d", target, seq)
+				require.Equal(t, plain.seq(), hinted.seq(), "target %q seq %d", target, seq)
+			}
+		}
+	}
+}
+
+func TestRestartHintsSeekAsTheBlockDoes(t *testing.T) {
+	long := "tenant/0042/"
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"one key", []string{"k"}},
+		{"a shared prefix", []string{long + "a", long + "b", long + "c", long + "d", long + "e"}},
+		{"keys alike in the hinted 8 bytes", []string{
+			long + "abcdefgh1", long + "abcdefgh2", long + "abcdefgh3", long + "abcdefgh30", long + "abcdefgh4", long + "abcdefgi", long + "z",
+		}},
+		{"keys shorter than 8 bytes past the prefix, and zeros", []string{
+			"p", "p\x00", "p\x00\x00", "pa", "pa\x00", "pb", "pzz",
+		}},
+		{"no shared prefix", []string{"", "a", "b", "ba", "c", "\xff\xff"}},
+	}
+	for _, tt := range tests {
+		var targets [][]byte
+		for _, k := range tt.keys {
+			targets = append(targets, []byte(k), append([]byte(k), 0), []byte(k+"~"))
+			if len(k) > 0 {
+				targets = append(targets, []byte(k[:len(k)-1]))
+			}
+		}
+		targets = append(targets, nil, []byte("\x00"), []byte("\xff\xff\xff"), []byte(long), []byte(long[:3]))
+		for _, interval := range []int{1, 2, 16} {
+			t.Run(fmt.Sprintf("%s/interval=%d", tt.name, interval), func(t *testing.T) {
+				requireSameSeek(t, indexBlockOf(tt.keys, interval), targets)
+			})
+		}
+	}
+}
+
+func TestRestartHintsSeekRandomKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("ab\x00\xff")
+	randomKey := func() []byte {
+		k := []byte("shared/")
+		for range rng.IntN(14) {
+			k = append(k, alphabet[rng.IntN(len(alphabet))])
+		}
+		return k
+	}
+	var keys []string
+	for range 500 {
+		keys = append(keys, string(randomKey()))
+	}
+	var targets [][]byte
+	for range 500 {
+		targets = append(targets, randomKey())
+	}
+	for _, interval := range []int{1, 3, 16} {
+		requireSameSeek(t, indexBlockOf(slices.Clone(keys), interval), targets)
+	}
+}
+
+// A block whose restart keys are out of order gets no hints: its searches
+// go as they would have.
+func TestRestartHintsRefuseUnorderedBlock(t *testing.T) {
+	b := blockBuilder{restartInterval: 1}
+	for _, k := range []string{"prefix-b", "prefix-a", "prefix-c"} {
+		b.add([]byte(k), indexTrailer(1), BlockHandle{Length: 1}.append(nil))
+	}
+	var it blockIter
+	require.NoError(t, it.init(bytes.Compare, b.finish(), true))
+	it.buildHints()
+	require.Nil(t, it.hints.keys)
+	require.NoError(t, it.err)
+}
+
+// A table with the bytewise comparator holds hints for its index, charged
+// to the cache with it; one with another comparator holds none.
+func TestReaderIndexHints(t *testing.T) {
+	for _, cmp := range []*Comparator{Bytewise, reverse} {
+		t.Run(cmp.Name, func(t *testing.T) {
+			es := randomEntries(rand.New(rand.NewPCG(3, 4)), 3000)
+			slices.SortFunc(es, func(a, b entry) int { return compareInternal(cmp.Compare, a.key, a.seq, b.key, b.seq) })
+			path := filepath.Join(t.TempDir(), "t.sst")
+			writeTable(t, path, &WriterOptions{Comparator: cmp, BlockSize: 256}, es)
+			cache := NewCache(1 << 20)
+			r, err := Open(path, &ReaderOptions{Comparator: cmp, Cache: cache})
+			require.NoError(t, err)
+			defer r.Close()
+			hints := r.index.hints.size()
+			if cmp == Bytewise {
+				require.Equal(t, 8*r.index.nrestarts, hints)
+			} else {
+				require.Zero(t, hints)
+			}
+			require.Equal(t, len(r.index.entries)+len(r.index.restarts)+4+hints, r.IndexSize())
+			require.Equal(t, r.heldBytes(), cache.Stats().Reserved)
+			checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
+		})
+	}
+}
