@@ -342,11 +342,7 @@ func (it *blockIter) seekGE(key []byte, seq uint64) bool {
 	it.err = nil
 	lo, hi := 0, it.nrestarts-1
 	if it.hints.keys != nil {
-		r, ok := it.hintedRestart(key, seq)
-		if !ok {
-			return false
-		}
-		lo, hi = r, r
+		lo, hi = it.hintedRange(key)
 	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2

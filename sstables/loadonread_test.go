@@ -102,10 +102,11 @@ func TestLoadOnReadReportsDamageAtTheRead(t *testing.T) {
 			damaged := filepath.Join(dir, name+".sst")
 			require.NoError(t, os.WriteFile(damaged, data, 0o644))
 
-			_, err := Open(damaged, nil)
-			require.ErrorIs(t, err, ErrCorruption, "Open finds it when it loads them")
-
 			cache := NewCache(1 << 20)
+			_, err := Open(damaged, &ReaderOptions{Cache: cache})
+			require.ErrorIs(t, err, ErrCorruption, "Open finds it when it loads them")
+			require.Zero(t, cache.Stats().Reserved, "and a failed Open keeps no charge")
+
 			r, err := Open(damaged, &ReaderOptions{Cache: cache, LoadOnRead: true})
 			require.NoError(t, err, "Open with LoadOnRead does not read them")
 			defer r.Close()

@@ -129,6 +129,9 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
 	}
 	if err := r.load(o.Comparator, !o.LoadOnRead); err != nil {
+		if r.cache != nil {
+			r.cache.Reserve(-r.heldBytes()) // the index's, if the filter failed
+		}
 		r.unmap()
 		rr.Close()
 		return nil, err
