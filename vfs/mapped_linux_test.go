@@ -144,8 +144,14 @@ func TestReuseMappedMissingFile(t *testing.T) {
 // the test where that directory's filesystem is not one logs are mapped on.
 func createMapped(t *testing.T, chunk int64) (File, string) {
 	t.Helper()
+	return createMappedWith(t, MappedOptions{Chunk: chunk})
+}
+
+// createMappedWith is createMapped with every option.
+func createMappedWith(t *testing.T, opts MappedOptions) (File, string) {
+	t.Helper()
 	name := filepath.Join(t.TempDir(), "log")
-	f, err := Default.(MappedCreator).CreateMapped(name, MappedOptions{Chunk: chunk})
+	f, err := Default.(MappedCreator).CreateMapped(name, opts)
 	if errors.Is(err, errors.ErrUnsupported) {
 		t.Skipf("the temporary directory cannot map logs: %v", err)
 	}
@@ -155,32 +161,53 @@ func createMapped(t *testing.T, chunk int64) (File, string) {
 
 // A store the filesystem refuses raises SIGBUS, which would kill the
 // process: the file cut behind the mapping's back does that. Write takes
-// the bytes to write(2) instead, and they land where they belong.
+// the bytes to write(2) instead, and they land where they belong. A file
+// synced often writes its first write after a sync through write(2), and
+// so never stores it.
 func TestMappedWriteSurvivesFault(t *testing.T) {
 	page := int64(os.Getpagesize())
-	f, name := createMapped(t, 4*page)
-	defer f.Close()
-	first := bytes.Repeat([]byte{'a'}, 100)
-	_, err := f.Write(first)
-	require.NoError(t, err)
-	// Once the next chunk is prepared (its fallocate extends the file), the
-	// cut puts the mapped pages past the file's end.
-	m := f.(*mappedFile)
-	next := <-m.ahead
-	m.ahead <- next
-	require.NoError(t, os.Truncate(name, 0))
+	for _, tt := range []struct {
+		name      string
+		syncOften bool
+	}{
+		{"stores", false},
+		{"synced often", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, name := createMappedWith(t, MappedOptions{Chunk: 4 * page, SyncOften: tt.syncOften})
+			defer f.Close()
+			first := bytes.Repeat([]byte{'a'}, 100)
+			_, err := f.Write(first)
+			require.NoError(t, err)
+			// Once the next chunk is prepared (its fallocate extends the
+			// file), the cut puts the mapped pages past the file's end.
+			m := f.(*mappedFile)
+			next := <-m.ahead
+			m.ahead <- next
+			require.NoError(t, os.Truncate(name, 0))
 
-	second := bytes.Repeat([]byte{'b'}, int(2*page)) // spans pages of the chunk
-	n, err := f.Write(second)
-	require.NoError(t, err)
-	require.Equal(t, len(second), n)
-	require.Positive(t, m.faults, "the store faulted and went through write(2)")
+			if tt.syncOften {
+				require.NoError(t, f.Sync())
+			}
+			second := bytes.Repeat([]byte{'b'}, int(2*page)) // spans pages of the chunk
+			n, err := f.Write(second)
+			require.NoError(t, err)
+			require.Equal(t, len(second), n)
+			if tt.syncOften {
+				require.Zero(t, m.faults, "the first write after a sync: write(2), nothing to fault")
+				// The next, with no sync between, stores, and faults.
+				_, err = f.Write(bytes.Repeat([]byte{'c'}, int(page)))
+				require.NoError(t, err)
+			}
+			require.Positive(t, m.faults, "the store faulted and went through write(2)")
 
-	onDisk, err := os.ReadFile(name)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(onDisk), len(first)+len(second))
-	require.Equal(t, make([]byte, len(first)), onDisk[:len(first)], "what the cut took stays cut")
-	require.Equal(t, second, onDisk[len(first):len(first)+len(second)])
+			onDisk, err := os.ReadFile(name)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(onDisk), len(first)+len(second))
+			require.Equal(t, make([]byte, len(first)), onDisk[:len(first)], "what the cut took stays cut")
+			require.Equal(t, second, onDisk[len(first):len(first)+len(second)])
+		})
+	}
 }
 
 // A closed mapped file refuses writes and syncs with fs.ErrClosed, at a

@@ -123,8 +123,13 @@ type MappedOptions struct {
 	// log is. The pages of a chunk mapped ahead in space the file already
 	// has (a reused file) are then faulted in for reading, not for
 	// writing: a page faulted in for writing is dirty, so the next sync
-	// would write the whole chunk out, appended to or not. Default: false,
-	// for appends synced seldom.
+	// would write the whole chunk out, appended to or not. And the first
+	// write after a sync goes through write(2) into the chunk allocated
+	// ahead, not through the mapping: a sync write-protects the pages it
+	// wrote back, and a store into one faults again, which costs a synced
+	// writer more than the system call; writes that no sync separates
+	// (unsynced ones in a synced log) still store. Default: false, for
+	// appends synced seldom.
 	SyncOften bool
 }
 
