@@ -132,10 +132,10 @@ func unsupported(err error) bool {
 
 // mappedFile appends by copying into a shared mapping of one chunk of the
 // file at a time (with MappedOptions.SyncOften, the first write after a
-// sync by write(2) into it). Each chunk's blocks are allocated (fallocate) before it
-// is mapped, unless the file had them already (a reused file), so that a
-// full disk is, as a rule, the error of the Write that needs the next
-// chunk. While one chunk takes writes, a goroutine prepares the next:
+// sync by write(2) into it). Each chunk's blocks are allocated (fallocate)
+// before it is mapped, unless the file had them already (a reused file),
+// so that a full disk is, as a rule, the error of the Write that needs the
+// next chunk. While one chunk takes writes, a goroutine prepares the next:
 // allocates it, maps it and faults its pages in for writing, which is where
 // the copies of a fresh chunk otherwise spend most of their time.
 //
