@@ -63,12 +63,9 @@ type heldBlock struct {
 
 // heldBytes is what the Reader charges to its cache: the blocks it holds
 // and its index's hints.
-func (r *Reader) heldBytes() int64 { return heldSize(r.held) + int64(r.index.hints.size()) }
-
-// heldSize is what blocks held are charged to the cache.
-func heldSize(blocks []heldBlock) int64 {
-	var n int64
-	for _, h := range blocks {
+func (r *Reader) heldBytes() int64 {
+	n := int64(r.index.hints.size())
+	for _, h := range r.held {
 		n += int64(len(h.block)) + cacheEntryOverhead
 	}
 	return n
