@@ -127,8 +127,11 @@ type DB struct {
 	syncing  bool          // an fsync is running
 	// logErr is the log's first failure, of an append or an fsync (set by
 	// failLog): nothing is appended or synced after it,
-	// and every write past syncedTo fails with it.
+	// and every write past syncedTo fails with it. logFailed is set with
+	// it and cleared with it, so that the publisher takes syncMu to read
+	// it only once there is one.
 	logErr       error
+	logFailed    atomic.Bool
 	logSyncs     atomic.Int64
 	logSyncNanos atomic.Int64
 	// gather holds the next fsync back for the synced writers the last

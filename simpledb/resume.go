@@ -163,6 +163,7 @@ func (d *DB) restartLog() error {
 	d.syncMu.Lock()
 	d.syncedTo.Store(uint64(logical))
 	d.logErr = nil
+	d.logFailed.Store(false)
 	d.syncMu.Unlock()
 	d.pubMu.Lock()
 	d.pubErr = nil
