@@ -1,7 +1,6 @@
 package sstables
 
 import (
-	"bytes"
 	"errors"
 	"iter"
 	"slices"
@@ -144,7 +143,7 @@ func NewMergingIterator(opts *MergeOptions, iters ...EntryIterator) *MergingIter
 		m.opts.Seq = MaxSeq
 	}
 	m.cmp = m.opts.Comparator.Compare
-	m.heap.m, m.heap.bytewise = m, m.opts.Comparator == Bytewise
+	m.heap.m = m
 	if len(m.opts.RangeDeletions) > 0 {
 		m.initRangeDels()
 	}
@@ -684,8 +683,6 @@ func (item *mergeItem) note() { item.key, item.seq = item.it.Key(), item.it.Seq(
 type mergeHeap struct {
 	m     *MergingIterator
 	items []mergeItem
-	// bytewise: compare keys with bytes.Compare, not through m.cmp.
-	bytewise bool
 }
 
 // init orders the items as a heap.
@@ -726,13 +723,7 @@ func (h *mergeHeap) popTop() {
 // before reports whether a comes before b in the walk: the lesser entry
 // forward, the greater backward; between equal entries, the newer child.
 func (h *mergeHeap) before(a, b *mergeItem) bool {
-	var c int
-	if h.bytewise {
-		c = compareInternal(bytes.Compare, a.key, a.seq, b.key, b.seq)
-	} else {
-		c = compareInternal(h.m.cmp, a.key, a.seq, b.key, b.seq)
-	}
-	if c != 0 {
+	if c := compareInternal(h.m.cmp, a.key, a.seq, b.key, b.seq); c != 0 {
 		return (c < 0) != h.m.reverse
 	}
 	return (a.rank < b.rank) != h.m.reverse

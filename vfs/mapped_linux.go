@@ -240,18 +240,16 @@ func (m *mappedFile) Write(p []byte) (int, error) {
 		}
 		off := m.size - m.base
 		c := min(len(p)-n, len(m.data)-int(off))
-		switch {
-		case viaWrite:
-			if _, err := m.f.WriteAt(p[n:n+c], m.size); err != nil {
-				m.err = fmt.Errorf("vfs: mapped %s: %w", m.f.Name(), err)
-				return n, m.err
+		if viaWrite || !storeMapped(m.data[off:int(off)+c], p[n:n+c]) {
+			what := "write(2)"
+			if !viaWrite {
+				// The filesystem refused a page, or the file was cut: the
+				// same bytes through write(2) get its error, or go in.
+				m.faults++
+				what = "a store faulted, and so did write(2)"
 			}
-		case !storeMapped(m.data[off:int(off)+c], p[n:n+c]):
-			// The filesystem refused a page, or the file was cut: the same
-			// bytes through write(2) get its error, or go in.
-			m.faults++
 			if _, err := m.f.WriteAt(p[n:n+c], m.size); err != nil {
-				m.err = fmt.Errorf("vfs: mapped %s: a store faulted, and so did write(2): %w", m.f.Name(), err)
+				m.err = fmt.Errorf("vfs: mapped %s: %s: %w", m.f.Name(), what, err)
 				return n, m.err
 			}
 		}
