@@ -49,11 +49,20 @@ type DB struct {
 	// a table write, only across a manifest write (an edit must be logged
 	// and installed in order) and the file deletions that installing it
 	// may cause.
-	mu          sync.Mutex
-	cond        *sync.Cond // broadcast whenever flush, compaction or error state changes
-	mem         *memTable
-	imm         []*memTable // full memstores awaiting flush, oldest first
-	current     *version
+	mu   sync.Mutex
+	cond *sync.Cond // broadcast whenever flush, compaction or error state changes
+	mem  *memTable
+	imm  []*memTable // full memstores awaiting flush, oldest first; only the flush loop removes one
+	// resumeFlush: Resume has the flush loop flush through the database's
+	// failure; resumeFlushErr is the flush failure that stopped it.
+	resumeFlush    bool
+	resumeFlushErr error
+	current        *version
+	// flushedSeq is the last sequence number the tables hold, which a new
+	// manifest records as its LastSeq: every write up to it is in a table,
+	// every later one in a log alone, which replay requires to hold only
+	// batches above it.
+	flushedSeq  uint64
 	nextFileNum uint64
 	logNum      uint64             // the oldest log still needed
 	recycled    []manifest.LogInfo // obsolete logs kept for reuse

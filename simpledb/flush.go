@@ -22,18 +22,30 @@ func (d *DB) startBackground() {
 // flushLoop turns immutable memstores into L0 tables, oldest first, one at
 // a time, until the database closes. Memstores not flushed by then are
 // safe in their logs.
+//
+// It is the only code that flushes a memstore of a shared database:
+// Flush, Close and Resume ask it and wait. So a memstore is written by one
+// flush, and d.imm[0] stays the memstore being flushed while d.mu is
+// released for the write (others only append to d.imm). It flushes while
+// the database is healthy, and, through a failure, while Resume asks it
+// to (d.resumeFlush): a failed flush then fails that Resume rather than
+// the database, which has failed already.
 func (d *DB) flushLoop() {
 	defer d.bgWG.Done()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for {
-		for !d.closed.Load() && (len(d.imm) == 0 || d.bgErr != nil) {
+		for !d.closed.Load() && (len(d.imm) == 0 || d.bgErr != nil && !d.resumeFlush) {
 			d.cond.Wait()
 		}
 		if d.closed.Load() {
 			return
 		}
-		if err := d.flushOldest(); err != nil && err != ErrClosed {
+		switch err := d.flushOldest(); {
+		case err == nil || err == ErrClosed:
+		case d.resumeFlush:
+			d.resumeFlush, d.resumeFlushErr = false, err
+		default:
 			d.setBackgroundError(fmt.Errorf("flush: %w", err))
 		}
 		d.cond.Broadcast()
@@ -41,7 +53,8 @@ func (d *DB) flushLoop() {
 }
 
 // flushOldest writes the oldest immutable memstore to an L0 table and
-// installs it. The caller holds d.mu; it is released during the write.
+// installs it. Only the flush loop calls it; it holds d.mu, which is
+// released during the write.
 func (d *DB) flushOldest() error {
 	mt := d.imm[0]
 	d.mu.Unlock()
@@ -80,6 +93,7 @@ func (d *DB) flushOldest() error {
 		return err
 	}
 	d.imm = d.imm[1:]
+	d.flushedSeq = max(d.flushedSeq, edit.LastSeq)
 	d.applyEdit(edit, added)
 	if t != nil {
 		d.stats.flushes++

@@ -166,11 +166,22 @@ func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
 
 // followVersion returns a version of the tables state names, each with a
 // reference: the current view's where it holds the same file, otherwise
-// opened now.
+// opened now. It holds a reference on the current view's version while it
+// takes references on its tables, taken under d.mu before Close can
+// release it.
 func (d *DB) followVersion(state *manifest.State) (*version, error) {
 	have := map[uint64]*table{}
-	if d.current != nil {
-		for _, level := range d.current.levels {
+	d.mu.Lock()
+	cur := d.current
+	if cur != nil && !d.closed.Load() {
+		cur.ref()
+	} else {
+		cur = nil
+	}
+	d.mu.Unlock()
+	if cur != nil {
+		defer cur.unref(d)
+		for _, level := range cur.levels {
 			for _, t := range level {
 				have[t.Num] = t
 			}

@@ -225,3 +225,68 @@ func TestFollowerWhileWriting(t *testing.T) {
 	}
 	t.Logf("%d views checked, up to %d batches; %d catch-ups outpaced", views, prev, outpaced)
 }
+
+// A follower's snapshot holds the view it was taken in, which a CatchUp
+// replaces: its Release then drops the view's last reference but for its
+// reads'. Reads racing the Release must get the snapshot's value or
+// ErrClosed, never a view already released, whose memstore is unmapped.
+// (A read that checked the snapshot, then took its reference after the
+// Release, once faulted the process.)
+func TestFollowerSnapshotReleaseDuringReads(t *testing.T) {
+	rounds := 1000
+	if testseed.Long() {
+		rounds = 20000
+	}
+	fsys := vfs.NewMem()
+	db, err := Open("/db", testOptions(fsys))
+	require.NoError(t, err)
+	defer db.Close()
+	for i := range 200 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key-%03d", i), []byte("value"), NoSync))
+	}
+	f, err := Open("/db", followOptions(fsys))
+	require.NoError(t, err)
+	defer f.Close()
+
+	var closedReads atomic.Int64
+	for round := range rounds {
+		snap := f.NewSnapshot()
+		var wg sync.WaitGroup
+		for r := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					key := fmt.Appendf(nil, "key-%03d", (i*7+r)%200)
+					var err error
+					if i%5 == 4 {
+						var it *Iterator
+						if it, err = snap.NewIterator(key, nil); err == nil {
+							if it.First() && string(it.Value()) != "value" {
+								t.Errorf("round %d: iterator read %q", round, it.Value())
+							}
+							it.Close()
+						}
+					} else {
+						var v []byte
+						if v, err = snap.Get(key); err == nil && string(v) != "value" {
+							t.Errorf("round %d: read %q", round, v)
+						}
+					}
+					if errors.Is(err, ErrClosed) {
+						closedReads.Add(1)
+						return
+					}
+					if err != nil {
+						t.Errorf("round %d: %v", round, err)
+						return
+					}
+				}
+			}()
+		}
+		require.NoError(t, f.CatchUp()) // the snapshot's view is no longer the follower's
+		require.NoError(t, snap.Release())
+		wg.Wait()
+	}
+	require.Positive(t, closedReads.Load())
+}

@@ -87,7 +87,7 @@ func (d *DB) getFolded(rs *readState, index *batchIndex, key []byte, seq uint64,
 	if d.opts.Comparator.Name == sstables.Bytewise.Name {
 		upper = append(key[:len(key):len(key)], 0)
 	}
-	rs.refs.Add(1) // the iterator's, which Close drops
+	rs.ref() // the iterator's, which Close drops
 	it := d.newIterator(rs, key, upper, seq, index)
 	defer it.Close()
 	if !it.SeekGE(key) || d.opts.Comparator.Compare(it.Key(), key) != 0 {

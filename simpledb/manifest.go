@@ -21,8 +21,10 @@ func (d *DB) newFileNum() uint64 {
 
 // writeNewManifest starts a manifest whose first edit describes the whole
 // current version and the logs it needs, then points CURRENT at it. Open
-// calls it, and Resume after the manifest failed. The caller holds d.mu or
-// has not shared the database yet.
+// calls it, and Resume after the manifest failed. Its LastSeq is what the
+// tables hold (d.flushedSeq), not the last number assigned: the logs it
+// names may hold later writes, which replay must find above it. The
+// caller holds d.mu or has not shared the database yet.
 func (d *DB) writeNewManifest() error {
 	num := d.newFileNum()
 	path := filenames.ManifestPath(d.dir, num)
@@ -30,7 +32,7 @@ func (d *DB) writeNewManifest() error {
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.mergerName(), LogNum: d.logNum, NextFileNum: d.nextFileNum, LastSeq: d.lastSeq,
+	snapshot := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.mergerName(), LogNum: d.logNum, NextFileNum: d.nextFileNum, LastSeq: d.flushedSeq,
 		LogFormat: logformat.Current}
 	for _, mt := range append(slices.Clone(d.imm), d.mem) {
 		snapshot.Logs = append(snapshot.Logs, manifest.LogInfo{Num: mt.logNum, Size: mt.logSize, ID: mt.logID})

@@ -292,7 +292,7 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 			d.nextFileNum = num + 1
 		}
 	}
-	d.lastSeq = state.LastSeq
+	d.lastSeq, d.flushedSeq = state.LastSeq, state.LastSeq
 
 	// The database holds the version, and the version each table from the
 	// moment it is open, so that a failure part way closes (releaseAll)
@@ -411,6 +411,7 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 			d.current = nv
 		}
 	}
+	d.flushedSeq = d.lastSeq // every write replayed is in a table now
 	// The new log exists, durably, before the new manifest names it, so
 	// that the log a manifest names is always there: one that is missing
 	// was lost. A crash before CURRENT switches leaves the new log empty

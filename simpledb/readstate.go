@@ -48,6 +48,17 @@ type readState struct {
 	refs atomic.Int32
 }
 
+// ref takes another reference on rs. The caller holds one already, or
+// holds d.rsMu while d.rs is rs, whose reference the database drops only
+// after replacing it under that lock: a reference is never taken on a
+// state released, whose memstores may be unmapped. A count that was zero
+// is a bug, which panics here rather than read released memory later.
+func (rs *readState) ref() {
+	if rs.refs.Add(1) <= 1 {
+		panic("simpledb: a reference taken on a released read state")
+	}
+}
+
 func (rs *readState) unref(d *DB) {
 	if rs.refs.Add(-1) == 0 {
 		rs.v.unref(d)
@@ -120,6 +131,6 @@ func (d *DB) acquire() (*readState, error) {
 	if d.rs == nil {
 		return nil, ErrClosed
 	}
-	d.rs.refs.Add(1)
+	d.rs.ref()
 	return d.rs, nil
 }

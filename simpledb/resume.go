@@ -91,7 +91,7 @@ func (d *DB) Resume() error {
 	}
 	err := d.restartLog()
 	if err == nil {
-		err = d.flushAll()
+		err = d.flushForResume()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -196,18 +196,25 @@ func (d *DB) restartManifest() error {
 	return nil
 }
 
-// flushAll flushes every memstore awaiting a flush, oldest first. The
-// flush loop waits meanwhile: the database has failed.
-func (d *DB) flushAll() error {
+// flushForResume has the flush loop flush every memstore awaiting a flush,
+// though the database has failed, and waits until it has, or a flush has
+// failed. A flush the loop was running already, before the failure or
+// the call, counts as one of them: it is the loop's, and no second flush
+// of its memstore starts beside it.
+func (d *DB) flushForResume() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for len(d.imm) > 0 {
-		if d.closed.Load() {
-			return ErrClosed
-		}
-		if err := d.flushOldest(); err != nil {
-			return fmt.Errorf("flush: %w", err)
-		}
+	d.resumeFlush, d.resumeFlushErr = true, nil
+	d.cond.Broadcast()
+	for d.resumeFlush && len(d.imm) > 0 && !d.closed.Load() {
+		d.cond.Wait()
+	}
+	d.resumeFlush = false
+	switch {
+	case d.resumeFlushErr != nil:
+		return fmt.Errorf("flush: %w", d.resumeFlushErr)
+	case len(d.imm) > 0:
+		return ErrClosed
 	}
 	return nil
 }

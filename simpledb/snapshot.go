@@ -38,7 +38,7 @@ func (d *DB) NewSnapshot() *Snapshot {
 	if d.opts.Follow {
 		d.rsMu.RLock()
 		s.rs = d.rs
-		s.rs.refs.Add(1)
+		s.rs.ref()
 		d.rsMu.RUnlock()
 	}
 	s.seq = d.visibleSeq.Load() // after the view: see readState.get
@@ -63,32 +63,26 @@ func (s *Snapshot) Has(key []byte) (bool, error) {
 }
 
 func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
-	if err := s.check(); err != nil {
-		return dst, err
-	}
-	if err := base.CheckKey(key); err != nil {
-		return dst, err
-	}
 	return s.readUnder(nil, key, dst, mode)
 }
 
-// readUnder reads key, checked, as of the snapshot, under the writes an
-// indexed batch's index holds if it is not nil.
+// readUnder reads key as of the snapshot, under the writes an indexed
+// batch's index holds if it is not nil.
 func (s *Snapshot) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byte, error) {
 	rs, err := s.acquire()
 	if err != nil {
 		return dst, err
 	}
 	defer rs.unref(s.db)
+	if err := base.CheckKey(key); err != nil {
+		return dst, err
+	}
 	return s.db.get(rs, index, key, s.seq, dst, mode)
 }
 
 // NewIterator returns an iterator over [lower, upper) as of the snapshot,
 // with DB.NewIterator's bounds: nil is open, an empty slice a bound.
 func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
 	rs, err := s.acquire()
 	if err != nil {
 		return nil, err
@@ -97,12 +91,23 @@ func (s *Snapshot) NewIterator(lower, upper []byte) (*Iterator, error) {
 }
 
 // acquire returns the read state the snapshot reads, with a reference the
-// caller must drop.
+// caller must drop, or ErrClosed once the snapshot is released or the
+// database closed. It holds s.mu, under which Release drops the
+// snapshot's own reference on a follower's view: a reference is taken
+// only while that one is held, never on a view already released.
 func (s *Snapshot) acquire() (*readState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return nil, ErrClosed
+	}
+	if err := s.db.checkOpen(); err != nil {
+		return nil, err
+	}
 	if s.rs == nil {
 		return s.db.acquire()
 	}
-	s.rs.refs.Add(1)
+	s.rs.ref()
 	return s.rs, nil
 }
 
@@ -134,15 +139,6 @@ func (s *Snapshot) Release() error {
 	}
 	d.mu.Unlock()
 	return nil
-}
-
-func (s *Snapshot) check() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.released {
-		return ErrClosed
-	}
-	return s.db.checkOpen()
 }
 
 // snapshotSeqs returns the live snapshots' sequence numbers, ascending. The

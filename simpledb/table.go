@@ -39,7 +39,15 @@ type table struct {
 	rangeDels []sstables.RangeFragment
 }
 
-func (t *table) ref() { t.refs.Add(1) }
+// ref takes another reference on t. The caller holds one, or a reference
+// on a version that holds t: a reference is never taken on a table
+// released, whose reader may be closed and file deleted. A count that was
+// zero is a bug, which panics here.
+func (t *table) ref() {
+	if t.refs.Add(1) <= 1 {
+		panic("simpledb: a reference taken on a released table")
+	}
+}
 
 func (t *table) unref(d *DB) {
 	if t.refs.Add(-1) != 0 {

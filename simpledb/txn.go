@@ -128,9 +128,6 @@ func (t *Txn) read(key, dst []byte, mode readMode) ([]byte, error) {
 		}
 		t.reads[string(key)] = struct{}{}
 	}
-	if err := t.snap.check(); err != nil {
-		return dst, err
-	}
 	return t.snap.readUnder(index, key, dst, mode)
 }
 

@@ -21,7 +21,16 @@ type version struct {
 	refs           atomic.Int32
 }
 
-func (v *version) ref() { v.refs.Add(1) }
+// ref takes another reference on v. The caller holds one already, or
+// holds d.mu while v is d.current, whose reference the database drops
+// only after replacing it under d.mu (Close's, after it set closed under
+// d.mu): a reference is never taken on a version released, whose tables
+// may be closed. A count that was zero is a bug, which panics here.
+func (v *version) ref() {
+	if v.refs.Add(1) <= 1 {
+		panic("simpledb: a reference taken on a released version")
+	}
+}
 
 func (v *version) unref(d *DB) {
 	if v.refs.Add(-1) != 0 {
