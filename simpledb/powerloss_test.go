@@ -116,41 +116,48 @@ func randomOp(rng *rand.Rand, step int, keys int) workloadOp {
 	return op
 }
 
-// runOp runs a workload step: a write of one op by Put, Delete or
-// DeleteRange, others by Write, synced or not as op.sync says.
+// runOp runs a workload step, which must succeed: see doOp.
 func runOp(t *testing.T, db *DB, op workloadOp) {
 	t.Helper()
+	require.NoError(t, doOp(db, op))
+}
+
+// doOp runs a workload step and returns its error: a write of one op by
+// Put, Delete, DeleteRange or Merge, others by Write or as a transaction,
+// synced or not as op.sync says.
+func doOp(db *DB, op workloadOp) error {
 	opts := syncIf(op.sync)
 	if op.viaDefault && op.sync == !db.opts.NoSync {
 		opts = DefaultSync
 	}
 	switch {
 	case op.flush:
-		require.NoError(t, db.Flush())
+		return db.Flush()
 	case op.compact:
-		require.NoError(t, db.Compact())
+		return db.Compact()
 	case op.txn:
 		tx, err := db.NewTxn(true)
-		require.NoError(t, err)
+		if err != nil {
+			return err
+		}
 		op.write(tx)
-		require.NoError(t, tx.Commit(opts))
+		return tx.Commit(opts)
 	case len(op.puts) == 1 && len(op.deletes) == 0 && len(op.ranges) == 0 && len(op.merges) == 0:
 		for k, v := range op.puts {
-			require.NoError(t, db.Put([]byte(k), []byte(v), opts))
+			return db.Put([]byte(k), []byte(v), opts)
 		}
 	case len(op.puts) == 0 && len(op.deletes) == 1 && len(op.ranges) == 0 && len(op.merges) == 0:
-		require.NoError(t, db.Delete([]byte(op.deletes[0]), opts))
+		return db.Delete([]byte(op.deletes[0]), opts)
 	case len(op.puts) == 0 && len(op.deletes) == 0 && len(op.ranges) == 1 && len(op.merges) == 0:
-		require.NoError(t, db.DeleteRange(op.ranges[0][0], op.ranges[0][1], opts))
+		return db.DeleteRange(op.ranges[0][0], op.ranges[0][1], opts)
 	case len(op.puts) == 0 && len(op.deletes) == 0 && len(op.ranges) == 0 && len(op.merges) == 1:
 		for k, o := range op.merges {
-			require.NoError(t, db.Merge([]byte(k), []byte(o), opts))
+			return db.Merge([]byte(k), []byte(o), opts)
 		}
-	default:
-		b := new(Batch)
-		op.write(b)
-		require.NoError(t, db.Write(b, opts))
 	}
+	b := new(Batch)
+	op.write(b)
+	return db.Write(b, opts)
 }
 
 // readAll returns everything the database holds, and checks that a
