@@ -79,8 +79,11 @@
 // writes, and a changed key breaks the order searches and iterators rely
 // on; appending is safe, as their capacity ends with them. The memstore
 // never overwrites or frees them, so they stay valid after an iterator
-// moves on or closes, until Release for a memstore off the heap. An iterator that is not at an entry returns nil and 0
-// from its accessors.
+// moves on or closes. Off the heap (Options.OffHeap) they stay valid until
+// Release, and only while the memstore itself is reachable: a slice does
+// not keep it alive, and its memory is unmapped once the garbage collector
+// finds it unreachable. An iterator that is not at an entry returns nil
+// and 0 from its accessors.
 //
 // SizeBytes counts whole chunks, used or not, the allocations of large
 // nodes and values with the Go allocator's rounding, and the table: it is,

@@ -80,9 +80,11 @@ func New(opts *Options) *Memstore {
 // Release frees the memory of a memstore created with Options.OffHeap at
 // once, rather than when the garbage collector finds the memstore
 // unreachable. The caller must know that nothing reads the memstore, or
-// any slice a read of it returned, any more: such a read would fault. A
-// memstore in the Go heap ignores it. Release may be called more than
-// once.
+// any slice a read of it returned, any more, and that nothing can start
+// to: such a read would fault. The owner that calls it is the one that
+// hands out access (a count of references, say), and releases when the
+// last access is given back. A memstore in the Go heap ignores it.
+// Release may be called more than once.
 func (m *Memstore) Release() {
 	if mem := m.list.arena.mem; mem != nil {
 		mem.release()

@@ -19,7 +19,11 @@ import (
 const smallIndex = 32
 
 // batchIndex is an indexed batch's writes, readable by key and in key
-// order: a sorted slice while they are few, a memstore after.
+// order: a sorted slice while they are few, a memstore after. Both live in
+// the Go heap, never unmapped or reused: a slice read from them, or an
+// iterator over them, stays valid however the batch changes after (Reset
+// drops the index for a new one), which is what lets a transaction's
+// iterators outlive its later writes.
 type batchIndex struct {
 	comp *sstables.Comparator
 	// entries are the writes, sorted by key and then newest first, and

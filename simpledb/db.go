@@ -232,6 +232,10 @@ func (d *DB) Close() error {
 	}
 
 	d.bgWG.Wait()
+	// A follower's CatchUp under way, which reads d.current and opens
+	// tables, ends before they are released; it sees closed and stops.
+	d.followMu.Lock()
+	d.followMu.Unlock()
 	d.deleteRecycledLogs()
 	if err == nil && logSize > 0 {
 		// The log is whole and durable: record its length, so that the next

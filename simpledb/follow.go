@@ -39,7 +39,8 @@ var errManifestMoved = errors.New("simpledb: the manifest changed during the cat
 //
 // It fails with ErrCorruption where the files are damaged, with ErrOutpaced
 // if the writer changed its manifest under each of its attempts, and with
-// ErrClosed after Close. A failed CatchUp leaves the view as it was.
+// ErrClosed after Close, which waits for a CatchUp under way. A failed
+// CatchUp leaves the view as it was.
 func (d *DB) CatchUp() error {
 	if err := d.checkOpen(); err != nil {
 		return err
@@ -57,6 +58,9 @@ func (d *DB) CatchUp() error {
 func (d *DB) follow() error {
 	var suspect string // the error of the last capture, with the manifest unchanged
 	for range followAttempts {
+		if d.closed.Load() {
+			return ErrClosed
+		}
 		c, err := d.capture()
 		switch {
 		case err == nil:

@@ -290,3 +290,31 @@ func TestFollowerSnapshotReleaseDuringReads(t *testing.T) {
 	}
 	require.Positive(t, closedReads.Load())
 }
+
+// A follower's Close waits for a CatchUp under way, which ends with nil or
+// ErrClosed: none reads the view or the tables Close releases.
+func TestFollowerCloseDuringCatchUp(t *testing.T) {
+	fsys := vfs.NewMem()
+	db, err := Open("/db", testOptions(fsys))
+	require.NoError(t, err)
+	defer db.Close()
+	putAcked(t, db, 0, 300)
+	require.NoError(t, db.Flush())
+	putAcked(t, db, 300, 400)
+	for range 20 {
+		f, err := Open("/db", followOptions(fsys))
+		require.NoError(t, err)
+		caught := make(chan error, 1)
+		go func() {
+			for {
+				if err := f.CatchUp(); err != nil {
+					caught <- err
+					return
+				}
+			}
+		}()
+		require.NoError(t, db.Put([]byte("moving"), []byte("on"), NoSync))
+		require.NoError(t, f.Close())
+		require.ErrorIs(t, <-caught, ErrClosed)
+	}
+}

@@ -27,8 +27,10 @@ import (
 // (Pebble's semantics). It is not safe for concurrent use.
 //
 // Key and Value return slices of the database's own memory (a memstore's
-// entries, a cached block; backward, the iterator's copy of the value):
-// they are valid until the next move or Close, and must not be modified.
+// entries, which the iterator's read state keeps until Close; a table's
+// block, copied into the iterator's buffer or in a mapped file it pins;
+// backward, its copy of the value): they are valid until the next move or
+// Close, and must not be modified.
 // Writing into a value changes what other readers see and what the next
 // flush persists; writing into a key can break the order the iterator
 // walks. Copy them to keep or change them.

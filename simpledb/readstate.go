@@ -24,10 +24,21 @@ type memTable struct {
 	// by DB.walMu).
 	writes   sync.WaitGroup
 	appended int
-	// refs counts the read states that hold the memstore. The last one to
-	// go releases its memory (see newMemstore): by then no read, write or
-	// flush uses it, since the database's current state holds every
-	// memstore a write or a flush may use.
+	// refs counts the read states that hold the memstore; installReadState,
+	// under DB.mu, adds those of the state it installs, and the last to go
+	// releases the memstore's memory (see newMemstore). Who reads it, and
+	// until when:
+	//   - a read, iterator, snapshot or checkpoint, through a read state
+	//     it acquired (DB.acquire), until it drops that state;
+	//   - a group's apply, from its append (under DB.walMu, to DB.mem)
+	//     until it marks writes done: the memstore is in the current state
+	//     until a flush installs its table, and the flush waits for writes
+	//     first;
+	//   - the flush loop, while it is DB.imm[0], which the current state
+	//     holds until the flush installs the state without it;
+	//   - Resume's restartLog, which moves it to DB.imm under DB.mu.
+	// Nothing else keeps a pointer into it, so once the last state goes
+	// nothing can read it.
 	refs atomic.Int32
 }
 
@@ -41,6 +52,15 @@ func (mt *memTable) unref() {
 // version. Reads take a reference for their duration, so that flushes and
 // compactions can install a new state with a pointer swap while the old
 // one's tables stay until its last reader is done.
+//
+// The database holds one reference on the state in DB.rs, which it drops
+// after swapping in the next under DB.rsMu (swapReadState); every other
+// reference is taken from one already held (ref): by DB.acquire, under
+// DB.rsMu while DB.rs still holds its own, or from a reference the caller
+// holds (an iterator's from a read's, a follower snapshot's view under
+// Snapshot.mu while the snapshot holds it). So a released state is never
+// reached again: the last unref frees its memstores (memTable.refs) and
+// its version's tables (version.unref, table.unref).
 type readState struct {
 	mem  *memTable
 	imm  []*memTable // oldest first

@@ -18,7 +18,8 @@ type Snapshot struct {
 	seq uint64
 	// rs is a follower's view, which the snapshot holds: the writer's
 	// compactions do not know of the snapshot, and a CatchUp may install
-	// tables without the versions it sees.
+	// tables without the versions it sees. Its reference is dropped by
+	// Release under mu, and reads take theirs under mu (acquire).
 	rs *readState
 
 	mu       sync.Mutex
