@@ -113,7 +113,7 @@ func TestResumeBesideRunningFlush(t *testing.T) {
 			}
 			select {
 			case <-second.held: // a second flush started beside the first
-			case <-time.After(time.Second): // it waits for the first, as it must
+			case <-time.After(250 * time.Millisecond): // it waits for the first, as it must
 			}
 			first.free()
 			require.Eventually(t, func() bool { return db.Stats().Flushes > flushes }, 10*time.Second, time.Millisecond)
