@@ -86,14 +86,15 @@ const (
 type tortureCounts struct {
 	faults, failures                                              int64
 	resumes, autoResumes, reopens, reopenFaults, clones, pageLoss int64
+	checkpoints                                                   int64
 	unknownKept, observed                                         int64
 	followerViews                                                 atomic.Int64
 }
 
 // String describes the recoveries.
 func (c *tortureCounts) String() string {
-	return fmt.Sprintf("%d Resumes of a failed database, %d automatic resumes, %d reopens (%d Opens refused under a fault first), %d power losses (%d losing unsynced pages)",
-		c.resumes, c.autoResumes, c.reopens, c.reopenFaults, c.clones, c.pageLoss)
+	return fmt.Sprintf("%d Resumes of a failed database, %d automatic resumes, %d reopens (%d Opens refused under a fault first), %d power losses (%d losing unsynced pages), %d checkpoints checked",
+		c.resumes, c.autoResumes, c.reopens, c.reopenFaults, c.clones, c.pageLoss, c.checkpoints)
 }
 
 // outcomes counts the writers' writes by outcome.
@@ -197,6 +198,9 @@ func (tt *torture) round(round int) {
 
 	spec := tt.faults.arm(tt.rng)
 	tt.counts.faults++
+	if tt.rng.IntN(3) == 0 {
+		tt.checkpoint(db, round)
+	}
 	failed := false
 	for deadline := time.Now().Add(time.Duration(20+tt.rng.IntN(80)) * time.Millisecond); time.Now().Before(deadline); {
 		if failed = db.failed.Load(); failed {
@@ -240,8 +244,11 @@ func (tt *torture) round(round int) {
 		tt.checkLive(round, "after the automatic resume")
 	case action < 8:
 		w.stop(t)
+		if tt.rng.IntN(3) > 0 {
+			tt.faults.clear()
+		}
+		db.Close() // its error is the failure's, or the fault's
 		tt.faults.clear()
-		db.Close() // its error is the failure's, if any
 		tt.reopen(round, "after Close", func(got map[int]model) { tt.settle(got, round) })
 	default:
 		// A power loss, while everything runs.
@@ -282,14 +289,52 @@ func (tt *torture) reopen(round int, when string, check func(got map[int]model))
 		tt.faults.clear()
 	}
 	tt.open()
-	check(tt.readWriters(round, when))
+	check(tt.readWriters(tt.db, round, when))
 	tt.counts.reopens++
 }
 
-// readWriters reads the database and splits what it holds by writer.
-func (tt *torture) readWriters(round int, when string) map[int]model {
+// checkpoint takes a checkpoint while everything runs, under the round's
+// fault: it fails cleanly, leaving nothing, or holds each writer's keys
+// after a prefix of its writes that includes every write acknowledged
+// before it began.
+func (tt *torture) checkpoint(db *DB, round int) {
 	t := tt.t
-	all := readAll(t, tt.db)
+	gen := tt.gen.Add(1)
+	dir := fmt.Sprintf("/checkpoint-%d", round)
+	defer func() {
+		names, _ := tt.mem.List(dir)
+		for _, name := range names {
+			tt.mem.Remove(dir + "/" + name)
+		}
+		tt.mem.Remove(dir)
+	}()
+	if err := db.Checkpoint(dir); err != nil {
+		require.ErrorIs(t, err, errorfs.ErrInjected, tt.msg("round %d: checkpoint", round))
+		names, _ := tt.mem.List(dir)
+		require.Empty(t, names, tt.msg("round %d: a failed checkpoint leaves its files", round))
+		return
+	}
+	tt.counts.checkpoints++
+	opts := *tt.opts
+	opts.FS = tt.mem
+	c, err := Open(dir, &opts)
+	require.NoError(t, err, tt.msg("round %d: open the checkpoint", round))
+	got := tt.readWriters(c, round, "in a checkpoint")
+	require.NoError(t, c.Close())
+	for _, w := range tt.writers {
+		w.mu.Lock()
+		floor := w.acknowledged(gen)
+		ok := w.matchesPrefix(got[w.id], floor)
+		n := len(w.pending)
+		w.mu.Unlock()
+		require.True(t, ok, tt.msg("round %d: a checkpoint holds no prefix of writer %d's %d writes from %d on", round, w.id, n, floor))
+	}
+}
+
+// readWriters reads a database and splits what it holds by writer.
+func (tt *torture) readWriters(db *DB, round int, when string) map[int]model {
+	t := tt.t
+	all := readAll(t, db)
 	got := map[int]model{}
 	for w := range tortureWriters {
 		got[w] = model{}
@@ -307,7 +352,7 @@ func (tt *torture) readWriters(round int, when string) map[int]model {
 // acknowledged write, and none of unknown outcome, which the resume made
 // lost.
 func (tt *torture) checkLive(round int, when string) {
-	got := tt.readWriters(round, when)
+	got := tt.readWriters(tt.db, round, when)
 	for _, w := range tt.writers {
 		want := w.state(len(w.pending), false)
 		require.True(tt.t, maps.Equal(want, got[w.id]), tt.msg("round %d: %s: writer %d: %s", round, when, w.id, diffModels(want, got[w.id])))
@@ -593,9 +638,21 @@ func (w *tortureWriter) state(n int, withLast bool) model {
 // durable returns how many pending writes a power loss at gen must keep:
 // up to the last synced write acknowledged before it.
 func (w *tortureWriter) durable(gen uint64) int {
+	return w.floor(gen, true)
+}
+
+// acknowledged returns how many pending writes were acknowledged before
+// gen: every one a checkpoint begun then holds.
+func (w *tortureWriter) acknowledged(gen uint64) int {
+	return w.floor(gen, false)
+}
+
+// floor returns the number of pending writes up to the last acknowledged
+// before gen, of those synced if synced.
+func (w *tortureWriter) floor(gen uint64, synced bool) int {
 	floor := 0
 	for i, op := range w.pending {
-		if op.outcome == writeAcked && op.sync && op.gen < gen {
+		if op.outcome == writeAcked && (op.sync || !synced) && op.gen < gen {
 			floor = i + 1
 		}
 	}
@@ -652,11 +709,12 @@ func (tt *torture) read(db *DB, rng *rand.Rand, stop *atomic.Bool, session int) 
 		tt.t.Errorf("seed %d: "+format, append([]any{tt.seed}, args...)...)
 	}
 	key := func() []byte { return []byte(tortureKey(rng.IntN(tortureWriters), rng.IntN(tortureKeys))) }
+	// A read fails only where a fault failed its read of a table.
 	check := func(v []byte, err error) {
 		switch {
 		case err == nil:
 			tt.observe(v, session, false)
-		case !errors.Is(err, ErrNotFound):
+		case !errors.Is(err, ErrNotFound) && !errors.Is(err, errorfs.ErrInjected):
 			fail("a read: %v", err)
 		}
 	}
@@ -670,7 +728,7 @@ func (tt *torture) read(db *DB, rng *rand.Rand, stop *atomic.Bool, session int) 
 			buf, err = db.AppendValue(buf[:0], key())
 			check(buf, err)
 		case r < 50:
-			if _, err := db.Has(key()); err != nil {
+			if _, err := db.Has(key()); err != nil && !errors.Is(err, errorfs.ErrInjected) {
 				fail("Has: %v", err)
 			}
 		case r < 60 && len(helds) < 4:
@@ -700,7 +758,7 @@ func (tt *torture) read(db *DB, rng *rand.Rand, stop *atomic.Bool, session int) 
 				fail("a held iterator went from %s to %s (forward: %v)", h.last, k, h.fwd)
 			}
 			h.last = bytes.Clone(k)
-			if sv, err := h.snap.Get(k); err != nil || !bytes.Equal(sv, v) {
+			if sv, err := h.snap.Get(k); err == nil && !bytes.Equal(sv, v) || err != nil && !errors.Is(err, errorfs.ErrInjected) {
 				fail("a held iterator read %q at %s, its snapshot %q (%v)", v, k, sv, err)
 			}
 			tt.observe(v, session, false)
@@ -709,7 +767,7 @@ func (tt *torture) read(db *DB, rng *rand.Rand, stop *atomic.Bool, session int) 
 			} else {
 				h.it.Prev()
 			}
-			if err := h.it.Err(); err != nil {
+			if err := h.it.Err(); err != nil && !errors.Is(err, errorfs.ErrInjected) {
 				fail("a held iterator: %v", err)
 			}
 		case r < 90 && len(helds) > 0:
@@ -730,11 +788,13 @@ func (tt *torture) read(db *DB, rng *rand.Rand, stop *atomic.Bool, session int) 
 			if err != nil {
 				fail("a transaction's iterator: %v", err)
 			} else {
-				if found := it.First() && bytes.Equal(it.Key(), k); found != (gerr == nil) {
-					fail("a transaction read %s as %v, its iterator as %s", k, gerr, it.Key())
-				}
+				found := it.First() && bytes.Equal(it.Key(), k)
 				if err := it.Err(); err != nil {
-					fail("a transaction's iterator: %v", err)
+					if !errors.Is(err, errorfs.ErrInjected) {
+						fail("a transaction's iterator: %v", err)
+					}
+				} else if found != (gerr == nil) && !errors.Is(gerr, errorfs.ErrInjected) {
+					fail("a transaction read %s as %v, its iterator as %s", k, gerr, it.Key())
 				}
 				it.Close()
 			}
@@ -845,9 +905,10 @@ func (s faultSpec) String() string {
 func (f *tortureFaults) arm(rng *rand.Rand) faultSpec {
 	// Writes and syncs fail a database; the other operations, less often.
 	ops := []errorfs.Op{errorfs.OpWrite, errorfs.OpSync, errorfs.OpWrite | errorfs.OpSync,
-		errorfs.OpCreate, errorfs.OpRename, errorfs.OpRemove, errorfs.OpReuse, errorfs.OpSyncDir}
+		errorfs.OpCreate, errorfs.OpRename, errorfs.OpRemove, errorfs.OpReuse, errorfs.OpLink,
+		errorfs.OpRead | errorfs.OpReadAt, errorfs.OpSyncDir}
 	s := &faultSpec{
-		ops:     ops[min(rng.IntN(12), len(ops)-1)],
+		ops:     ops[min(rng.IntN(14), len(ops)-1)],
 		files:   []string{".log", ".log", ".sst", "MANIFEST", "MANIFEST", "CURRENT"}[rng.IntN(6)],
 		errno:   []syscall.Errno{syscall.EIO, syscall.ENOSPC}[rng.IntN(2)],
 		lasting: rng.IntN(2) == 0,
