@@ -49,22 +49,18 @@ func (d *DB) NewSnapshot() *Snapshot {
 
 // Get reads key as of the snapshot, as DB.Get does.
 func (s *Snapshot) Get(key []byte) ([]byte, error) {
-	return s.read(key, nil, readCopy)
+	return s.readUnder(nil, key, nil, readCopy)
 }
 
 // AppendValue appends the value of key as of the snapshot to dst, as
 // DB.AppendValue does.
 func (s *Snapshot) AppendValue(dst, key []byte) ([]byte, error) {
-	return s.read(key, dst, readAppend)
+	return s.readUnder(nil, key, dst, readAppend)
 }
 
 // Has reports whether key had a value as of the snapshot, as DB.Has does.
 func (s *Snapshot) Has(key []byte) (bool, error) {
-	return found(s.read(key, nil, readNone))
-}
-
-func (s *Snapshot) read(key, dst []byte, mode readMode) ([]byte, error) {
-	return s.readUnder(nil, key, dst, mode)
+	return found(s.readUnder(nil, key, nil, readNone))
 }
 
 // readUnder reads key as of the snapshot, under the writes an indexed

@@ -124,8 +124,9 @@ type torture struct {
 	opts    *Options
 	db      *DB
 	writers []*tortureWriter
-	session int           // counts the database's opens
-	gen     atomic.Uint64 // counts power losses; each op records it when it returns
+	taken   *takenCheckpoint // during a round, to check once it stops
+	session int              // counts the database's opens
+	gen     atomic.Uint64    // counts power losses; each op records it when it returns
 	counts  tortureCounts
 
 	obsMu    sync.Mutex
@@ -182,6 +183,7 @@ func (tt *torture) round(round int) {
 	t := tt.t
 	db := tt.db
 	w := tt.start(db, round)
+	defer w.stop(t) // (stopped already, unless the round failed)
 	time.Sleep(time.Duration(2+tt.rng.IntN(30)) * time.Millisecond)
 	if tt.rng.IntN(2) == 0 {
 		// Half the faults come while a flush is under way, when the log,
@@ -199,7 +201,7 @@ func (tt *torture) round(round int) {
 	spec := tt.faults.arm(tt.rng)
 	tt.counts.faults++
 	if tt.rng.IntN(3) == 0 {
-		tt.checkpoint(db, round)
+		tt.checkpoint(db, round, spec)
 	}
 	failed := false
 	for deadline := time.Now().Add(time.Duration(20+tt.rng.IntN(80)) * time.Millisecond); time.Now().Before(deadline); {
@@ -231,7 +233,7 @@ func (tt *torture) round(round int) {
 		}
 		require.NoError(t, err, tt.msg("round %d: Resume after %v", round, spec))
 		time.Sleep(time.Duration(tt.rng.IntN(20)) * time.Millisecond)
-		w.stop(t)
+		tt.stop(w)
 		tt.checkLive(round, "after Resume")
 	case action < 5 && errors.Is(db.backgroundError(), syscall.ENOSPC):
 		// Out of space, the database resumes by itself once there is
@@ -240,10 +242,10 @@ func (tt *torture) round(round int) {
 		tt.counts.autoResumes++
 		require.Eventually(t, func() bool { return !db.failed.Load() }, 20*time.Second, time.Millisecond,
 			tt.msg("round %d: no automatic resume after %v", round, spec))
-		w.stop(t)
+		tt.stop(w)
 		tt.checkLive(round, "after the automatic resume")
 	case action < 8:
-		w.stop(t)
+		tt.stop(w)
 		if tt.rng.IntN(3) > 0 {
 			tt.faults.clear()
 		}
@@ -255,7 +257,7 @@ func (tt *torture) round(round int) {
 		gen := tt.gen.Add(1)
 		mode := crashMode(tt.rng.IntN(3))
 		clone := tt.mem.CrashClone(mode.options(tt.rng))
-		w.stop(t)
+		tt.stop(w)
 		tt.faults.clear()
 		db.Close()
 		tt.mem = clone
@@ -297,7 +299,7 @@ func (tt *torture) reopen(round int, when string, check func(got map[int]model))
 // fault: it fails cleanly, leaving nothing, or holds each writer's keys
 // after a prefix of its writes that includes every write acknowledged
 // before it began.
-func (tt *torture) checkpoint(db *DB, round int) {
+func (tt *torture) checkpoint(db *DB, round int, spec faultSpec) {
 	t := tt.t
 	gen := tt.gen.Add(1)
 	dir := fmt.Sprintf("/checkpoint-%d", round)
@@ -321,13 +323,34 @@ func (tt *torture) checkpoint(db *DB, round int) {
 	require.NoError(t, err, tt.msg("round %d: open the checkpoint", round))
 	got := tt.readWriters(c, round, "in a checkpoint")
 	require.NoError(t, c.Close())
+	// Writes under way when it was taken may be in it: it is checked once
+	// they have returned.
+	tt.taken = &takenCheckpoint{round, spec, gen, got}
+}
+
+// takenCheckpoint is a checkpoint's contents, to check once the writers
+// stop.
+type takenCheckpoint struct {
+	round int
+	spec  faultSpec
+	gen   uint64
+	got   map[int]model
+}
+
+// stop stops the round's workers and checks the checkpoint taken while
+// they ran, if any.
+func (tt *torture) stop(w *workers) {
+	w.stop(tt.t)
+	c := tt.taken
+	if c == nil {
+		return
+	}
+	tt.taken = nil
 	for _, w := range tt.writers {
-		w.mu.Lock()
-		floor := w.acknowledged(gen)
-		ok := w.matchesPrefix(got[w.id], floor)
-		n := len(w.pending)
-		w.mu.Unlock()
-		require.True(t, ok, tt.msg("round %d: a checkpoint holds no prefix of writer %d's %d writes from %d on", round, w.id, n, floor))
+		floor := w.acknowledged(c.gen)
+		require.True(tt.t, w.matchesPrefix(c.got[w.id], floor),
+			tt.msg("round %d: a checkpoint under %v holds no prefix of writer %d's %d writes from %d on: %s",
+				c.round, c.spec, w.id, len(w.pending), floor, diffModels(w.state(len(w.pending), false), c.got[w.id])))
 	}
 }
 
