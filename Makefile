@@ -139,12 +139,12 @@ TEST_LINES := ^(=== RUN|--- |ok|FAIL|PASS|panic:)|^ +[^ ]+\.go:[0-9]+: |Error|Me
 
 # The randomised and crash tests at stress length: model, power loss,
 # linearizability, corruption, the damage matrix; then, under the race
-# detector, the fault torture test and the races of releases with reads.
-# Each prints what it checked.
+# detector, the fault torture test and the races of releases with reads,
+# whole (a race report is many lines). Each prints what it checked.
 stress:
 	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix|TestFollowerWhileWriting|TestMergeModelWithSnapshots' \
 		-count=1 -timeout 90m -v ./simpledb/ -long | grep -E '$(TEST_LINES)'
-	$(GO) test -race -run 'TestFaultTorture|TestFollowerSnapshotReleaseDuringReads' -count=1 -timeout 60m -v ./simpledb/ -long | grep -E '$(TEST_LINES)'
+	$(GO) test -race -run 'TestFaultTorture|TestFollowerSnapshotReleaseDuringReads|TestReadsDuringReleases' -count=1 -timeout 60m -v ./simpledb/ -long
 	$(GO) test -run 'TestModel|TestEveryByteFlipIsDetected|TestMergingIteratorMatchesModel' -count=1 -timeout 30m -v ./memstore/ ./sstables/ -long | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -race -run 'TestLinearizability' -count=1 -timeout 30m -v ./kv/ -long | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -run 'TestCluster' -count=5 -timeout 30m -v ./kv/ | grep -E '$(TEST_LINES)'

@@ -247,7 +247,7 @@ func (d *DB) commit(w *commitWaiter) error {
 	d.commitMu.Unlock()
 
 	d.certify(g)
-	d.appendGroup(g)
+	syncTo := d.appendGroup(g)
 
 	d.commitMu.Lock()
 	if len(d.queue) > 0 {
@@ -257,8 +257,8 @@ func (d *DB) commit(w *commitWaiter) error {
 	}
 	d.commitMu.Unlock()
 
-	if g.err == nil && g.sync {
-		d.syncLog(g.logEnd)
+	if syncTo > 0 {
+		d.syncLog(syncTo)
 	}
 	var err error
 	if d.publishReady(w) {
@@ -294,7 +294,10 @@ func (w *commitWaiter) size() int {
 
 // appendGroup is stage 1: make room, assign sequence numbers, append the
 // batches to the log, and serve flush requests. Only the leader runs it.
-func (d *DB) appendGroup(g *commitGroup) {
+// It returns the log length the group must be synced to, or 0 if it need
+// not be: once the group is enqueued, a publisher of another goroutine
+// may fail it and write g.err, so the leader reads nothing of it after.
+func (d *DB) appendGroup(g *commitGroup) (syncTo uint64) {
 	// A stall waits before walMu: groups appended before this one need it
 	// to start their fsync, and must not wait for a compaction.
 	stallErr := d.waitForRoom()
@@ -303,6 +306,9 @@ func (d *DB) appendGroup(g *commitGroup) {
 	// Enqueue for publication on the way out, in append order, error or
 	// not: every group's writers get their result from the publisher.
 	defer func() {
+		if g.err == nil && g.sync {
+			syncTo = g.logEnd
+		}
 		d.pubMu.Lock()
 		d.pending = append(d.pending, g)
 		d.pubMu.Unlock()
@@ -397,6 +403,7 @@ func (d *DB) appendGroup(g *commitGroup) {
 		}
 		d.mu.Unlock()
 	}
+	return // syncTo is set as the group is enqueued
 }
 
 // syncLog is stage 2: it returns once the log is durable up to end, or
