@@ -66,9 +66,9 @@ func TestFaultTorture(t *testing.T) {
 		}
 	}
 	acked, unknown, refused := tt.outcomes()
-	t.Logf("%d rounds: %d faults armed, %d operations failed by them, %d failing the database; %s; "+
+	t.Logf("seed %d, %d rounds: %d faults armed, %d operations failed by them, %d failing the database; %s; "+
 		"%d acknowledged writes checked, %d refused, %d of unknown outcome (%d found whole after a reopen); %d values read checked, %d follower views",
-		rounds, tt.counts.faults, tt.faults.hits.Load(), tt.counts.failures, &tt.counts, acked, refused, unknown,
+		seed, rounds, tt.counts.faults, tt.faults.hits.Load(), tt.counts.failures, &tt.counts, acked, refused, unknown,
 		tt.counts.unknownKept, tt.counts.observed, tt.counts.followerViews.Load())
 	require.Positive(t, tt.faults.hits.Load(), "faults were injected")
 	require.Positive(t, tt.counts.failures, "faults failed the database")
