@@ -177,10 +177,11 @@ func (d *DB) followVersion(state *manifest.State) (*version, error) {
 	have := map[uint64]*table{}
 	d.mu.Lock()
 	cur := d.current
-	if cur != nil && !d.closed.Load() {
+	if d.closed.Load() {
+		cur = nil // Close releases it
+	}
+	if cur != nil {
 		cur.ref()
-	} else {
-		cur = nil
 	}
 	d.mu.Unlock()
 	if cur != nil {

@@ -847,7 +847,16 @@ func (tt *torture) follow(rng *rand.Rand, stop *atomic.Bool) {
 		tt.t.Errorf("seed %d: open a follower: %v", tt.seed, err)
 		return
 	}
-	defer f.Close()
+	// The follower closes under a CatchUp of its own, which Close waits
+	// for: it ends with nil, ErrOutpaced or ErrClosed.
+	defer func() {
+		caught := make(chan error, 1)
+		go func() { caught <- f.CatchUp() }()
+		f.Close()
+		if err := <-caught; err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrOutpaced) {
+			tt.t.Errorf("seed %d: a CatchUp beside Close: %v", tt.seed, err)
+		}
+	}()
 	for !stop.Load() {
 		if err := f.CatchUp(); err != nil && !errors.Is(err, ErrOutpaced) {
 			tt.t.Errorf("seed %d: CatchUp: %v", tt.seed, err)
