@@ -126,7 +126,7 @@ func (c *checkpoint) write() error {
 		return err
 	}
 	defer rs.unref(d)
-	seq := d.visibleSeq.Load() // after acquiring: see readState.get
+	seq := d.commits.visible() // after acquiring: see readState.get
 	memNum, manifestNum := d.newFileNum(), d.newFileNum()
 	nextFileNum := d.nextFileNum
 	d.mu.Unlock()

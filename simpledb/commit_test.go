@@ -101,9 +101,9 @@ func goWrite(db *DB, key string, sync bool) <-chan error {
 func waitPending(t *testing.T, db *DB, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		db.pubMu.Lock()
-		defer db.pubMu.Unlock()
-		return len(db.pending) == n
+		db.commits.pub.mu.Lock()
+		defer db.commits.pub.mu.Unlock()
+		return len(db.commits.pub.pending) == n
 	}, 5*time.Second, time.Millisecond)
 }
 
@@ -175,8 +175,8 @@ func TestCommitRotateRefusesFailedLog(t *testing.T) {
 	go func() { flushed <- db.Flush() }()
 	// The flush's rotation holds walMu while it waits for the fsync.
 	require.Eventually(t, func() bool {
-		if db.walMu.TryLock() {
-			db.walMu.Unlock()
+		if db.commits.log.mu.TryLock() {
+			db.commits.log.mu.Unlock()
 			return false
 		}
 		return true
@@ -515,7 +515,7 @@ func TestWriteOptionsInvalid(t *testing.T) {
 	db, err := Open("/db", testOptions(vfs.NewMem()))
 	require.NoError(t, err)
 	defer db.Close()
-	seq := db.visibleSeq.Load()
+	seq := db.commits.visible()
 	for _, opts := range []WriteOptions{Sync | NoSync, 1 << 2, 1 << 7, Sync | 1<<3, 0xff} {
 		for name, write := range map[string]func() error{
 			"Put":                     func() error { return db.Put([]byte("k"), []byte("v"), opts) },
@@ -528,7 +528,7 @@ func TestWriteOptionsInvalid(t *testing.T) {
 			require.ErrorIs(t, write(), ErrInvalidOption, "%s with %#x", name, uint8(opts))
 		}
 	}
-	require.Equal(t, seq, db.visibleSeq.Load(), "nothing was written")
+	require.Equal(t, seq, db.commits.visible(), "nothing was written")
 }
 
 // Put copies its key and value: the caller may reuse both once it returns,

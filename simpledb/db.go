@@ -21,11 +21,12 @@ import (
 // concurrent use.
 //
 // Its locks are taken in this order, a goroutine holding one taking only
-// later ones: closeMu, walMu, pubMu, mu, syncMu. commitMu, rsMu and seqMu
-// are innermost: nothing is locked under them. (Snapshot.mu comes before
-// mu, Sequence.mu before closeMu; oracle.mu after walMu, innermost too.)
-// The write path holds walMu while it appends and while a writer stalls,
-// so nothing a reader or Stats needs is guarded by it.
+// later ones: closeMu, the commit pipeline's log lock, its publication
+// lock, mu, the pipeline's sync lock. The pipeline's queue lock, rsMu,
+// seqMu and the oracle's lock are innermost: nothing is locked under them.
+// (Snapshot.mu comes before mu, Sequence.mu before closeMu.) The write
+// path holds the log lock while it appends and while a writer stalls, so
+// nothing a reader or Stats needs is guarded by it.
 type DB struct {
 	dir    string
 	opts   Options
@@ -102,50 +103,12 @@ type DB struct {
 	rsMu sync.RWMutex
 	rs   *readState
 
-	// The commit pipeline.
-	closeMu    sync.RWMutex // held shared by writes, exclusively by Close
-	commitMu   sync.Mutex   // guards queue and leading
-	queue      []*commitWaiter
-	leading    bool
-	visibleSeq atomic.Uint64 // every write up to it is applied and readable
-
-	// walMu guards the log writer and what the append stage owns. mem
-	// changes only under both walMu and mu, so either suffices to read it.
-	walMu     sync.Mutex
-	wal       *logWriter
-	walFile   vfs.File // the log's file, which the sync stage fsyncs
-	plainLogs bool     // the filesystem cannot map logs: see openLogFile
-	// walBase maps the logs' logical length, in which the sync stage
-	// measures durability, to offsets in the current log: offset =
-	// logical length - walBase.
-	walBase    int64
-	lastSeq    uint64 // the last sequence number assigned
-	writeStats writeCounters
-
-	// pubMu guards the groups appended but not yet published, in order,
-	// and pubErr: once a group that reached the log fails, every later one
-	// fails with it.
-	pubMu   sync.Mutex
-	pending []*commitGroup
-	pubErr  error
-
-	// syncMu guards the sync stage and logErr.
-	syncMu   sync.Mutex
-	syncCond *sync.Cond
-	syncedTo atomic.Uint64 // the logs are durable up to this logical length; written under syncMu, read anywhere
-	syncing  bool          // an fsync is running
-	// logErr is the log's first failure, of an append or an fsync (set by
-	// failLog): nothing is appended or synced after it,
-	// and every write past syncedTo fails with it. logFailed is set with
-	// it and cleared with it, so that the publisher takes syncMu to read
-	// it only once there is one.
-	logErr       error
-	logFailed    atomic.Bool
-	logSyncs     atomic.Int64
-	logSyncNanos atomic.Int64
-	// gather holds the next fsync back for the synced writers the last
-	// one released.
-	gather syncGather
+	// plainLogs: the filesystem cannot map logs (see openLogFile). Written
+	// under the commit pipeline's log lock, or before the database is shared.
+	plainLogs bool
+	// closeMu is held shared by writes, exclusively by Close.
+	closeMu sync.RWMutex
+	commits *commitPipeline
 
 	bgWG sync.WaitGroup
 
@@ -207,29 +170,7 @@ func (d *DB) Close() error {
 	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.closeMu.Unlock()
-	d.gather.stop()
-	d.syncMu.Lock()
-	err := d.logErr
-	d.syncMu.Unlock()
-	var logSize int64
-	switch {
-	case err == nil && d.wal == nil:
-		// A rotation closed the log and failed to start the next.
-		err = d.backgroundError()
-	case err != nil:
-		// The log's writer would flush and fsync it on Close, so its file
-		// is closed instead. The error is moot: the log failed already (and
-		// a rotation whose fsync failed closed the file). (A Resume that
-		// failed may have given the file up already.)
-		if d.walFile != nil {
-			d.walFile.Close()
-		}
-		d.wal = nil
-	case d.wal != nil:
-		logSize = d.wal.Size()
-		err = d.wal.Close()
-		d.wal = nil
-	}
+	logSize, err := d.commits.close()
 
 	d.bgWG.Wait()
 	// A follower's CatchUp under way, which reads d.current and opens
@@ -284,8 +225,8 @@ func (d *DB) flushAtClose() {
 // releaseAll drops the database's references and closes its files.
 func (d *DB) releaseAll() error {
 	var errs []error
-	if d.wal != nil {
-		errs = append(errs, d.wal.Close())
+	if d.commits != nil {
+		errs = append(errs, d.commits.release())
 	}
 	if d.manifest != nil {
 		errs = append(errs, d.manifest.Close())

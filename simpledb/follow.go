@@ -224,8 +224,8 @@ func (d *DB) installView(c *view) error {
 		return ErrClosed
 	}
 	old := d.current
-	d.current, d.mem, d.lastSeq = c.v, &memTable{m: c.mem}, c.lastSeq
-	d.visibleSeq.Store(c.lastSeq)
+	d.current, d.mem = c.v, &memTable{m: c.mem}
+	d.commits.resetSeq(c.lastSeq)
 	d.l0Tables.Store(int64(len(c.v.levels[0])))
 	d.installReadState()
 	d.mu.Unlock()

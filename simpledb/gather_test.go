@@ -49,7 +49,7 @@ func TestSyncGatherServesEveryReturningWriter(t *testing.T) {
 			opts.FS = errorfs.Wrap(vfs.NewMem(), slowSync(2*time.Millisecond))
 			db, err := Open("/db", opts)
 			require.NoError(t, err)
-			db.gather.minWait, db.gather.maxWait = tc.wait, tc.wait
+			db.commits.gather.minWait, db.commits.gather.maxWait = tc.wait, tc.wait
 			before := db.Stats().LogSyncs
 			var wg sync.WaitGroup
 			for w := range writers {

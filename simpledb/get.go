@@ -61,7 +61,7 @@ func (d *DB) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byt
 		return dst, err
 	}
 	defer rs.unref(d)
-	return d.get(rs, index, key, d.visibleSeq.Load(), dst, mode) // in this order: see readState.get
+	return d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
 }
 
 // get reads key from rs as of seq, under index's writes if not nil.

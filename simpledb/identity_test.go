@@ -219,7 +219,7 @@ func legacyTablesDB(t *testing.T, firstID uint64) (map[string][]byte, model) {
 		acked[k] = v
 	}
 	require.NoError(t, db.Flush())
-	edit := manifest.Edit{Comparator: sstables.Bytewise.Name, LogFormat: logformat.RangeDel, LastSeq: db.lastSeq}
+	edit := manifest.Edit{Comparator: sstables.Bytewise.Name, LogFormat: logformat.RangeDel, LastSeq: db.commits.log.lastSeq}
 	files := map[string][]byte{}
 	for i, tb := range db.current.levels[0] {
 		name := filepath.Base(filenames.TablePath("/db", tb.Num))

@@ -112,7 +112,7 @@ func (b *Batch) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.newIterator(rs, lower, upper, d.visibleSeq.Load(), b.index), nil // in this order: see readState.get
+	return d.newIterator(rs, lower, upper, d.commits.visible(), b.index), nil // in this order: see readState.get
 }
 
 // NewPrefixIterator returns an iterator over the keys that start with

@@ -60,7 +60,7 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.newIterator(rs, lower, upper, d.visibleSeq.Load(), nil), nil // in this order: see readState.get
+	return d.newIterator(rs, lower, upper, d.commits.visible(), nil), nil // in this order: see readState.get
 }
 
 // NewPrefixIterator returns an iterator over the live keys that start with

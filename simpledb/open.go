@@ -61,8 +61,20 @@ func Open(dir string, opts *Options) (*DB, error) {
 		closing:   make(chan struct{}),
 	}
 	d.cond = sync.NewCond(&d.mu)
-	d.syncCond = sync.NewCond(&d.syncMu)
-	d.gather.init(d.syncCond)
+	d.oracle.cmp = o.Comparator.Compare
+	d.commits = newCommitPipeline(commitEnv{
+		certify:        d.oracle.certify,
+		waitForRoom:    d.waitForRoom,
+		makeRoom:       d.makeRoom,
+		recordWrite:    d.oracle.record,
+		rotateForFlush: d.rotateForFlush,
+		fail: func(err error) error {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.setBackgroundError(err)
+		},
+		failure: d.backgroundError,
+	})
 	d.cache = sstables.NewCache(o.MemoryBudget)
 	openFiles := o.MaxOpenFiles
 	if o.Follow {
@@ -292,7 +304,7 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 			d.nextFileNum = num + 1
 		}
 	}
-	d.lastSeq, d.flushedSeq = state.LastSeq, state.LastSeq
+	d.flushedSeq = state.LastSeq
 
 	// The database holds the version, and the version each table from the
 	// moment it is open, so that a failure part way closes (releaseAll)
@@ -311,7 +323,10 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	}
 	v.sortLevels()
 
-	return d.replayLogs(logsToReplay(state, names), state, &d.lastSeq, recovered)
+	lastSeq := state.LastSeq
+	err := d.replayLogs(logsToReplay(state, names), state, &lastSeq, recovered)
+	d.commits.resetSeq(lastSeq)
+	return err
 }
 
 // logsToReplay returns the numbers of the logs in names that state still
@@ -391,7 +406,6 @@ func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m
 // replayed into recovered, what reads see.
 func (d *DB) serveReadOnly(recovered *memstore.Memstore) {
 	d.mem = &memTable{m: recovered}
-	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
 }
@@ -411,7 +425,7 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 			d.current = nv
 		}
 	}
-	d.flushedSeq = d.lastSeq // every write replayed is in a table now
+	d.flushedSeq = d.commits.lastAssigned(nil) // every write replayed is in a table now
 	// The new log exists, durably, before the new manifest names it, so
 	// that the log a manifest names is always there: one that is missing
 	// was lost. A crash before CURRENT switches leaves the new log empty
@@ -422,13 +436,12 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	if err != nil {
 		return err
 	}
-	d.wal, d.walFile, d.walBase = w, f, -w.Size()
+	d.commits.installLog(w, f)
 	d.logNum = logNum
 	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID}
 	if err := d.writeNewManifest(); err != nil {
 		return err
 	}
-	d.visibleSeq.Store(d.lastSeq)
 	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
 	d.removeObsoleteFiles()

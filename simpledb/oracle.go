@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -15,14 +14,14 @@ import (
 // write after the oldest open transaction's snapshot wrote, and refuses a
 // transaction a later write touched what it read (ErrConflict).
 //
-// Writes are recorded at append, under walMu, in sequence order, and only
-// while transactions are open: with none, a write pays one atomic load. A
-// transaction is checked by its group's leader before the group appends:
-// groups append one after another, so every write numbered before the
-// transaction's is recorded by then, and none can come between the check
-// and the transaction's own append.
+// Writes are recorded at append, in sequence order, and only while
+// transactions are open: with none, a write pays one atomic load. A
+// transaction is checked by its group's leader before the group appends.
+// The oracle calls nothing: the commit pipeline calls record and certify,
+// a transaction begin, started and end. Its lock is innermost.
 type oracle struct {
-	open atomic.Int32 // transactions open: writes are recorded while > 0
+	cmp  func(a, b []byte) int // the database's key order
+	open atomic.Int32          // transactions open: writes are recorded while > 0
 
 	mu sync.Mutex
 	// from: every write numbered above it is recorded, from when
@@ -58,74 +57,31 @@ func (r keyRange) overlaps(cmp func(a, b []byte) int, o keyRange) bool {
 	return (r.hi == nil || o.lo == nil || cmp(o.lo, r.hi) < 0) && (o.hi == nil || r.lo == nil || cmp(r.lo, o.hi) < 0)
 }
 
-// beginTxn registers a transaction and returns its snapshot: one above
-// which every write is recorded.
-func (d *DB) beginTxn() (*Snapshot, error) {
-	o := &d.oracle
-	// walMu first, as appends take it before o.mu: an append after this
-	// sees the count and records. Until its snapshot is taken, the
-	// transaction holds the writes above the visible sequence number, which
-	// its snapshot will not see, against endTxn's forget.
-	d.walMu.Lock()
-	o.mu.Lock()
-	if o.open.Add(1) == 1 {
-		o.from, o.dropped = d.lastSeq, 0
-	}
-	from, held := o.from, d.visibleSeq.Load()
-	o.hold(held)
-	o.mu.Unlock()
-	d.walMu.Unlock()
-	// The snapshot must not miss what is not recorded: wait for the writes
-	// appended before recording started to be published (or fail).
-	if err := d.waitResolved(from); err != nil {
-		d.endTxn(held)
-		return nil, err
-	}
-	snap := d.NewSnapshot() // registered, so that compaction keeps what it sees
+// begin registers a transaction, lastSeq being the last sequence number
+// assigned and visible the last one published. It returns from, the
+// sequence number above which every write is recorded, and held, a
+// snapshot that holds the writes above it against end's forgetting them
+// until started replaces it with the transaction's own. The caller holds
+// the commit pipeline's log lock (see commitPipeline.lastAssigned): an
+// append after it sees the transaction open and records.
+func (o *oracle) begin(lastSeq, visible uint64) (from, held uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.hold(snap.seq)
-	o.release(held)
-	return snap, nil
-}
-
-// waitResolved waits until every write numbered up to seq is published or
-// has failed (a failed write is never published, so the visible sequence
-// number need not reach it), or the database closes or fails: then it
-// returns why. Appended writes are resolved within an fsync.
-func (d *DB) waitResolved(seq uint64) error {
-	for {
-		d.pubMu.Lock()
-		waiting := false
-		for _, g := range d.pending {
-			if g.lastSeq != 0 && g.lastSeq <= seq {
-				waiting = true
-				break
-			}
-		}
-		d.pubMu.Unlock()
-		if !waiting {
-			return nil
-		}
-		err := d.checkOpen()
-		if err == nil {
-			err = d.backgroundError()
-		}
-		if err != nil {
-			return err
-		}
-		time.Sleep(20 * time.Microsecond)
+	if o.open.Add(1) == 1 {
+		o.from, o.dropped = lastSeq, 0
 	}
+	o.hold(visible)
+	return o.from, visible
 }
 
-// waitAppended waits until every write appended so far is resolved: a
-// transaction that conflicted with one retries on a snapshot that holds
-// it, rather than conflict with it again.
-func (d *DB) waitAppended() error {
-	d.walMu.Lock()
-	last := d.lastSeq
-	d.walMu.Unlock()
-	return d.waitResolved(last)
+// started replaces held, begin's, with snap, the transaction's snapshot:
+// one taken once every write up to from was published or had failed, so
+// that it misses none of the writes that are not recorded.
+func (o *oracle) started(snap, held uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.hold(snap)
+	o.release(held)
 }
 
 // hold and release count a transaction that needs the writes above seq.
@@ -143,10 +99,9 @@ func (o *oracle) release(seq uint64) {
 	}
 }
 
-// endTxn unregisters a transaction of snapshot seq, and forgets the writes
+// end unregisters a transaction of snapshot seq, and forgets the writes
 // no open transaction needs.
-func (d *DB) endTxn(seq uint64) {
-	o := &d.oracle
+func (o *oracle) end(seq uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.release(seq)
@@ -178,10 +133,9 @@ func (o *oracle) forget(seq uint64) {
 	o.writes = append(o.writes[:0], o.writes[n:]...)
 }
 
-// recordWrite notes what a batch numbered up to seq wrote, while transactions
-// are open. The caller holds d.walMu.
-func (d *DB) recordWrite(b *Batch, seq uint64) {
-	o := &d.oracle
+// record notes what a batch numbered up to seq wrote, while transactions
+// are open. The commit pipeline calls it as it appends, in sequence order.
+func (o *oracle) record(b *Batch, seq uint64) {
 	if o.open.Load() == 0 {
 		return
 	}
@@ -229,33 +183,15 @@ func (b *Batch) writeSet(keep bool) (keys [][]byte, ranges []keyRange) {
 	return keys, ranges
 }
 
-// certify refuses the transactions of a group that may not commit, which
-// leave it with their error; the others go on. The leader calls it before
-// the group appends.
-func (d *DB) certify(g *commitGroup) {
-	if d.oracle.open.Load() == 0 {
-		return // no transaction is open, so none is in the group
-	}
-	kept := g.waiters[:0]
-	for _, w := range g.waiters {
-		if w.txn != nil {
-			if err := d.checkTxn(w.txn, kept); err != nil {
-				w.done <- commitResult{err: err}
-				continue
-			}
-		}
-		kept = append(kept, w)
-	}
-	clear(g.waiters[len(kept):])
-	g.waiters = kept
-}
-
-// checkTxn returns ErrConflict if a write numbered above t's snapshot touched
-// what t read, and ErrTxnTooOld if the oracle no longer knows every such
-// write. pending are the writes ahead of t in its group, not yet recorded.
-func (d *DB) checkTxn(t *Txn, pending []*commitWaiter) error {
-	o := &d.oracle
-	cmp := d.opts.Comparator.Compare
+// certify returns ErrConflict if a write numbered above t's snapshot
+// touched what t read, and ErrTxnTooOld if the oracle no longer knows every
+// such write. pending are the writes ahead of t in its group, not yet
+// recorded. The commit pipeline's leader calls it before the group
+// appends: groups append one after another, so every write numbered
+// before the transaction's is recorded by then, and none can come between
+// the check and the transaction's own append.
+func (o *oracle) certify(t *Txn, pending []*commitWaiter) error {
+	cmp := o.cmp
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if t.snapSeq < o.dropped {

@@ -93,12 +93,12 @@ func TestDeleteRangeBadInput(t *testing.T) {
 	for i := range 10 {
 		require.NoError(t, db.Put(rdKey(i), []byte("v"), DefaultSync))
 	}
-	seq := db.visibleSeq.Load()
+	seq := db.commits.visible()
 
 	// An empty range is a no-op: nothing is written.
 	require.NoError(t, db.DeleteRange(rdKey(5), rdKey(5), DefaultSync))
 	require.NoError(t, db.DeleteRange(rdKey(6), rdKey(2), DefaultSync))
-	require.Equal(t, seq, db.visibleSeq.Load())
+	require.Equal(t, seq, db.commits.visible())
 	b := db.NewBatch()
 	require.NoError(t, b.DeleteRange(rdKey(6), rdKey(2)))
 	require.Zero(t, b.Len())
@@ -145,7 +145,7 @@ func TestDeleteRangeEmptyBound(t *testing.T) {
 		for _, tc := range boundCases {
 			t.Run(call.name+" "+tc.name, func(t *testing.T) {
 				db := boundDB(t, false)
-				seq := db.visibleSeq.Load()
+				seq := db.commits.visible()
 				ops, err := call.deleteRange(db, tc.start, tc.end)
 				require.NoError(t, err)
 				var left []string
@@ -156,7 +156,7 @@ func TestDeleteRangeEmptyBound(t *testing.T) {
 				}
 				require.Equal(t, left, liveKeys(t, db.NewIterator))
 				if len(tc.in) == 0 {
-					require.Equal(t, seq, db.visibleSeq.Load(), "an empty range writes nothing")
+					require.Equal(t, seq, db.commits.visible(), "an empty range writes nothing")
 					if ops >= 0 {
 						require.Zero(t, ops, "an empty range adds no op")
 					}

@@ -115,35 +115,16 @@ func (d *DB) Resume() error {
 // joins those awaiting a flush. It waits for the groups appended before
 // the failure to be published, so that nothing is in flight.
 func (d *DB) restartLog() error {
-	d.walMu.Lock()
-	defer d.walMu.Unlock()
-	for {
-		d.pubMu.Lock()
-		pending := len(d.pending)
-		d.pubMu.Unlock()
-		d.syncMu.Lock()
-		syncing := d.syncing
-		d.syncMu.Unlock()
-		if pending == 0 && !syncing {
-			break
-		}
-		// A group waiting for its fsync needs walMu to start it.
-		d.walMu.Unlock()
-		time.Sleep(time.Millisecond)
-		d.walMu.Lock()
-	}
-	d.syncMu.Lock()
-	logFailed := d.logErr != nil
-	d.syncMu.Unlock()
-	if !logFailed && d.wal != nil {
+	return d.commits.whileQuiet(func() error { return d.replaceLog(d.commits) })
+}
+
+// replaceLog is restartLog's, with nothing in flight in p, the commit
+// pipeline, whose log lock it holds.
+func (d *DB) replaceLog(p *commitPipeline) error {
+	if p.hasLog() {
 		return d.restartManifest()
 	}
-	if d.wal != nil {
-		// Not flushed, not synced: its tail is unknown, and after a failed
-		// fsync a retry proves nothing.
-		d.walFile.Close()
-		d.wal, d.walFile = nil, nil
-	}
+	p.abandonLog()
 	d.mu.Lock()
 	num := d.newFileNum()
 	d.mu.Unlock()
@@ -157,17 +138,7 @@ func (d *DB) restartLog() error {
 	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}
 	d.installReadState()
 	d.mu.Unlock()
-	d.wal, d.walFile = w, f
-	logical := d.writeStats.logBytes.Load()
-	d.walBase = logical - w.Size()
-	d.syncMu.Lock()
-	d.syncedTo.Store(uint64(logical))
-	d.logErr = nil
-	d.logFailed.Store(false)
-	d.syncMu.Unlock()
-	d.pubMu.Lock()
-	d.pubErr = nil
-	d.pubMu.Unlock()
+	p.restart(w, f)
 	if err := d.restartManifest(); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (d *DB) NewSnapshot() *Snapshot {
 		s.rs.ref()
 		d.rsMu.RUnlock()
 	}
-	s.seq = d.visibleSeq.Load() // after the view: see readState.get
+	s.seq = d.commits.visible() // after the view: see readState.get
 	d.snapshots[s.seq]++
 	return s
 }

@@ -26,13 +26,13 @@ func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
 
 	// Hold a write back between its append and its publication, where a
 	// commit group is while its leader has not yet published it.
-	db.walMu.Lock()
+	db.commits.log.mu.Lock()
 	mt := db.mem
-	db.lastSeq++
-	seq := db.lastSeq
+	db.commits.log.lastSeq++
+	seq := db.commits.log.lastSeq
 	mt.writes.Add(1)
 	mt.appended++
-	db.walMu.Unlock()
+	db.commits.log.mu.Unlock()
 
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
@@ -46,7 +46,7 @@ func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
 	defer snap.Release()
 
 	require.NoError(t, mt.m.Apply(seq, base.KindSet, key, []byte("new")))
-	db.visibleSeq.Store(seq)
+	db.commits.visibleSeq.Store(seq)
 	mt.writes.Done()
 	require.NoError(t, <-flushed)
 

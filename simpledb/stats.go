@@ -20,12 +20,18 @@ type statCounters struct {
 }
 
 // writeCounters are the running totals behind Stats of the write path. The
-// append stage adds to them under DB.walMu; Stats reads them without it.
+// commit pipeline adds to them; Stats reads them without its locks.
 type writeCounters struct {
 	writes, userBytes atomic.Int64
 	// logBytes is also the logs' logical length, which the sync stage
 	// measures durability in.
-	logBytes atomic.Int64
+	logBytes         atomic.Int64
+	syncs, syncNanos atomic.Int64
+}
+
+// writeStats are writeCounters' values at one moment.
+type writeStats struct {
+	writes, userBytes, logBytes, syncs, syncNanos int64
 }
 
 // LevelStats describes one level.
@@ -101,10 +107,9 @@ type Stats struct {
 // Stats returns the database's statistics.
 func (d *DB) Stats() Stats {
 	var s Stats
-	s.Writes, s.UserBytes = d.writeStats.writes.Load(), d.writeStats.userBytes.Load()
-	s.LogBytes, s.LogSyncs = d.writeStats.logBytes.Load(), d.logSyncs.Load()
-	s.LogSyncTime = time.Duration(d.logSyncNanos.Load())
-	// Not walMu: a writer stalled for a flush or a compaction holds it.
+	w := d.commits.writeStats()
+	s.Writes, s.UserBytes = w.writes, w.userBytes
+	s.LogBytes, s.LogSyncs, s.LogSyncTime = w.logBytes, w.syncs, time.Duration(w.syncNanos)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for level, tables := range d.current.levels {

@@ -49,11 +49,18 @@ func (d *DB) NewTxn(update bool) (*Txn, error) {
 	if err := d.checkWritable(); err != nil {
 		return nil, err
 	}
-	snap, err := d.beginTxn()
-	if err != nil {
+	var from, held uint64
+	d.commits.lastAssigned(func(last uint64) { from, held = d.oracle.begin(last, d.commits.visible()) })
+	// The snapshot must not miss what is not recorded: the writes appended
+	// before recording started are published (or failed) first.
+	d.commits.waitPublished(from)
+	if err := d.checkOpen(); err != nil {
+		d.oracle.end(held)
 		return nil, err
 	}
-	t.snap, t.snapSeq = snap, snap.seq
+	t.snap = d.NewSnapshot() // registered, so that compaction keeps what it sees
+	t.snapSeq = t.snap.seq
+	d.oracle.started(t.snapSeq, held)
 	t.batch = d.NewIndexedBatch()
 	t.reads = map[string]struct{}{}
 	return t, nil
@@ -70,9 +77,9 @@ func (d *DB) Update(retries int, fn func(*Txn) error) error {
 			return err
 		}
 		retries--
-		if err := d.waitAppended(); err != nil {
-			return err
-		}
+		// The next try's snapshot holds every write appended so far,
+		// rather than conflict with one of them again.
+		d.commits.waitPublished(d.commits.lastAssigned(nil))
 	}
 }
 
@@ -238,7 +245,7 @@ func (t *Txn) Discard() {
 	t.done = true
 	t.snap.Release()
 	if t.update {
-		t.db.endTxn(t.snapSeq)
+		t.db.oracle.end(t.snapSeq)
 	}
 }
 
