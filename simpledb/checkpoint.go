@@ -120,15 +120,15 @@ type checkpoint struct {
 func (c *checkpoint) write() error {
 	d := c.d
 	d.mu.Lock()
-	rs, err := d.acquire()
+	rs, err := d.reads.acquire()
 	if err != nil {
 		d.mu.Unlock()
 		return err
 	}
-	defer rs.unref(d)
+	defer rs.unref()
 	seq := d.commits.visible() // after acquiring: see readState.get
-	memNum, manifestNum := d.newFileNum(), d.newFileNum()
-	nextFileNum := d.nextFileNum
+	memNum, manifestNum := d.mu.versions.newFileNum(), d.mu.versions.newFileNum()
+	nextFileNum := d.mu.versions.nextFileNum
 	d.mu.Unlock()
 
 	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.mergerName(), NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}

@@ -38,7 +38,7 @@ func (d *DB) levelTarget(level int) int64 {
 // has L0CompactionTrigger tables, else the level furthest over its target.
 // The caller holds d.mu.
 func (d *DB) pickCompaction() *compaction {
-	v := d.current
+	v := d.mu.versions.current
 	bestLevel, bestScore := -1, 1.0
 	if n := len(v.levels[0]); n >= d.opts.L0CompactionTrigger {
 		bestLevel, bestScore = 0, float64(n)/float64(d.opts.L0CompactionTrigger)
@@ -81,7 +81,7 @@ func (d *DB) pickCompaction() *compaction {
 // newCompaction adds to from (tables of level) the tables of level+1 they
 // overlap.
 func (d *DB) newCompaction(level int, from []*table) *compaction {
-	c := &compaction{level: level, v: d.current}
+	c := &compaction{level: level, v: d.mu.versions.current}
 	// A smallest key may be empty: range tombstones from the start of the
 	// key space.
 	lo, hi := from[0].Smallest, from[0].Largest
@@ -94,7 +94,7 @@ func (d *DB) newCompaction(level int, from []*table) *compaction {
 		}
 	}
 	c.inputs[0] = from
-	for _, t := range d.current.levels[level+1] {
+	for _, t := range d.mu.versions.current.levels[level+1] {
 		if t.overlaps(c.v.cmp, lo, hi) {
 			c.inputs[1] = append(c.inputs[1], t)
 		}
@@ -165,7 +165,7 @@ func (d *DB) compactLoop() {
 		case err == nil:
 			d.compactPause, d.compactBackoff = nil, 0
 		case err == ErrClosed:
-		case outOfSpace(err) && d.manifestErr == nil:
+		case outOfSpace(err) && !d.mu.versions.manifestFailed():
 			d.pauseCompactions(err) // a soft error: writes go on
 		default:
 			d.setBackgroundError(fmt.Errorf("compaction: %w", err))
@@ -188,7 +188,7 @@ func (d *DB) runCompaction(c *compaction) error {
 	d.mu.Unlock()
 	start := time.Now()
 	outputs, read, err := d.compact(c, snaps)
-	c.v.unref(d)
+	c.v.unref()
 	d.mu.Lock()
 	if err != nil {
 		return err
@@ -206,10 +206,10 @@ func (d *DB) runCompaction(c *compaction) error {
 		added = append(added, levelTableRef{c.level + 1, t})
 		written += int64(t.Size)
 	}
-	if err := d.writeEdit(edit); err != nil {
+	if err := d.mu.versions.writeEdit(edit); err != nil {
 		// As in a flush: the outputs stay for the next Open to sort out.
 		for _, t := range outputs {
-			t.unref(d)
+			t.unref()
 		}
 		return err
 	}
@@ -231,7 +231,7 @@ func (d *DB) moveTable(c *compaction) error {
 		Deleted: []manifest.LevelTable{{Level: c.level, Info: manifest.TableInfo{Num: t.Num}}},
 		Added:   []manifest.LevelTable{{Level: c.level + 1, Info: t.TableInfo}},
 	}
-	if err := d.writeEdit(edit); err != nil {
+	if err := d.mu.versions.writeEdit(edit); err != nil {
 		// Whether or not the edit reached the disk, the table is live in
 		// one of the two levels; the next Open finds it in either.
 		return err

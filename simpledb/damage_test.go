@@ -278,8 +278,8 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 	compact := func(level, n int) {
 		db.mu.Lock()
 		defer db.mu.Unlock()
-		require.GreaterOrEqual(t, len(db.current.levels[level]), n)
-		c := db.newCompaction(level, db.current.levels[level][:n])
+		require.GreaterOrEqual(t, len(db.mu.versions.current.levels[level]), n)
+		c := db.newCompaction(level, db.mu.versions.current.levels[level][:n])
 		c.move = db.trivialMove(c)
 		require.NoError(t, db.runCompaction(c))
 	}
@@ -320,7 +320,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 
 	kinds := map[string]string{}
 	db.mu.Lock()
-	for level, tables := range db.current.levels {
+	for level, tables := range db.mu.versions.current.levels {
 		for _, tb := range tables {
 			kinds[fmt.Sprintf("%06d.sst", tb.Num)] = fmt.Sprintf("L%d %s", level, kindTable)
 		}

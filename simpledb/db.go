@@ -12,7 +12,6 @@ import (
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/manifest"
-	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
 	"github.com/stratadb/strata/vfs"
 )
@@ -22,7 +21,7 @@ import (
 //
 // Its locks are taken in this order, a goroutine holding one taking only
 // later ones: closeMu, the commit pipeline's log lock, its publication
-// lock, mu, the pipeline's sync lock. The pipeline's queue lock, rsMu,
+// lock, mu, the pipeline's sync lock. The pipeline's queue lock, reads.mu,
 // seqMu and the oracle's lock are innermost: nothing is locked under them.
 // (Snapshot.mu comes before mu, Sequence.mu before closeMu.) The write
 // path holds the log lock while it appends and while a writer stalls, so
@@ -46,11 +45,14 @@ type DB struct {
 
 	tables *tableCache // the open tables, at most opts.MaxOpenFiles
 
-	// mu guards the fields below it. It is never held across a log write or
-	// a table write, only across a manifest write (an edit must be logged
-	// and installed in order) and the file deletions that installing it
-	// may cause.
-	mu   sync.Mutex
+	// mu guards the fields below it, and the parts inside it. It is never
+	// held across a log write or a table write, only across a manifest
+	// write (an edit must be logged and installed in order) and the file
+	// deletions that installing it may cause.
+	mu struct {
+		sync.Mutex
+		versions versionSet
+	}
 	cond *sync.Cond // broadcast whenever flush, compaction or error state changes
 	mem  *memTable
 	imm  []*memTable // full memstores awaiting flush, oldest first; only the flush loop removes one
@@ -58,21 +60,6 @@ type DB struct {
 	// failure; resumeFlushErr is the flush failure that stopped it.
 	resumeFlush    bool
 	resumeFlushErr error
-	current        *version
-	// flushedSeq is the last sequence number the tables hold, which a new
-	// manifest records as its LastSeq: every write up to it is in a table,
-	// every later one in a log alone, which replay requires to hold only
-	// batches above it.
-	flushedSeq  uint64
-	nextFileNum uint64
-	logNum      uint64             // the oldest log still needed
-	recycled    []manifest.LogInfo // obsolete logs kept for reuse
-	manifest    *recordio.Writer
-	manifestNum uint64
-	// manifestErr is the manifest's failure: an edit whose write failed
-	// may be on disk or not, so no edit follows it; Resume starts a new
-	// manifest.
-	manifestErr error
 	snapshots   map[uint64]int    // sequence number -> live snapshots at it
 	compacting  bool              // a compaction runs: at most one at a time
 	compactPtr  [NumLevels][]byte // where the next compaction of each level starts
@@ -100,8 +87,7 @@ type DB struct {
 	resumeMu sync.Mutex
 	followMu sync.Mutex
 
-	rsMu sync.RWMutex
-	rs   *readState
+	reads readStates
 
 	// plainLogs: the filesystem cannot map logs (see openLogFile). Written
 	// under the commit pipeline's log lock, or before the database is shared.
@@ -173,16 +159,21 @@ func (d *DB) Close() error {
 	logSize, err := d.commits.close()
 
 	d.bgWG.Wait()
-	// A follower's CatchUp under way, which reads d.current and opens
+	// A follower's CatchUp under way, which reads d.mu.versions.current and opens
 	// tables, ends before they are released; it sees closed and stops.
 	d.followMu.Lock()
 	d.followMu.Unlock()
-	d.deleteRecycledLogs()
+	d.mu.Lock()
+	recycled := d.mu.versions.takeRecycledLogs()
+	d.mu.Unlock()
+	for _, l := range recycled {
+		d.deleteFile(filenames.LogPath(d.dir, l.Num))
+	}
 	if err == nil && logSize > 0 {
 		// The log is whole and durable: record its length, so that the next
 		// Open tells damage to its end from a torn tail.
 		d.mu.Lock()
-		err = d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: d.mem.logNum, Size: uint64(logSize)}}})
+		err = d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: d.mem.logNum, Size: uint64(logSize)}}})
 		d.mu.Unlock()
 	}
 	if rerr := d.releaseAll(); err == nil {
@@ -228,15 +219,10 @@ func (d *DB) releaseAll() error {
 	if d.commits != nil {
 		errs = append(errs, d.commits.release())
 	}
-	if d.manifest != nil {
-		errs = append(errs, d.manifest.Close())
-	}
 	// Reads that acquire the state from now on get ErrClosed: once the
 	// last reference goes, its tables are closed.
-	d.swapReadState(nil)
-	if d.current != nil {
-		d.current.unref(d)
-	}
+	d.reads.swap(nil)
+	errs = append(errs, d.mu.versions.close())
 	if d.removeLock {
 		d.deleteFile(filepath.Join(d.dir, filenames.LockName)) // while still held, as a failed Open does
 	}

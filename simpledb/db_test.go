@@ -180,7 +180,7 @@ func TestAcquireAfterClose(t *testing.T) {
 	putAcked(t, db, 0, 10)
 	require.NoError(t, db.Flush())
 	require.NoError(t, db.Close())
-	_, err = db.acquire()
+	_, err = db.reads.acquire()
 	require.ErrorIs(t, err, ErrClosed)
 }
 

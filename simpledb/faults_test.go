@@ -454,7 +454,7 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 					require.Equal(t, fsKind == "mem", db.plainLogs, "logs are mapped on the operating system's filesystem")
 					db.commits.log.mu.Unlock()
 					db.mu.Lock()
-					next = filenames.LogPath(dir, db.nextFileNum)
+					next = filenames.LogPath(dir, db.mu.versions.nextFileNum)
 					db.mu.Unlock()
 
 					rule.Enable()

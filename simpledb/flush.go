@@ -83,17 +83,16 @@ func (d *DB) flushOldest() error {
 		edit.Added = []manifest.LevelTable{{Level: 0, Info: t.TableInfo}}
 		added = []levelTableRef{{0, t}}
 	}
-	if err := d.writeEdit(edit); err != nil {
+	if err := d.mu.versions.writeEdit(edit); err != nil {
 		// The edit may have reached the disk even though writing it failed,
 		// so the table stays: the next Open keeps it if the manifest names
 		// it and removes it as an orphan if not.
 		if t != nil {
-			t.unref(d)
+			t.unref()
 		}
 		return err
 	}
 	d.imm = d.imm[1:]
-	d.flushedSeq = max(d.flushedSeq, edit.LastSeq)
 	d.applyEdit(edit, added)
 	if t != nil {
 		d.stats.flushes++
@@ -102,7 +101,7 @@ func (d *DB) flushOldest() error {
 	}
 	// The edit is durable: the memstore's log is obsolete, to recycle or
 	// delete.
-	if mt.abandoned || !d.retireLog(manifest.LogInfo{Num: mt.logNum, ID: mt.logID}) {
+	if mt.abandoned || !d.mu.versions.retireLog(manifest.LogInfo{Num: mt.logNum, ID: mt.logID}) {
 		d.mu.Unlock()
 		d.deleteFile(filenames.LogPath(d.dir, mt.logNum))
 		d.mu.Lock()
@@ -144,7 +143,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	)
 	newWriter := func() error {
 		d.mu.Lock()
-		num = d.newFileNum()
+		num = d.mu.versions.newFileNum()
 		d.mu.Unlock()
 		var err error
 		w, err = sstables.NewWriter(filenames.TablePath(d.dir, num), d.opts.tableWriterOptions())
@@ -192,7 +191,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		}
 		for _, t := range outputs {
 			t.obsolete.Store(true)
-			t.unref(d)
+			t.unref()
 		}
 		return nil, err
 	}

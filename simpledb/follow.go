@@ -135,7 +135,7 @@ func (d *DB) capture() (*view, error) {
 		err = d.unlessMoved(mark, err)
 	}
 	if err != nil {
-		v.unref(d)
+		v.unref()
 		return nil, err
 	}
 	return c, nil
@@ -176,7 +176,7 @@ func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
 func (d *DB) followVersion(state *manifest.State) (*version, error) {
 	have := map[uint64]*table{}
 	d.mu.Lock()
-	cur := d.current
+	cur := d.mu.versions.current
 	if d.closed.Load() {
 		cur = nil // Close releases it
 	}
@@ -185,7 +185,7 @@ func (d *DB) followVersion(state *manifest.State) (*version, error) {
 	}
 	d.mu.Unlock()
 	if cur != nil {
-		defer cur.unref(d)
+		defer cur.unref()
 		for _, level := range cur.levels {
 			for _, t := range level {
 				have[t.Num] = t
@@ -202,7 +202,7 @@ func (d *DB) followVersion(state *manifest.State) (*version, error) {
 			} else {
 				var err error
 				if t, err = d.openTable(info, false); err != nil {
-					v.unref(d)
+					v.unref()
 					return nil, err
 				}
 			}
@@ -219,18 +219,17 @@ func (d *DB) installView(c *view) error {
 	d.mu.Lock()
 	if d.closed.Load() {
 		d.mu.Unlock()
-		c.v.unref(d)
+		c.v.unref()
 		c.mem.Release()
 		return ErrClosed
 	}
-	old := d.current
-	d.current, d.mem = c.v, &memTable{m: c.mem}
+	old := d.mu.versions.install(c.v)
+	d.mem = &memTable{m: c.mem}
 	d.commits.resetSeq(c.lastSeq)
-	d.l0Tables.Store(int64(len(c.v.levels[0])))
 	d.installReadState()
 	d.mu.Unlock()
 	if old != nil {
-		old.unref(d)
+		old.unref()
 	}
 	return nil
 }

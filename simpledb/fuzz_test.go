@@ -118,8 +118,7 @@ func FuzzVersionEdit(f *testing.F) {
 func FuzzCurrent(f *testing.F) {
 	fsys := vfs.NewMem()
 	require.NoError(f, fsys.MkdirAll("/db", 0o755))
-	d := &DB{fs: fsys, dir: "/db"}
-	require.NoError(f, d.setCurrent("MANIFEST-000007"))
+	require.NoError(f, manifest.WriteCurrent(fsys, "/db", "MANIFEST-000007"))
 	file, err := fsys.Open("/db/" + filenames.CurrentName)
 	require.NoError(f, err)
 	valid, err := io.ReadAll(file)

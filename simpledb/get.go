@@ -56,11 +56,11 @@ func (d *DB) read(key, dst []byte, mode readMode) ([]byte, error) {
 // readUnder reads key, checked, as of now, under the writes an indexed
 // batch's index holds if it is not nil.
 func (d *DB) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byte, error) {
-	rs, err := d.acquire()
+	rs, err := d.reads.acquire()
 	if err != nil {
 		return dst, err
 	}
-	defer rs.unref(d)
+	defer rs.unref()
 	return d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
 }
 

@@ -108,7 +108,7 @@ func (b *Batch) NewIterator(lower, upper []byte) (*Iterator, error) {
 		return nil, err
 	}
 	d := b.db
-	rs, err := d.acquire()
+	rs, err := d.reads.acquire()
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
-	rs, err := d.acquire()
+	rs, err := d.reads.acquire()
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	err := it.m.Close()
-	it.rs.unref(it.db)
+	it.rs.unref()
 	return err
 }
 

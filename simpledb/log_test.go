@@ -239,7 +239,7 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	// As the rotation leaves it once the rename and its directory are
 	// durable and the new header written over the old one.
 	db.mu.Lock()
-	next := db.nextFileNum
+	next := db.mu.versions.nextFileNum
 	db.mu.Unlock()
 	f, err := crashed.ReuseForWrite(filenames.LogPath("/db", retired), filenames.LogPath("/db", next))
 	require.NoError(t, err)
@@ -330,6 +330,6 @@ func oldFormatDB(t *testing.T, format uint64) (*vfs.MemFS, model) {
 	files[filepath.Base(filenames.ManifestPath("/db", 1))] = recordFile(t, edit.Encode())
 	fsys := writeDirFiles(t, "/db", files)
 	require.NoError(t, fsys.SyncDir("/"))
-	require.NoError(t, (&DB{fs: fsys, dir: "/db"}).setCurrent(filepath.Base(filenames.ManifestPath("/db", 1))))
+	require.NoError(t, manifest.WriteCurrent(fsys, "/db", filepath.Base(filenames.ManifestPath("/db", 1))))
 	return fsys, acked
 }

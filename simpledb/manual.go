@@ -45,7 +45,7 @@ func (d *DB) Compact() error {
 	defer d.bgWG.Done()
 	last := 1
 	for level := NumLevels - 1; level > 1; level-- {
-		if len(d.current.levels[level]) > 0 {
+		if len(d.mu.versions.current.levels[level]) > 0 {
 			last = level
 			break
 		}
@@ -60,15 +60,15 @@ func (d *DB) Compact() error {
 		case d.bgErr != nil:
 			return d.bgErr
 		}
-		if len(d.current.levels[level]) == 0 {
+		if len(d.mu.versions.current.levels[level]) == 0 {
 			continue
 		}
-		err := d.runCompaction(d.newCompaction(level, d.current.levels[level]))
+		err := d.runCompaction(d.newCompaction(level, d.mu.versions.current.levels[level]))
 		d.cond.Broadcast()
 		if err == ErrClosed {
 			return err
 		}
-		if outOfSpace(err) && d.manifestErr == nil {
+		if outOfSpace(err) && !d.mu.versions.manifestFailed() {
 			// As in the background: a compaction out of space fails
 			// nothing but itself, unless it failed to write the manifest.
 			return fmt.Errorf("simpledb: compact: %w", err)

@@ -60,7 +60,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 		snapshots: map[uint64]int{},
 		closing:   make(chan struct{}),
 	}
-	d.cond = sync.NewCond(&d.mu)
+	d.cond = sync.NewCond(&d.mu.Mutex)
+	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, comparator: o.Comparator.Name,
+		merger: d.mergerName(), maxRecycled: o.RecycledLogs}
 	d.oracle.cmp = o.Comparator.Compare
 	d.commits = newCommitPipeline(commitEnv{
 		certify:        d.oracle.certify,
@@ -83,7 +85,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	// A reopen is for a read, which needs the index and filter at once.
 	d.tables = newTableCache(openFiles, func(info manifest.TableInfo) (*sstables.Reader, error) {
 		return d.openReader(info, false)
-	})
+	}, func(num uint64) {
+		d.cache.EvictTable(num)
+		d.deleteFile(filenames.TablePath(d.dir, num))
+	}, o.Logger)
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -296,22 +301,14 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	if err := d.checkLogsExist(state, names); err != nil {
 		return err
 	}
-	// Numbers a crashed session allocated but never recorded may name files
-	// still here: start after every number in use.
-	d.nextFileNum = max(state.NextFileNum, 1)
-	for _, name := range names {
-		if _, num := filenames.Parse(name); num >= d.nextFileNum {
-			d.nextFileNum = num + 1
-		}
-	}
-	d.flushedSeq = state.LastSeq
+	d.mu.versions.recover(state, names)
 
 	// The database holds the version, and the version each table from the
 	// moment it is open, so that a failure part way closes (releaseAll)
 	// those opened before it.
 	v := &version{cmp: d.opts.Comparator.Compare}
 	v.refs.Store(1)
-	d.current = v
+	d.mu.versions.install(v)
 	for level, tables := range state.Levels {
 		for _, info := range tables {
 			t, err := d.openTable(info, false)
@@ -406,7 +403,7 @@ func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m
 // replayed into recovered, what reads see.
 func (d *DB) serveReadOnly(recovered *memstore.Memstore) {
 	d.mem = &memTable{m: recovered}
-	d.l0Tables.Store(int64(len(d.current.levels[0])))
+	d.mu.versions.install(d.mu.versions.current)
 	d.installReadState()
 }
 
@@ -420,29 +417,26 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 			return err
 		}
 		if t != nil {
-			nv := d.current.withEdit(nil, []levelTableRef{{0, t}})
-			d.current.unref(d)
-			d.current = nv
+			d.mu.versions.install(d.mu.versions.current.withEdit(nil, []levelTableRef{{0, t}})).unref()
 		}
 	}
-	d.flushedSeq = d.commits.lastAssigned(nil) // every write replayed is in a table now
 	// The new log exists, durably, before the new manifest names it, so
 	// that the log a manifest names is always there: one that is missing
 	// was lost. A crash before CURRENT switches leaves the new log empty
 	// and unnamed after the old ones, and the next Open replays it as
 	// such; once CURRENT switches, the logs replayed above are obsolete.
-	logNum := d.newFileNum()
+	logNum := d.mu.versions.newFileNum()
 	w, f, err := d.createLog(logNum, manifest.LogInfo{})
 	if err != nil {
 		return err
 	}
 	d.commits.installLog(w, f)
-	d.logNum = logNum
+	// Every write replayed is in a table now.
+	d.mu.versions.restart(d.commits.lastAssigned(nil), logNum)
 	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID}
-	if err := d.writeNewManifest(); err != nil {
+	if err := d.mu.versions.writeNewManifest(d.memstoreLogs()); err != nil {
 		return err
 	}
-	d.l0Tables.Store(int64(len(d.current.levels[0])))
 	d.installReadState()
 	d.removeObsoleteFiles()
 	return nil
@@ -460,15 +454,13 @@ func (d *DB) removeObsoleteFiles() {
 		return
 	}
 	live := map[uint64]bool{}
-	for _, level := range d.current.levels {
+	for _, level := range d.mu.versions.current.levels {
 		for _, t := range level {
 			live[t.Num] = true
 		}
 	}
 	for _, name := range names {
-		kind, num := filenames.Parse(name)
-		if kind == filenames.Log && num < d.logNum || kind == filenames.Table && !live[num] && num < d.nextFileNum ||
-			kind == filenames.Manifest && num != d.manifestNum || kind == filenames.Temp {
+		if d.mu.versions.obsolete(name, live) {
 			d.deleteFile(filepath.Join(d.dir, name))
 		}
 	}

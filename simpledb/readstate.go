@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/memstore"
 )
 
@@ -53,10 +54,11 @@ func (mt *memTable) unref() {
 // compactions can install a new state with a pointer swap while the old
 // one's tables stay until its last reader is done.
 //
-// The database holds one reference on the state in DB.rs, which it drops
-// after swapping in the next under DB.rsMu (swapReadState); every other
-// reference is taken from one already held (ref): by DB.acquire, under
-// DB.rsMu while DB.rs still holds its own, or from a reference the caller
+// The database holds one reference on the state in DB.reads, which it
+// drops after swapping in the next under its lock (readStates.swap); every
+// other reference is taken from one already held (ref): by
+// readStates.acquire, under that lock while the state is still the one it
+// holds, or from a reference the caller
 // holds (an iterator's from a read's, a follower snapshot's view under
 // Snapshot.mu while the snapshot holds it). So a released state is never
 // reached again: the last unref frees its memstores (memTable.refs) and
@@ -69,8 +71,8 @@ type readState struct {
 }
 
 // ref takes another reference on rs. The caller holds one already, or
-// holds d.rsMu while d.rs is rs, whose reference the database drops only
-// after replacing it under that lock: a reference is never taken on a
+// holds readStates.mu while rs is the state there, whose reference is
+// dropped only after replacing it under that lock: a reference is never taken on a
 // state released, whose memstores may be unmapped. A count that was zero
 // is a bug, which panics here rather than read released memory later.
 func (rs *readState) ref() {
@@ -79,9 +81,9 @@ func (rs *readState) ref() {
 	}
 }
 
-func (rs *readState) unref(d *DB) {
+func (rs *readState) unref() {
 	if rs.refs.Add(-1) == 0 {
-		rs.v.unref(d)
+		rs.v.unref()
 		rs.mem.unref()
 		for _, mt := range rs.imm {
 			mt.unref()
@@ -92,15 +94,33 @@ func (rs *readState) unref(d *DB) {
 // installReadState publishes the current memstores and version to readers.
 // The caller holds d.mu (or has not shared the database yet).
 func (d *DB) installReadState() {
-	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.current}
+	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.mu.versions.current}
 	rs.refs.Store(1)
-	d.current.ref()
+	d.mu.versions.current.ref()
 	d.chargeMemstores()
 	rs.mem.refs.Add(1)
 	for _, mt := range rs.imm {
 		mt.refs.Add(1)
 	}
-	d.swapReadState(rs)
+	d.reads.swap(rs)
+}
+
+// applyEdit installs the version a durable edit makes (see
+// versionSet.apply) and publishes it to readers. The caller holds d.mu.
+func (d *DB) applyEdit(edit *manifest.Edit, added []levelTableRef) {
+	old := d.mu.versions.apply(edit, added)
+	d.installReadState()
+	old.unref()
+}
+
+// memstoreLogs returns the logs the memstores hold, oldest first, for a
+// new manifest. The caller holds d.mu.
+func (d *DB) memstoreLogs() []manifest.LogInfo {
+	var logs []manifest.LogInfo
+	for _, mt := range append(slices.Clone(d.imm), d.mem) {
+		logs = append(logs, manifest.LogInfo{Num: mt.logNum, Size: mt.logSize, ID: mt.logID})
+	}
+	return logs
 }
 
 // chargeMemstores charges the memstores to the memory budget (see
@@ -131,26 +151,34 @@ func (d *DB) chargeMemstores() {
 	d.memCharge = charge
 }
 
-// swapReadState makes rs the state reads acquire (nil: none, after Close)
-// and drops the database's reference on the one it replaces.
-func (d *DB) swapReadState(rs *readState) {
-	d.rsMu.Lock()
-	old := d.rs
-	d.rs = rs
-	d.rsMu.Unlock()
+// readStates holds the read state that reads acquire: the one pointer
+// that readers and the code that changes memstores or versions share. It
+// owns the database's reference on that state.
+type readStates struct {
+	mu sync.RWMutex
+	rs *readState
+}
+
+// swap makes rs the state reads acquire (nil: none, after Close) and
+// drops the reference on the one it replaces.
+func (r *readStates) swap(rs *readState) {
+	r.mu.Lock()
+	old := r.rs
+	r.rs = rs
+	r.mu.Unlock()
 	if old != nil {
-		old.unref(d)
+		old.unref()
 	}
 }
 
 // acquire returns the read state with a reference the caller must drop,
 // or ErrClosed once Close has released it: its tables may be closed.
-func (d *DB) acquire() (*readState, error) {
-	d.rsMu.RLock()
-	defer d.rsMu.RUnlock()
-	if d.rs == nil {
+func (r *readStates) acquire() (*readState, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.rs == nil {
 		return nil, ErrClosed
 	}
-	d.rs.ref()
-	return d.rs, nil
+	r.rs.ref()
+	return r.rs, nil
 }

@@ -629,7 +629,7 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 			require.NoError(t, db.Flush())
 
 			db.mu.Lock()
-			tables, active := db.current.levels[0], db.mem.logNum
+			tables, active := db.mu.versions.current.levels[0], db.mem.logNum
 			db.mu.Unlock()
 			require.Len(t, tables, 1)
 			info, err := mem.Stat(filenames.TablePath("/db", tables[0].Num))
@@ -686,7 +686,7 @@ func TestComparatorMismatch(t *testing.T) {
 		_, err = w.Write(edit.Encode())
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
-		require.NoError(t, (&DB{fs: mem, dir: "/db"}).setCurrent(filepath.Base(filenames.ManifestPath("/db", 100))))
+		require.NoError(t, manifest.WriteCurrent(mem, "/db", filepath.Base(filenames.ManifestPath("/db", 100))))
 
 		_, err = Open("/db", opts)
 		require.ErrorIs(t, err, ErrComparatorMismatch)

@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/manifest"
 )
 
@@ -126,7 +125,7 @@ func (d *DB) replaceLog(p *commitPipeline) error {
 	}
 	p.abandonLog()
 	d.mu.Lock()
-	num := d.newFileNum()
+	num := d.mu.versions.newFileNum()
 	d.mu.Unlock()
 	w, f, err := d.createLog(num, manifest.LogInfo{})
 	if err != nil {
@@ -145,26 +144,15 @@ func (d *DB) replaceLog(p *commitPipeline) error {
 	// The new log, recorded before anything is written to it.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{w.info}})
+	return d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{w.info}})
 }
 
-// restartManifest starts a new manifest, describing the whole state, if
-// the current one failed: an edit whose write failed may or may not be on
-// disk, so nothing can be appended after it.
+// restartManifest starts a new manifest if the current one failed: see
+// versionSet.restartManifest.
 func (d *DB) restartManifest() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.manifestErr == nil {
-		return nil
-	}
-	old, oldNum := d.manifest, d.manifestNum
-	if err := d.writeNewManifest(); err != nil {
-		return err
-	}
-	old.Close()
-	d.deleteFile(filenames.ManifestPath(d.dir, oldNum))
-	d.manifestErr = nil
-	return nil
+	return d.mu.versions.restartManifest(d.memstoreLogs())
 }
 
 // flushForResume has the flush loop flush every memstore awaiting a flush,

@@ -52,7 +52,7 @@ func (d *DB) setBackgroundError(err error) error {
 // it, and only the leader replaces d.mem.
 func (d *DB) hasRoom() bool {
 	return !d.failed.Load() && d.mem.m.SizeBytes() < d.opts.MemstoreSize &&
-		(d.opts.DisableAutoCompaction || d.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold))
+		(d.opts.DisableAutoCompaction || d.mu.versions.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold))
 }
 
 // waitForRoom stalls the leader, before it takes the log's lock, until a write can
@@ -116,7 +116,7 @@ wait:
 			err = d.bgErr
 			break wait
 		case d.mem.m.SizeBytes() < d.opts.MemstoreSize:
-			if d.opts.DisableAutoCompaction || len(d.current.levels[0]) < d.opts.L0StopWritesThreshold {
+			if d.opts.DisableAutoCompaction || len(d.mu.versions.current.levels[0]) < d.opts.L0StopWritesThreshold {
 				break wait
 			}
 			if d.compactPause != nil {
@@ -133,7 +133,7 @@ wait:
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
 			d.stats.stalls++
-			d.logger.Debug("simpledb: write stall", "immutable", len(d.imm), "l0", len(d.current.levels[0]))
+			d.logger.Debug("simpledb: write stall", "immutable", len(d.imm), "l0", len(d.mu.versions.current.levels[0]))
 		}
 		d.cond.Wait()
 	}
@@ -166,7 +166,7 @@ func (d *DB) rotate() error {
 	// failure leaves none (see Resume).
 	d.mu.Lock()
 	d.mem.logSize = uint64(oldSize)
-	num, recycled := d.newFileNum(), d.takeRecycledLog()
+	num, recycled := d.mu.versions.newFileNum(), d.mu.versions.takeRecycledLog()
 	d.mu.Unlock()
 	w, f, err := d.createLog(num, recycled)
 	if err != nil {
@@ -175,7 +175,7 @@ func (d *DB) rotate() error {
 	// The manifest records the old log's length and the new log before
 	// anything is written to it.
 	d.mu.Lock()
-	err = d.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: oldNum, Size: uint64(oldSize)}, w.info}})
+	err = d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: oldNum, Size: uint64(oldSize)}, w.info}})
 	d.mu.Unlock()
 	if err != nil {
 		w.Close()

@@ -37,10 +37,12 @@ func (d *DB) NewSnapshot() *Snapshot {
 		return s
 	}
 	if d.opts.Follow {
-		d.rsMu.RLock()
-		s.rs = d.rs
-		s.rs.ref()
-		d.rsMu.RUnlock()
+		rs, err := d.reads.acquire()
+		if err != nil {
+			s.released = true
+			return s
+		}
+		s.rs = rs
 	}
 	s.seq = d.commits.visible() // after the view: see readState.get
 	d.snapshots[s.seq]++
@@ -70,7 +72,7 @@ func (s *Snapshot) readUnder(index *batchIndex, key, dst []byte, mode readMode) 
 	if err != nil {
 		return dst, err
 	}
-	defer rs.unref(s.db)
+	defer rs.unref()
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
@@ -102,7 +104,7 @@ func (s *Snapshot) acquire() (*readState, error) {
 		return nil, err
 	}
 	if s.rs == nil {
-		return s.db.acquire()
+		return s.db.reads.acquire()
 	}
 	s.rs.ref()
 	return s.rs, nil
@@ -128,7 +130,7 @@ func (s *Snapshot) Release() error {
 	s.released = true
 	d := s.db
 	if s.rs != nil {
-		s.rs.unref(d)
+		s.rs.unref()
 	}
 	d.mu.Lock()
 	if d.snapshots[s.seq]--; d.snapshots[s.seq] == 0 {

@@ -49,16 +49,11 @@ func (t *table) ref() {
 	}
 }
 
-func (t *table) unref(d *DB) {
-	if t.refs.Add(-1) != 0 {
-		return
-	}
-	if err := t.tc.remove(t); err != nil {
-		d.logger.Error("simpledb: close table", "table", t.Num, "err", err)
-	}
-	if t.obsolete.Load() {
-		d.cache.EvictTable(t.Num)
-		d.deleteFile(filenames.TablePath(d.dir, t.Num))
+// unref drops a reference on t; the last closes its reader and, if an
+// edit removed the table, has the table cache retire its file.
+func (t *table) unref() {
+	if t.refs.Add(-1) == 0 {
+		t.tc.drop(t)
 	}
 }
 

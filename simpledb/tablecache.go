@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"log/slog"
 	"sync"
 
 	"github.com/stratadb/strata/internal/base"
@@ -28,6 +29,10 @@ import (
 type tableCache struct {
 	capacity int
 	open     func(manifest.TableInfo) (*sstables.Reader, error)
+	// retire removes what is left of an obsolete table once its last
+	// reference is gone: its blocks in the block cache, and its file.
+	retire func(num uint64)
+	logger *slog.Logger
 
 	mu sync.Mutex
 	// files counts the Readers open or being opened, in the cache or
@@ -38,8 +43,8 @@ type tableCache struct {
 	lru     table // sentinel of the open, unpinned tables: lru.next is the most recently used
 }
 
-func newTableCache(capacity int, open func(manifest.TableInfo) (*sstables.Reader, error)) *tableCache {
-	c := &tableCache{capacity: capacity, open: open}
+func newTableCache(capacity int, open func(manifest.TableInfo) (*sstables.Reader, error), retire func(num uint64), logger *slog.Logger) *tableCache {
+	c := &tableCache{capacity: capacity, open: open, retire: retire, logger: logger}
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
 }
@@ -146,6 +151,17 @@ func (c *tableCache) add(t *table, r *sstables.Reader) {
 	t.reader = r
 	c.pushFront(t)
 	c.mu.Unlock()
+}
+
+// drop closes t's Reader, once the last reference on t is gone, and
+// retires the table if an edit removed it.
+func (c *tableCache) drop(t *table) {
+	if err := c.remove(t); err != nil {
+		c.logger.Error("simpledb: close table", "table", t.Num, "err", err)
+	}
+	if t.obsolete.Load() {
+		c.retire(t.Num)
+	}
 }
 
 // remove closes t's Reader, if it is open, once the last reference on t is

@@ -22,7 +22,7 @@ type version struct {
 }
 
 // ref takes another reference on v. The caller holds one already, or
-// holds d.mu while v is d.current, whose reference the database drops
+// holds d.mu while v is d.mu.versions.current, whose reference the database drops
 // only after replacing it under d.mu (Close's, after it set closed under
 // d.mu): a reference is never taken on a version released, whose tables
 // may be closed. A count that was zero is a bug, which panics here.
@@ -32,13 +32,13 @@ func (v *version) ref() {
 	}
 }
 
-func (v *version) unref(d *DB) {
+func (v *version) unref() {
 	if v.refs.Add(-1) != 0 {
 		return
 	}
 	for _, level := range v.levels {
 		for _, t := range level {
-			t.unref(d)
+			t.unref()
 		}
 	}
 }
