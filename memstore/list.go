@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/stratadb/strata/sstables"
+	"github.com/stratadb/strata/internal/base"
 )
 
 const (
@@ -75,8 +75,8 @@ type list struct {
 	before     [maxHeight]addr
 }
 
-func (l *list) init(seed uint64, c *sstables.Comparator) {
-	if c != nil && c != sstables.Bytewise {
+func (l *list) init(seed uint64, c *Comparator) {
+	if c != nil && c != base.Bytewise {
 		l.cmp = c.Compare
 	}
 	l.headX = l.arena.init()

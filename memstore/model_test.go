@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/itertest"
 	"github.com/stratadb/strata/internal/testseed"
-	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,14 +46,14 @@ func (md model) points() int {
 // and the same order for the model.
 type order struct {
 	name string
-	c    *sstables.Comparator
+	c    *Comparator
 }
 
 // orders are bytewise order, which the memstore searches a word at a time,
 // and its reverse, which goes through the comparator.
 var orders = []order{
-	{"bytewise", sstables.Bytewise},
-	{"reverse", &sstables.Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}},
+	{"bytewise", base.Bytewise},
+	{"reverse", &Comparator{Name: "test.reverse", Compare: func(a, b []byte) int { return bytes.Compare(b, a) }}},
 }
 
 func (md model) getAt(keyCmp func(a, b []byte) int, key string, seq uint64) (string, Result) {
@@ -165,7 +165,7 @@ func tinyKey(rng *rand.Rand, n int) []byte {
 	return k
 }
 
-func testModel(t *testing.T, c *sstables.Comparator, key func(*rand.Rand) []byte) {
+func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	// Odd seeds run off the heap: the arena's other allocator.

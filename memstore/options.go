@@ -1,6 +1,6 @@
 package memstore
 
-import "github.com/stratadb/strata/sstables"
+import "github.com/stratadb/strata/internal/base"
 
 // Options configures a Memstore. The zero value is valid: every field's
 // comment states the default that its zero value selects.
@@ -12,9 +12,9 @@ type Options struct {
 	// Comparator orders keys; tables flushed from the memstore must be
 	// written with the same one. Bytewise order is searched a word at a
 	// time, skipping the prefix a key shares with its neighbours; any other
-	// comparator is called once per node visited. Default:
-	// sstables.Bytewise.
-	Comparator *sstables.Comparator
+	// comparator is called once per node visited. Default: bytewise
+	// order (sstables.Bytewise, the same value).
+	Comparator *Comparator
 	// OffHeap allocates the memstore's entries outside the Go heap, in
 	// anonymous mappings (on systems without them, in the heap as
 	// usual), so that they neither cost the garbage collector's pacing
@@ -25,3 +25,7 @@ type Options struct {
 	// as the garbage collector finds it. Default: false, the Go heap.
 	OffHeap bool
 }
+
+// Comparator orders keys. It is the same type as sstables.Comparator, so
+// that a database configures its memstores and its tables with one value.
+type Comparator = base.Comparator

@@ -1,10 +1,8 @@
 package memstore
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/stratadb/strata/sstables"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,21 +76,4 @@ func TestDeleteRangeCountsInSize(t *testing.T) {
 		require.NoError(t, m.DeleteRange([]byte{byte(2 * i)}, []byte{byte(2*i + 1)}))
 	}
 	require.Greater(t, m.SizeBytes(), before+100*2)
-}
-
-func TestFlushCarriesRangeDeletions(t *testing.T) {
-	m := New(nil)
-	require.NoError(t, m.Put([]byte("b"), []byte("1")))
-	require.NoError(t, m.DeleteRange([]byte("a"), []byte("c")))
-	require.NoError(t, m.DeleteRange([]byte("x"), nil))
-	path := filepath.Join(t.TempDir(), "t.sst")
-	meta, err := m.Flush(path, nil)
-	require.NoError(t, err)
-	require.Equal(t, uint64(2), meta.RangeDeletions)
-	r, err := sstables.Open(path, nil)
-	require.NoError(t, err)
-	defer r.Close()
-	_, err = r.Get([]byte("b"))
-	require.ErrorIs(t, err, sstables.ErrNotFound)
-	require.Len(t, r.RangeDeletions(), 2)
 }
