@@ -1,8 +1,17 @@
 // Package base holds the small vocabulary every Strata layer shares and that
 // is not itself a public package: the corruption error that names a file and
 // an offset, the key limit and its errors, the kinds, sequence numbers and
-// trailers that order every entry, and what every iterator shares (the end
-// it ran off).
+// trailers that order every entry, the comparator that orders keys, and what
+// every iterator shares (the end it ran off).
+//
+// # The bottom layer
+//
+// base is the lowest layer, below recordio: every package of the module
+// may import it, and it imports nothing of the module, only the standard
+// library. Keep it so. A type belongs here only if two layers that must not
+// import each other both need it (memstore and sstables both order keys
+// with a Comparator; recordio and sstables both report a CorruptionError);
+// what one layer alone uses stays in that layer.
 //
 // Public packages re-export what their callers need (recordio.ErrCorruption,
 // sstables.ErrCorruption, simpledb.ErrCorruption are all the same value), so
