@@ -25,13 +25,10 @@
 //
 // Iterators walk either way (First, SeekGE, Next; Last, SeekLT, Prev) and
 // may switch direction at any entry; once a move runs off one end, a move
-// the other way comes back to the entry at that end, as in Pebble. Keys
-// are prefix-compressed forward, so a backward step within a block decodes
-// from the restart point before it: the table iterator decodes the whole
-// restart interval once and steps back through its entries, so that Prev
-// costs about what Next does. Backward, a merging iterator that shows each
-// key's newest entry reads all of a key's versions (they arrive oldest
-// first) before it knows which to show, and shows a copy of its value.
+// the other way comes back to the entry at that end, as in Pebble. Prev
+// costs about what Next does (docs/5-reads.md). Backward, a merging
+// iterator that shows each key's newest entry reads all of a key's
+// versions (they arrive oldest first) and shows a copy of its value.
 //
 // # File format
 //
@@ -85,10 +82,8 @@
 // (MergeOptions.RangeDeletions) hides what they cover, moving the
 // iterators older than a tombstone past it with one seek.
 //
-// Format version 1 tables (before range deletions) still read; a build
-// that knows only version 1 refuses version 2 tables at Open (unknown
-// format version in the footer), rather than read them without their range
-// deletions.
+// Version 1 tables (before range deletions) still read; a build that knows
+// only version 1 refuses version 2 at Open rather than lose its deletions.
 //
 // The footer holds the index, filter and properties handles (offset and
 // length, uint64 LE each), the format version (uint32 LE), four reserved
@@ -102,11 +97,12 @@
 // memory for them, and one only iterated none for its filter), so its cost
 // grows with the number of blocks, not of keys; the file is memory-mapped
 // unless ReaderOptions.NoMmap says otherwise, and uncompressed blocks are
-// then read in place. A page of a mapped file that the disk cannot read (an I/O
-// error, a filesystem shut down, a file cut by another process) raises
-// SIGBUS in whatever goroutine touches it, which kills the process: where
-// that can happen, and the process must survive it, set NoMmap, as the
-// simpledb package does unless told otherwise. Get consults the filter, searches the index and reads one block.
+// then read in place. A page of a mapped file that the disk cannot read
+// (an I/O error, a filesystem shut down, a file cut by another process)
+// raises SIGBUS in whatever goroutine touches it, which kills the process:
+// where that can happen, and the process must survive it, set NoMmap, as
+// the simpledb package does unless told otherwise. Get consults the
+// filter, searches the index and reads one block.
 // Damage anywhere (a checksum, a malformed block, a block handle pointing
 // outside the blocks, a missing footer) is an error matching ErrCorruption
 // that names the file and offset, never a panic or a wrong value; an I/O
@@ -122,17 +118,15 @@
 // a stable id stay until the LRU evicts them or the owner calls
 // Cache.EvictTable, once the file is deleted; a Reader's own id's blocks
 // go at its Close. A Reader holds its index and filter blocks from their
-// load to Close and charges them to its cache; with a stable id it hands them to
-// the cache at Close and takes them back at the next Open, so that a
-// reopen reads just the footer and properties from the file: for a 64 MiB
-// table the index and filter are about 300 KB to read, checksum and
-// decompress. Cache.Reserve charges other memory to the cache (a
-// database's memstores), so that one capacity bounds them all: the cache
-// keeps for blocks what the charges leave. Cached blocks live outside the
-// Go heap, and are reused once evicted and no point read holds them. A
+// load to Close and charges them to its cache; with a stable id it hands
+// them to the cache at Close and takes them back at the next Open, so that
+// a reopen reads just the footer and properties from the file.
+// Cache.Reserve charges other memory to the cache (a database's
+// memstores), so that one capacity bounds them all: the cache keeps for
+// blocks what the charges leave. Cached blocks live outside the Go heap. A
 // full cache takes a point read's block only if it refused the same block
-// lately: a block read once in a long while neither costs a copy into the
-// cache nor evicts one read often.
+// lately, so that a block read once in a long while evicts none read often
+// (docs/10-memory.md).
 //
 // # Memory
 //
