@@ -253,7 +253,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 		op.apply(acked)
 		ops = append(ops, op)
 		db.mu.Lock()
-		logs = append(logs, db.mem.logNum)
+		logs = append(logs, db.mu.memstores.active().logNum)
 		db.mu.Unlock()
 	}
 	// rounds writes n batches then flushes, rounds times: a table and a
@@ -264,7 +264,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 			for range n {
 				write()
 				db.mu.Lock()
-				for len(db.imm) > 0 && db.bgErr == nil {
+				for db.mu.memstores.immutable() > 0 && db.bgErr == nil {
 					db.cond.Wait()
 				}
 				db.mu.Unlock()
@@ -300,7 +300,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 		require.Less(t, i, 10000, "the memstores never filled")
 		write()
 		db.mu.Lock()
-		imm := len(db.imm)
+		imm := db.mu.memstores.immutable()
 		db.mu.Unlock()
 		if imm == 1 {
 			// The first one's flush takes its table's number before it
@@ -325,11 +325,11 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 			kinds[fmt.Sprintf("%06d.sst", tb.Num)] = fmt.Sprintf("L%d %s", level, kindTable)
 		}
 	}
-	for _, mt := range db.imm {
+	for _, mt := range db.mu.memstores.imm {
 		kinds[fmt.Sprintf("%06d.log", mt.logNum)] = "log"
 	}
-	kinds[fmt.Sprintf("%06d.log", db.mem.logNum)] = kindActiveLog
-	active := slices.Index(logs, db.mem.logNum)
+	kinds[fmt.Sprintf("%06d.log", db.mu.memstores.active().logNum)] = kindActiveLog
+	active := slices.Index(logs, db.mu.memstores.active().logNum)
 	db.mu.Unlock()
 	kinds[filenames.CurrentName] = filenames.CurrentName
 	var absent []string

@@ -35,10 +35,8 @@ type DB struct {
 	lock   io.Closer
 	// cache is the block cache, which the memstores and the open tables'
 	// indexes and filters are charged to: its capacity is
-	// Options.MemoryBudget. memCharge is the memstores' charge (guarded
-	// by mu).
-	cache     *sstables.Cache
-	memCharge int64
+	// Options.MemoryBudget.
+	cache *sstables.Cache
 	// removeLock: a read-only Open created the LOCK file, and Close
 	// removes it, so that the directory is left as it was found.
 	removeLock bool
@@ -51,19 +49,16 @@ type DB struct {
 	// deletions that installing it may cause.
 	mu struct {
 		sync.Mutex
-		versions versionSet
+		versions  versionSet
+		memstores flushScheduler
+		// memCharge is the memstores' charge to the memory budget.
+		memCharge int64
 	}
-	cond *sync.Cond // broadcast whenever flush, compaction or error state changes
-	mem  *memTable
-	imm  []*memTable // full memstores awaiting flush, oldest first; only the flush loop removes one
-	// resumeFlush: Resume has the flush loop flush through the database's
-	// failure; resumeFlushErr is the flush failure that stopped it.
-	resumeFlush    bool
-	resumeFlushErr error
-	snapshots   map[uint64]int    // sequence number -> live snapshots at it
-	compacting  bool              // a compaction runs: at most one at a time
-	compactPtr  [NumLevels][]byte // where the next compaction of each level starts
-	bgErr       error
+	cond       *sync.Cond        // broadcast whenever flush, compaction or error state changes
+	snapshots  map[uint64]int    // sequence number -> live snapshots at it
+	compacting bool              // a compaction runs: at most one at a time
+	compactPtr [NumLevels][]byte // where the next compaction of each level starts
+	bgErr      error
 	// bgRecoverable: the filesystem caused bgErr, and Resume may clear
 	// it; autoResuming: a goroutine retries Resume (out of space).
 	bgRecoverable bool
@@ -173,7 +168,7 @@ func (d *DB) Close() error {
 		// The log is whole and durable: record its length, so that the next
 		// Open tells damage to its end from a torn tail.
 		d.mu.Lock()
-		err = d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: d.mem.logNum, Size: uint64(logSize)}}})
+		err = d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: d.mu.memstores.active().logNum, Size: uint64(logSize)}}})
 		d.mu.Unlock()
 	}
 	if rerr := d.releaseAll(); err == nil {
@@ -198,11 +193,8 @@ func (d *DB) flushAtClose() {
 	}
 	d.mu.Lock()
 	var held int64
-	if !d.closed.Load() && d.bgErr == nil && d.mem != nil {
-		held = d.mem.m.SizeBytes()
-		for _, mt := range d.imm {
-			held += mt.m.SizeBytes()
-		}
+	if !d.closed.Load() && d.bgErr == nil && d.mu.memstores.active() != nil {
+		held = d.mu.memstores.held()
 	}
 	d.mu.Unlock()
 	if held < closeFlushBytes {

@@ -332,7 +332,7 @@ func TestCloseFlushes(t *testing.T) {
 			for i := range tt.keys {
 				require.NoError(t, db.Put(fmt.Appendf(nil, "key-%06d", i), value, NoSync))
 			}
-			require.Equal(t, tt.flushed, db.mem.m.SizeBytes() >= closeFlushBytes, "the test's premise")
+			require.Equal(t, tt.flushed, db.mu.memstores.active().m.SizeBytes() >= closeFlushBytes, "the test's premise")
 			order := db.opts.Comparator.Name
 			require.NoError(t, db.Close())
 			// The logs the manifest names, with the lengths Close recorded.

@@ -2,7 +2,6 @@ package simpledb
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/stratadb/strata/internal/base"
@@ -19,44 +18,16 @@ func (d *DB) startBackground() {
 	go d.compactLoop()
 }
 
-// flushLoop turns immutable memstores into L0 tables, oldest first, one at
-// a time, until the database closes. Memstores not flushed by then are
-// safe in their logs.
-//
-// It is the only code that flushes a memstore of a shared database:
-// Flush, Close and Resume ask it and wait. So a memstore is written by one
-// flush, and d.imm[0] stays the memstore being flushed while d.mu is
-// released for the write (others only append to d.imm). It flushes while
-// the database is healthy, and, through a failure, while Resume asks it
-// to (d.resumeFlush): a failed flush then fails that Resume rather than
-// the database, which has failed already.
+// flushLoop runs the flush scheduler's loop: see flushScheduler.
 func (d *DB) flushLoop() {
 	defer d.bgWG.Done()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for {
-		for !d.closed.Load() && (len(d.imm) == 0 || d.bgErr != nil && !d.resumeFlush) {
-			d.cond.Wait()
-		}
-		if d.closed.Load() {
-			return
-		}
-		switch err := d.flushOldest(); {
-		case err == nil || err == ErrClosed:
-		case d.resumeFlush:
-			d.resumeFlush, d.resumeFlushErr = false, err
-		default:
-			d.setBackgroundError(fmt.Errorf("flush: %w", err))
-		}
-		d.cond.Broadcast()
-	}
+	d.mu.memstores.loop()
 }
 
-// flushOldest writes the oldest immutable memstore to an L0 table and
-// installs it. Only the flush loop calls it; it holds d.mu, which is
-// released during the write.
-func (d *DB) flushOldest() error {
-	mt := d.imm[0]
+// flushOldest writes mt, the oldest immutable memstore, to an L0 table and
+// installs it: the flush scheduler's flushEnv.flush. The caller holds
+// d.mu, which is released during the write.
+func (d *DB) flushOldest(mt *memTable) error {
 	d.mu.Unlock()
 	// Groups appended before the rotation finish applying first. Only then
 	// is the list of snapshots complete: a snapshot taken while one of them
@@ -73,11 +44,7 @@ func (d *DB) flushOldest() error {
 		return err
 	}
 	// The log of the next memstore is now the oldest needed.
-	next := d.mem.logNum
-	if len(d.imm) > 1 {
-		next = d.imm[1].logNum
-	}
-	edit := &manifest.Edit{LogNum: next, LastSeq: mt.m.LastSeq()}
+	edit := &manifest.Edit{LogNum: d.mu.memstores.nextLog(), LastSeq: mt.m.LastSeq()}
 	var added []levelTableRef
 	if t != nil {
 		edit.Added = []manifest.LevelTable{{Level: 0, Info: t.TableInfo}}
@@ -92,7 +59,7 @@ func (d *DB) flushOldest() error {
 		}
 		return err
 	}
-	d.imm = d.imm[1:]
+	d.mu.memstores.flushed(mt)
 	d.applyEdit(edit, added)
 	if t != nil {
 		d.stats.flushes++

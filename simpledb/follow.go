@@ -224,7 +224,7 @@ func (d *DB) installView(c *view) error {
 		return ErrClosed
 	}
 	old := d.mu.versions.install(c.v)
-	d.mem = &memTable{m: c.mem}
+	d.mu.memstores.reset(&memTable{m: c.mem})
 	d.commits.resetSeq(c.lastSeq)
 	d.installReadState()
 	d.mu.Unlock()

@@ -90,7 +90,7 @@ func recycledLogDB(t *testing.T) (*vfs.MemFS, model, uint64, int64) {
 	maps.Copy(acked, putAcked(t, db, 110, 120))
 	require.EqualValues(t, 1, db.Stats().LogsRecycled)
 	db.mu.Lock()
-	active := db.mem.logNum
+	active := db.mu.memstores.active().logNum
 	db.mu.Unlock()
 	crashed := live.CrashClone(vfs.CrashOptions{})
 	require.NoError(t, db.Close())
@@ -198,7 +198,7 @@ func TestStaleRecordInsideRecordedLengthIsCorruption(t *testing.T) {
 	require.NoError(t, err)
 	putAcked(t, db, 0, 20)
 	db.mu.Lock()
-	num := db.mem.logNum
+	num := db.mu.memstores.active().logNum
 	db.mu.Unlock()
 	require.NoError(t, db.Close()) // records the log's length
 
@@ -229,7 +229,7 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	require.NoError(t, err)
 	acked := putAcked(t, db, 0, 100)
 	db.mu.Lock()
-	retired := db.mem.logNum
+	retired := db.mu.memstores.active().logNum
 	db.mu.Unlock()
 	require.NoError(t, db.Flush())
 	maps.Copy(acked, putAcked(t, db, 100, 110))

@@ -41,8 +41,8 @@ func newWalkImage(t *testing.T, closed bool, n int) *walkImage {
 		img.keys = append(img.keys, k)
 	}
 	db.mu.Lock()
-	img.log = filepath.Base(filenames.LogPath("/db", db.mem.logNum))
-	require.Empty(t, db.imm)
+	img.log = filepath.Base(filenames.LogPath("/db", db.mu.memstores.active().logNum))
+	require.Zero(t, db.mu.memstores.immutable())
 	db.mu.Unlock()
 	var fsys vfs.FS = mem.CrashClone(vfs.CrashOptions{})
 	if closed {
@@ -249,7 +249,7 @@ func TestEmbeddedRecordCannotVouch(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Put([]byte("synced"), []byte("v"), DefaultSync))
 	db.mu.Lock()
-	num := db.mem.logNum
+	num := db.mu.memstores.active().logNum
 	db.mu.Unlock()
 	// The stamp a log's records carried before identities, and a synced
 	// length past any end.

@@ -11,17 +11,7 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for {
-		switch {
-		case d.bgErr != nil:
-			return d.bgErr
-		case d.closed.Load():
-			return ErrClosed
-		case len(d.imm) == 0 || d.imm[0].logNum > w.rotated:
-			return nil
-		}
-		d.cond.Wait()
-	}
+	return d.mu.memstores.waitFlushed(w.rotated, func() error { return d.bgErr })
 }
 
 // Compact flushes, then compacts everything down into the deepest level

@@ -61,6 +61,12 @@ func Open(dir string, opts *Options) (*DB, error) {
 		closing:   make(chan struct{}),
 	}
 	d.cond = sync.NewCond(&d.mu.Mutex)
+	d.mu.memstores = flushScheduler{cond: d.cond, env: flushEnv{
+		flush:  d.flushOldest,
+		failed: func() bool { return d.bgErr != nil },
+		closed: d.closed.Load,
+		fail:   func(err error) { d.setBackgroundError(err) },
+	}}
 	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, comparator: o.Comparator.Name,
 		merger: d.mergerName(), maxRecycled: o.RecycledLogs}
 	d.oracle.cmp = o.Comparator.Compare
@@ -402,7 +408,7 @@ func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m
 // serveReadOnly makes the version that prove opened, and the writes it
 // replayed into recovered, what reads see.
 func (d *DB) serveReadOnly(recovered *memstore.Memstore) {
-	d.mem = &memTable{m: recovered}
+	d.mu.memstores.reset(&memTable{m: recovered})
 	d.mu.versions.install(d.mu.versions.current)
 	d.installReadState()
 }
@@ -433,8 +439,8 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	d.commits.installLog(w, f)
 	// Every write replayed is in a table now.
 	d.mu.versions.restart(d.commits.lastAssigned(nil), logNum)
-	d.mem = &memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID}
-	if err := d.mu.versions.writeNewManifest(d.memstoreLogs()); err != nil {
+	d.mu.memstores.reset(&memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID})
+	if err := d.mu.versions.writeNewManifest(d.mu.memstores.logs()); err != nil {
 		return err
 	}
 	d.installReadState()

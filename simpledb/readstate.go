@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -94,14 +93,8 @@ func (rs *readState) unref() {
 // installReadState publishes the current memstores and version to readers.
 // The caller holds d.mu (or has not shared the database yet).
 func (d *DB) installReadState() {
-	rs := &readState{mem: d.mem, imm: slices.Clone(d.imm), v: d.mu.versions.current}
-	rs.refs.Store(1)
-	d.mu.versions.current.ref()
+	rs := d.mu.memstores.readState(d.mu.versions.current)
 	d.chargeMemstores()
-	rs.mem.refs.Add(1)
-	for _, mt := range rs.imm {
-		mt.refs.Add(1)
-	}
 	d.reads.swap(rs)
 }
 
@@ -111,16 +104,6 @@ func (d *DB) applyEdit(edit *manifest.Edit, added []levelTableRef) {
 	old := d.mu.versions.apply(edit, added)
 	d.installReadState()
 	old.unref()
-}
-
-// memstoreLogs returns the logs the memstores hold, oldest first, for a
-// new manifest. The caller holds d.mu.
-func (d *DB) memstoreLogs() []manifest.LogInfo {
-	var logs []manifest.LogInfo
-	for _, mt := range append(slices.Clone(d.imm), d.mem) {
-		logs = append(logs, manifest.LogInfo{Num: mt.logNum, Size: mt.logSize, ID: mt.logID})
-	}
-	return logs
 }
 
 // chargeMemstores charges the memstores to the memory budget (see
@@ -134,21 +117,14 @@ func (d *DB) memstoreLogs() []manifest.LogInfo {
 // never grows: it is charged at its size. The caller holds d.mu, and calls
 // it whenever the memstores change.
 func (d *DB) chargeMemstores() {
-	size := func(mt *memTable) int64 {
-		if d.opts.ReadOnly {
-			return mt.m.SizeBytes()
-		}
-		return max(mt.m.SizeBytes(), d.opts.MemstoreSize)
+	var charge int64
+	if d.opts.ReadOnly {
+		charge = d.mu.memstores.charge(0, 0)
+	} else {
+		charge = d.mu.memstores.charge(d.opts.MemstoreSize, d.opts.MaxImmutableMemstores)
 	}
-	charge := size(d.mem)
-	for _, mt := range d.imm {
-		charge += size(mt)
-	}
-	if !d.opts.ReadOnly {
-		charge += int64(max(d.opts.MaxImmutableMemstores-len(d.imm), 0)) * d.opts.MemstoreSize
-	}
-	d.cache.Reserve(charge - d.memCharge) // nothing to do when unchanged, as after a compaction
-	d.memCharge = charge
+	d.cache.Reserve(charge - d.mu.memCharge) // nothing to do when unchanged, as after a compaction
+	d.mu.memCharge = charge
 }
 
 // readStates holds the read state that reads acquire: the one pointer

@@ -624,12 +624,12 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 			putAcked(t, db, 10, 20)
 			require.NoError(t, db.Delete([]byte("key0015"), DefaultSync))
 			db.mu.Lock()
-			flushed := db.mem.logNum
+			flushed := db.mu.memstores.active().logNum
 			db.mu.Unlock()
 			require.NoError(t, db.Flush())
 
 			db.mu.Lock()
-			tables, active := db.mu.versions.current.levels[0], db.mem.logNum
+			tables, active := db.mu.versions.current.levels[0], db.mu.memstores.active().logNum
 			db.mu.Unlock()
 			require.Len(t, tables, 1)
 			info, err := mem.Stat(filenames.TablePath("/db", tables[0].Num))

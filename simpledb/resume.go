@@ -132,9 +132,7 @@ func (d *DB) replaceLog(p *commitPipeline) error {
 		return err
 	}
 	d.mu.Lock()
-	d.mem.abandoned = true
-	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}
+	d.mu.memstores.rotate(&memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}, true)
 	d.installReadState()
 	d.mu.Unlock()
 	p.restart(w, f)
@@ -152,30 +150,15 @@ func (d *DB) replaceLog(p *commitPipeline) error {
 func (d *DB) restartManifest() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.mu.versions.restartManifest(d.memstoreLogs())
+	return d.mu.versions.restartManifest(d.mu.memstores.logs())
 }
 
-// flushForResume has the flush loop flush every memstore awaiting a flush,
-// though the database has failed, and waits until it has, or a flush has
-// failed. A flush the loop was running already, before the failure or
-// the call, counts as one of them: it is the loop's, and no second flush
-// of its memstore starts beside it.
+// flushForResume has the flush scheduler flush every memstore awaiting a
+// flush, through the failure: see flushScheduler.flushForResume.
 func (d *DB) flushForResume() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.resumeFlush, d.resumeFlushErr = true, nil
-	d.cond.Broadcast()
-	for d.resumeFlush && len(d.imm) > 0 && !d.closed.Load() {
-		d.cond.Wait()
-	}
-	d.resumeFlush = false
-	switch {
-	case d.resumeFlushErr != nil:
-		return fmt.Errorf("flush: %w", d.resumeFlushErr)
-	case len(d.imm) > 0:
-		return ErrClosed
-	}
-	return nil
+	return d.mu.memstores.flushForResume()
 }
 
 // autoResume retries Resume while the database is out of space, at

@@ -49,9 +49,9 @@ func (d *DB) setBackgroundError(err error) error {
 
 // hasRoom reports, without d.mu, the common case: no failure, room in the
 // active memstore, L0 in shape. Only the commit pipeline's leader calls
-// it, and only the leader replaces d.mem.
+// it, and only the leader replaces the active memstore.
 func (d *DB) hasRoom() bool {
-	return !d.failed.Load() && d.mem.m.SizeBytes() < d.opts.MemstoreSize &&
+	return !d.failed.Load() && d.mu.memstores.active().m.SizeBytes() < d.opts.MemstoreSize &&
 		(d.opts.DisableAutoCompaction || d.mu.versions.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold))
 }
 
@@ -85,7 +85,7 @@ func (d *DB) makeRoom() (*memTable, error) {
 			return nil, err
 		}
 	}
-	return d.mem, nil
+	return d.mu.memstores.active(), nil
 }
 
 // rotateForFlush serves a flush request: it makes the active memstore
@@ -93,15 +93,12 @@ func (d *DB) makeRoom() (*memTable, error) {
 // the newest immutable memstore, for Flush to wait for (0: none). The
 // commit pipeline's leader calls it, holding the log's lock.
 func (d *DB) rotateForFlush() (uint64, error) {
-	if d.mem.appended > 0 {
-		return d.mem.logNum, d.rotate()
+	if mt := d.mu.memstores.active(); mt.appended > 0 {
+		return mt.logNum, d.rotate()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if n := len(d.imm); n > 0 {
-		return d.imm[n-1].logNum, nil
-	}
-	return 0, nil
+	return d.mu.memstores.newestImmutable(), nil
 }
 
 // stall waits while too many memstores await their flush or L0 holds too
@@ -115,7 +112,7 @@ wait:
 		case d.bgErr != nil:
 			err = d.bgErr
 			break wait
-		case d.mem.m.SizeBytes() < d.opts.MemstoreSize:
+		case d.mu.memstores.active().m.SizeBytes() < d.opts.MemstoreSize:
 			if d.opts.DisableAutoCompaction || len(d.mu.versions.current.levels[0]) < d.opts.L0StopWritesThreshold {
 				break wait
 			}
@@ -124,7 +121,7 @@ wait:
 				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.compactPause)
 				break wait
 			}
-		case len(d.imm) < d.opts.MaxImmutableMemstores:
+		case d.mu.memstores.immutable() < d.opts.MaxImmutableMemstores:
 			// Only the leader adds to imm, so there is still room once
 			// d.mu is released for the rotation.
 			rotate = true
@@ -133,7 +130,7 @@ wait:
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
 			d.stats.stalls++
-			d.logger.Debug("simpledb: write stall", "immutable", len(d.imm), "l0", len(d.mu.versions.current.levels[0]))
+			d.logger.Debug("simpledb: write stall", "immutable", d.mu.memstores.immutable(), "l0", len(d.mu.versions.current.levels[0]))
 		}
 		d.cond.Wait()
 	}
@@ -157,7 +154,7 @@ wait:
 // manifest names yet (the edit naming it follows the header's sync), and
 // which recovery treats as empty.
 func (d *DB) rotate() error {
-	oldNum := d.mem.logNum
+	old := d.mu.memstores.active()
 	oldSize, err := d.commits.closeLog()
 	if err != nil {
 		return err
@@ -165,7 +162,7 @@ func (d *DB) rotate() error {
 	// From here the database has no log until the new one is recorded: a
 	// failure leaves none (see Resume).
 	d.mu.Lock()
-	d.mem.logSize = uint64(oldSize)
+	old.logSize = uint64(oldSize)
 	num, recycled := d.mu.versions.newFileNum(), d.mu.versions.takeRecycledLog()
 	d.mu.Unlock()
 	w, f, err := d.createLog(num, recycled)
@@ -175,7 +172,7 @@ func (d *DB) rotate() error {
 	// The manifest records the old log's length and the new log before
 	// anything is written to it.
 	d.mu.Lock()
-	err = d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: oldNum, Size: uint64(oldSize)}, w.info}})
+	err = d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{{Num: old.logNum, Size: uint64(oldSize)}, w.info}})
 	d.mu.Unlock()
 	if err != nil {
 		w.Close()
@@ -188,9 +185,7 @@ func (d *DB) rotate() error {
 	if recycled.Num != 0 {
 		d.stats.logsRecycled++
 	}
-	d.imm = append(d.imm, d.mem)
-	d.mem = &memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}
+	d.mu.memstores.rotate(&memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}, false)
 	d.installReadState()
-	d.cond.Broadcast()
 	return nil
 }

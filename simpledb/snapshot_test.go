@@ -27,7 +27,7 @@ func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
 	// Hold a write back between its append and its publication, where a
 	// commit group is while its leader has not yet published it.
 	db.commits.log.mu.Lock()
-	mt := db.mem
+	mt := db.mu.memstores.active()
 	db.commits.log.lastSeq++
 	seq := db.commits.log.lastSeq
 	mt.writes.Add(1)
@@ -39,7 +39,7 @@ func TestSnapshotTakenWhileFlushWaits(t *testing.T) {
 	require.Eventually(t, func() bool {
 		db.mu.Lock()
 		defer db.mu.Unlock()
-		return len(db.imm) == 1
+		return db.mu.memstores.immutable() == 1
 	}, 5*time.Second, time.Millisecond, "the flush freezes the memstore")
 	time.Sleep(20 * time.Millisecond) // and waits for the held-back write
 	snap := db.NewSnapshot()

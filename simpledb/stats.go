@@ -116,11 +116,11 @@ func (d *DB) Stats() Stats {
 		s.Levels[level].Tables = len(tables)
 		s.Levels[level].Bytes = d.mu.versions.current.levelSize(level)
 	}
-	for _, mt := range append([]*memTable{d.mem}, d.imm...) {
+	for _, mt := range d.mu.memstores.all() {
 		s.MemstoreBytes += mt.m.SizeBytes()
 		s.MemstoreEntries += mt.m.Len() + len(mt.m.RangeDeletions())
 	}
-	s.ImmutableMemstores = len(d.imm)
+	s.ImmutableMemstores = d.mu.memstores.immutable()
 	c := d.stats
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes

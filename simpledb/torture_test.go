@@ -191,7 +191,7 @@ func (tt *torture) round(round int) {
 		flushing := func() bool {
 			db.mu.Lock()
 			defer db.mu.Unlock()
-			return len(db.imm) > 0
+			return db.mu.memstores.immutable() > 0
 		}
 		for deadline := time.Now().Add(50 * time.Millisecond); !flushing() && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Microsecond)
