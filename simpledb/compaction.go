@@ -67,12 +67,12 @@ func (d *DB) pickCompaction() *compaction {
 	tables := v.levels[bestLevel]
 	pick := tables[0]
 	for _, t := range tables {
-		if v.cmp(t.Smallest, d.compactPtr[bestLevel]) > 0 {
+		if v.cmp(t.Smallest, d.mu.compaction.ptr[bestLevel]) > 0 {
 			pick = t
 			break
 		}
 	}
-	d.compactPtr[bestLevel] = append(d.compactPtr[bestLevel][:0], pick.Largest...)
+	d.mu.compaction.ptr[bestLevel] = append(d.mu.compaction.ptr[bestLevel][:0], pick.Largest...)
 	c := d.newCompaction(bestLevel, []*table{pick})
 	c.move = d.trivialMove(c)
 	return c
@@ -143,6 +143,48 @@ func (c *compaction) grandparentOverlap(t *table) int64 {
 	return n
 }
 
+// compactionState is the background compaction's, guarded by DB.mu: at
+// most one compaction runs at a time, each level's next one starts where
+// the last one ended, and one that ran out of space puts the next off.
+type compactionState struct {
+	running bool
+	ptr     [NumLevels][]byte // where the next compaction of each level starts
+	// pause: err is the failure of a compaction that ran out of space;
+	// the next waits until retry, backoff after it.
+	pause struct {
+		err     error
+		retry   time.Time
+		backoff time.Duration
+	}
+}
+
+// paused records a compaction out of space, at now, and returns how long
+// the next waits: twice the last wait, within [resumeFirstDelay,
+// resumeMaxDelay].
+func (c *compactionState) paused(err error, now time.Time) time.Duration {
+	c.pause.err = err
+	c.pause.backoff = min(max(2*c.pause.backoff, resumeFirstDelay), resumeMaxDelay)
+	c.pause.retry = now.Add(c.pause.backoff)
+	return c.pause.backoff
+}
+
+// due reports whether a compaction may start at now, as far as a pause
+// goes.
+func (c *compactionState) due(now time.Time) bool { return !now.Before(c.pause.retry) }
+
+// succeeded ends a pause and its back-off.
+func (c *compactionState) succeeded() { c.pause.err, c.pause.backoff = nil, 0 }
+
+// unpause lets the next compaction start at once (Resume's), keeping the
+// back-off, and reports whether one was paused.
+func (c *compactionState) unpause() bool {
+	if c.pause.err == nil {
+		return false
+	}
+	c.pause.err, c.pause.retry = nil, time.Time{}
+	return true
+}
+
 // compactLoop runs compactions in the background while any is due.
 func (d *DB) compactLoop() {
 	defer d.bgWG.Done()
@@ -151,7 +193,7 @@ func (d *DB) compactLoop() {
 	for {
 		var c *compaction
 		for !d.closed.Load() {
-			if !d.compacting && d.bgErr == nil && !d.opts.DisableAutoCompaction && !time.Now().Before(d.compactRetry) {
+			if !d.mu.compaction.running && d.mu.failure.err == nil && !d.opts.DisableAutoCompaction && d.mu.compaction.due(time.Now()) {
 				if c = d.pickCompaction(); c != nil {
 					break
 				}
@@ -163,7 +205,7 @@ func (d *DB) compactLoop() {
 		}
 		switch err := d.runCompaction(c); {
 		case err == nil:
-			d.compactPause, d.compactBackoff = nil, 0
+			d.mu.compaction.succeeded()
 		case err == ErrClosed:
 		case outOfSpace(err) && !d.mu.versions.manifestFailed():
 			d.pauseCompactions(err) // a soft error: writes go on
@@ -181,8 +223,8 @@ func (d *DB) runCompaction(c *compaction) error {
 	if c.move {
 		return d.moveTable(c)
 	}
-	d.compacting = true
-	defer func() { d.compacting = false }()
+	d.mu.compaction.running = true
+	defer func() { d.mu.compaction.running = false }()
 	c.v.ref()
 	snaps := d.snapshotSeqs()
 	d.mu.Unlock()
@@ -214,9 +256,9 @@ func (d *DB) runCompaction(c *compaction) error {
 		return err
 	}
 	d.applyEdit(edit, added)
-	d.stats.compactions++
-	d.stats.compactionRead += read
-	d.stats.compactionBytes += written
+	d.mu.stats.compactions++
+	d.mu.stats.compactionRead += read
+	d.mu.stats.compactionBytes += written
 	d.logger.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
 		"read", read, "written", written, "took", time.Since(start))
 	return nil
@@ -238,7 +280,7 @@ func (d *DB) moveTable(c *compaction) error {
 	}
 	t.ref() // the new version's, which applyEdit hands it
 	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}})
-	d.stats.trivialMoves++
+	d.mu.stats.trivialMoves++
 	d.logger.Debug("simpledb: moved table", "table", t.Num, "from", c.level, "to", c.level+1, "bytes", t.Size)
 	return nil
 }

@@ -96,7 +96,7 @@ func TestTrivialMovesOnSequentialFill(t *testing.T) {
 	st := db.Stats()
 	require.NoError(t, db.Close()) // waits for the background work
 	// Moves that ran since Stats.
-	st.TrivialMoves, st.Levels = db.stats.trivialMoves, [NumLevels]LevelStats{}
+	st.TrivialMoves, st.Levels = db.mu.stats.trivialMoves, [NumLevels]LevelStats{}
 	for level, tables := range db.mu.versions.current.levels {
 		st.Levels[level] = LevelStats{len(tables), db.mu.versions.current.levelSize(level)}
 	}
@@ -111,8 +111,8 @@ func TestTrivialMovesOnSequentialFill(t *testing.T) {
 	require.Len(t, log.moved, int(st.TrivialMoves), "every move logged")
 	log.mu.Unlock()
 	require.Positive(t, st.TrivialMoves)
-	require.Zero(t, db.stats.compactions, "nothing rewritten")
-	require.Zero(t, db.stats.compactionBytes)
+	require.Zero(t, db.mu.stats.compactions, "nothing rewritten")
+	require.Zero(t, db.mu.stats.compactionBytes)
 	require.Less(t, st.WriteAmplification, 2.5, "the log and one flush per byte")
 
 	db, err = Open(dir, opts)

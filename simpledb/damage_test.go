@@ -264,7 +264,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 			for range n {
 				write()
 				db.mu.Lock()
-				for db.mu.memstores.immutable() > 0 && db.bgErr == nil {
+				for db.mu.memstores.immutable() > 0 && db.mu.failure.err == nil {
 					db.cond.Wait()
 				}
 				db.mu.Unlock()

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/manifest"
@@ -49,28 +48,17 @@ type DB struct {
 	// deletions that installing it may cause.
 	mu struct {
 		sync.Mutex
-		versions  versionSet
-		memstores flushScheduler
+		versions   versionSet
+		memstores  flushScheduler
+		compaction compactionState
+		failure    failureState
+		snapshots  map[uint64]int // sequence number -> live snapshots at it
+		stats      statCounters
 		// memCharge is the memstores' charge to the memory budget.
 		memCharge int64
 	}
-	cond       *sync.Cond        // broadcast whenever flush, compaction or error state changes
-	snapshots  map[uint64]int    // sequence number -> live snapshots at it
-	compacting bool              // a compaction runs: at most one at a time
-	compactPtr [NumLevels][]byte // where the next compaction of each level starts
-	bgErr      error
-	// bgRecoverable: the filesystem caused bgErr, and Resume may clear
-	// it; autoResuming: a goroutine retries Resume (out of space).
-	bgRecoverable bool
-	autoResuming  bool
-	// compactPause is the error of a compaction that ran out of space;
-	// compactions wait until compactRetry, compactBackoff after it.
-	compactPause   error
-	compactRetry   time.Time
-	compactBackoff time.Duration
-	failed         atomic.Bool  // bgErr is set; read without mu on hot paths
-	l0Tables       atomic.Int64 // len(current.levels[0]), for the write path
-	stats          statCounters
+	cond   *sync.Cond  // on mu; broadcast whenever flush, compaction or failure state changes
+	failed atomic.Bool // mu.failure.err is set; read without mu on hot paths
 	// closed is set (under mu, so waiters on cond see it) by Close; read
 	// anywhere. closing is closed then too, for goroutines that sleep.
 	closed  atomic.Bool
@@ -193,7 +181,7 @@ func (d *DB) flushAtClose() {
 	}
 	d.mu.Lock()
 	var held int64
-	if !d.closed.Load() && d.bgErr == nil && d.mu.memstores.active() != nil {
+	if !d.closed.Load() && d.mu.failure.err == nil && d.mu.memstores.active() != nil {
 		held = d.mu.memstores.held()
 	}
 	d.mu.Unlock()

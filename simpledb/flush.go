@@ -62,8 +62,8 @@ func (d *DB) flushOldest(mt *memTable) error {
 	d.mu.memstores.flushed(mt)
 	d.applyEdit(edit, added)
 	if t != nil {
-		d.stats.flushes++
-		d.stats.flushBytes += int64(t.Size)
+		d.mu.stats.flushes++
+		d.mu.stats.flushBytes += int64(t.Size)
 		d.logger.Debug("simpledb: flushed memstore", "table", t.Num, "bytes", t.Size, "took", time.Since(start))
 	}
 	// The edit is durable: the memstore's log is obsolete, to recycle or

@@ -11,7 +11,7 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.mu.memstores.waitFlushed(w.rotated, func() error { return d.bgErr })
+	return d.mu.memstores.waitFlushed(w.rotated, func() error { return d.mu.failure.err })
 }
 
 // Compact flushes, then compacts everything down into the deepest level
@@ -41,14 +41,14 @@ func (d *DB) Compact() error {
 		}
 	}
 	for level := 0; level < last; level++ {
-		for d.compacting && !d.closed.Load() && d.bgErr == nil {
+		for d.mu.compaction.running && !d.closed.Load() && d.mu.failure.err == nil {
 			d.cond.Wait()
 		}
 		switch {
 		case d.closed.Load():
 			return ErrClosed
-		case d.bgErr != nil:
-			return d.bgErr
+		case d.mu.failure.err != nil:
+			return d.mu.failure.err
 		}
 		if len(d.mu.versions.current.levels[level]) == 0 {
 			continue

@@ -51,19 +51,19 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 	}
 	d := &DB{
-		dir:       dir,
-		opts:      o,
-		fold:      o.Merger.fold(),
-		fs:        o.FS,
-		logger:    o.Logger,
-		lock:      lock,
-		snapshots: map[uint64]int{},
-		closing:   make(chan struct{}),
+		dir:     dir,
+		opts:    o,
+		fold:    o.Merger.fold(),
+		fs:      o.FS,
+		logger:  o.Logger,
+		lock:    lock,
+		closing: make(chan struct{}),
 	}
+	d.mu.snapshots = map[uint64]int{}
 	d.cond = sync.NewCond(&d.mu.Mutex)
 	d.mu.memstores = flushScheduler{cond: d.cond, env: flushEnv{
 		flush:  d.flushOldest,
-		failed: func() bool { return d.bgErr != nil },
+		failed: func() bool { return d.mu.failure.err != nil },
 		closed: d.closed.Load,
 		fail:   func(err error) { d.setBackgroundError(err) },
 	}}

@@ -1,10 +1,7 @@
 package simpledb
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"syscall"
 	"time"
 
 	"github.com/stratadb/strata/internal/manifest"
@@ -42,23 +39,6 @@ const (
 	resumeMaxDelay   = 5 * time.Second
 )
 
-// recoverable reports whether a failure came from the filesystem, and so
-// may pass: an I/O error, a full disk. Damage never passes.
-func recoverable(err error) bool {
-	if errors.Is(err, ErrCorruption) {
-		return false
-	}
-	var errno syscall.Errno
-	var pe *fs.PathError
-	return errors.As(err, &errno) || errors.As(err, &pe)
-}
-
-// outOfSpace reports whether a failure is a full disk or quota, which the
-// database waits out by itself.
-func outOfSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
-}
-
 // Resume recovers the database from a failure of its write path that the
 // filesystem caused, once the fault has cleared (see ErrBackground): it
 // writes what the memstores hold to new tables (on a new log, if the log
@@ -78,10 +58,9 @@ func (d *DB) Resume() error {
 	d.resumeMu.Lock()
 	defer d.resumeMu.Unlock()
 	d.mu.Lock()
-	failure, ok := d.bgErr, d.bgRecoverable
-	if d.compactPause != nil {
+	failure, ok := d.mu.failure.err, d.mu.failure.recoverable
+	if d.mu.compaction.unpause() {
 		// Compactions put off for want of space try again now.
-		d.compactPause, d.compactRetry = nil, time.Time{}
 		d.cond.Broadcast()
 	}
 	d.mu.Unlock()
@@ -96,13 +75,12 @@ func (d *DB) Resume() error {
 	defer d.mu.Unlock()
 	if err != nil {
 		// The latest cause is the one a caller needs to see.
-		d.bgErr = fmt.Errorf("%w: resume: %w", ErrBackground, err)
-		d.bgRecoverable = recoverable(err)
-		return d.bgErr
+		d.mu.failure.replace(fmt.Errorf("resume: %w", err))
+		return d.mu.failure.err
 	}
-	d.bgErr, d.bgRecoverable = nil, false
+	d.mu.failure.clear()
 	d.failed.Store(false)
-	d.stats.resumes++
+	d.mu.stats.resumes++
 	d.cond.Broadcast()
 	d.logger.Info("simpledb: resumed writes after a background error", "err", failure)
 	return nil
@@ -163,13 +141,13 @@ func (d *DB) flushForResume() error {
 
 // autoResume retries Resume while the database is out of space, at
 // doubling intervals, until it resumes, fails for another reason, or
-// closes. The caller holds d.mu, set d.autoResuming and counted it in
+// closes. The caller holds d.mu, set d.mu.failure.autoResuming and counted it in
 // d.bgWG.
 func (d *DB) autoResume() {
 	defer d.bgWG.Done()
 	defer func() {
 		d.mu.Lock()
-		d.autoResuming = false
+		d.mu.failure.autoResuming = false
 		d.mu.Unlock()
 	}()
 	for delay := resumeFirstDelay; ; delay = min(2*delay, resumeMaxDelay) {
@@ -187,12 +165,10 @@ func (d *DB) autoResume() {
 // pauseCompactions puts compactions off after one ran out of space: the
 // next waits for the back-off to pass. The caller holds d.mu.
 func (d *DB) pauseCompactions(err error) {
-	d.compactPause = err
-	d.stats.compactionsPaused++
-	d.compactBackoff = min(max(2*d.compactBackoff, resumeFirstDelay), resumeMaxDelay)
-	d.compactRetry = time.Now().Add(d.compactBackoff)
-	d.logger.Warn("simpledb: compaction out of space; retrying later, writes go on", "err", err, "retry in", d.compactBackoff)
-	time.AfterFunc(d.compactBackoff, func() {
+	backoff := d.mu.compaction.paused(err, time.Now())
+	d.mu.stats.compactionsPaused++
+	d.logger.Warn("simpledb: compaction out of space; retrying later, writes go on", "err", err, "retry in", backoff)
+	time.AfterFunc(backoff, func() {
 		d.mu.Lock()
 		d.cond.Broadcast()
 		d.mu.Unlock()

@@ -10,7 +10,7 @@ import (
 func (d *DB) backgroundError() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.bgErr
+	return d.mu.failure.err
 }
 
 // fail records a failure of the write path that leaves the log intact:
@@ -24,27 +24,26 @@ func (d *DB) fail(err error) error {
 // setBackgroundError records the first failure and wakes stalled writers.
 // Out of space, it starts retrying Resume. The caller holds d.mu.
 func (d *DB) setBackgroundError(err error) error {
-	if d.bgErr == nil {
-		d.bgErr = fmt.Errorf("%w: %w", ErrBackground, err)
-		d.bgRecoverable = recoverable(err)
+	f := &d.mu.failure
+	if f.set(err) {
 		d.failed.Store(true)
-		d.stats.backgroundErrors++
+		d.mu.stats.backgroundErrors++
 		switch {
-		case d.bgRecoverable && outOfSpace(err):
+		case f.recoverable && outOfSpace(err):
 			d.logger.Error("simpledb: out of space; writes are refused until space is back", "err", err)
-			if !d.autoResuming && !d.closed.Load() {
-				d.autoResuming = true
+			if !f.autoResuming && !d.closed.Load() {
+				f.autoResuming = true
 				d.bgWG.Add(1)
 				go d.autoResume()
 			}
-		case d.bgRecoverable:
+		case f.recoverable:
 			d.logger.Error("simpledb: background error; writes are refused until Resume or a reopen", "err", err)
 		default:
 			d.logger.Error("simpledb: background error; writes are refused until reopen", "err", err)
 		}
 	}
 	d.cond.Broadcast()
-	return d.bgErr
+	return f.err
 }
 
 // hasRoom reports, without d.mu, the common case: no failure, room in the
@@ -109,16 +108,16 @@ func (d *DB) stall() (rotate bool, err error) {
 wait:
 	for {
 		switch {
-		case d.bgErr != nil:
-			err = d.bgErr
+		case d.mu.failure.err != nil:
+			err = d.mu.failure.err
 			break wait
 		case d.mu.memstores.active().m.SizeBytes() < d.opts.MemstoreSize:
 			if d.opts.DisableAutoCompaction || len(d.mu.versions.current.levels[0]) < d.opts.L0StopWritesThreshold {
 				break wait
 			}
-			if d.compactPause != nil {
+			if d.mu.compaction.pause.err != nil {
 				// Only a compaction makes room in L0, and it waits for space.
-				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.compactPause)
+				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.mu.compaction.pause.err)
 				break wait
 			}
 		case d.mu.memstores.immutable() < d.opts.MaxImmutableMemstores:
@@ -129,13 +128,13 @@ wait:
 		}
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
-			d.stats.stalls++
+			d.mu.stats.stalls++
 			d.logger.Debug("simpledb: write stall", "immutable", d.mu.memstores.immutable(), "l0", len(d.mu.versions.current.levels[0]))
 		}
 		d.cond.Wait()
 	}
 	if !stalledAt.IsZero() {
-		d.stats.stallTime += time.Since(stalledAt)
+		d.mu.stats.stallTime += time.Since(stalledAt)
 	}
 	return rotate, err
 }
@@ -183,7 +182,7 @@ func (d *DB) rotate() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if recycled.Num != 0 {
-		d.stats.logsRecycled++
+		d.mu.stats.logsRecycled++
 	}
 	d.mu.memstores.rotate(&memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}, false)
 	d.installReadState()

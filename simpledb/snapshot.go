@@ -45,7 +45,7 @@ func (d *DB) NewSnapshot() *Snapshot {
 		s.rs = rs
 	}
 	s.seq = d.commits.visible() // after the view: see readState.get
-	d.snapshots[s.seq]++
+	d.mu.snapshots[s.seq]++
 	return s
 }
 
@@ -133,8 +133,8 @@ func (s *Snapshot) Release() error {
 		s.rs.unref()
 	}
 	d.mu.Lock()
-	if d.snapshots[s.seq]--; d.snapshots[s.seq] == 0 {
-		delete(d.snapshots, s.seq)
+	if d.mu.snapshots[s.seq]--; d.mu.snapshots[s.seq] == 0 {
+		delete(d.mu.snapshots, s.seq)
 	}
 	d.mu.Unlock()
 	return nil
@@ -143,8 +143,8 @@ func (s *Snapshot) Release() error {
 // snapshotSeqs returns the live snapshots' sequence numbers, ascending. The
 // caller holds d.mu.
 func (d *DB) snapshotSeqs() []uint64 {
-	seqs := make([]uint64, 0, len(d.snapshots))
-	for seq := range d.snapshots {
+	seqs := make([]uint64, 0, len(d.mu.snapshots))
+	for seq := range d.mu.snapshots {
 		seqs = append(seqs, seq)
 	}
 	slices.Sort(seqs)

@@ -121,7 +121,7 @@ func (d *DB) Stats() Stats {
 		s.MemstoreEntries += mt.m.Len() + len(mt.m.RangeDeletions())
 	}
 	s.ImmutableMemstores = d.mu.memstores.immutable()
-	c := d.stats
+	c := d.mu.stats
 	s.Flushes, s.FlushBytes = c.flushes, c.flushBytes
 	s.Compactions, s.CompactionBytesRead, s.CompactionBytesWritten = c.compactions, c.compactionRead, c.compactionBytes
 	s.TrivialMoves = c.trivialMoves

@@ -94,7 +94,7 @@ func TestStatsDoesNotWait(t *testing.T) {
 	require.Eventually(t, func() bool {
 		db.mu.Lock()
 		defer db.mu.Unlock()
-		return db.stats.stalls > 0
+		return db.mu.stats.stalls > 0
 	}, 5*time.Second, time.Millisecond, "a writer stalls")
 	s := stats("during a write stall")
 	require.Equal(t, 1, s.ImmutableMemstores)
