@@ -55,7 +55,7 @@ func (b *Batch) Merge(key, operand []byte) error {
 		return b.reject(fmt.Errorf("%w: %d bytes", ErrValueTooLarge, len(operand)))
 	}
 	if b.db != nil {
-		if err := b.db.checkOperand(operand); err != nil {
+		if err := b.db.opts.checkOperand(operand); err != nil {
 			return b.reject(err)
 		}
 	}
@@ -104,7 +104,7 @@ func (b *Batch) DeleteRange(start, end []byte) error {
 	}
 	if b.db != nil {
 		// Write would refuse it; an index could not hold it.
-		if err := b.db.checkRangeDelOrder(); err != nil {
+		if err := b.db.opts.checkRangeDelOrder(); err != nil {
 			return b.reject(err)
 		}
 	}

@@ -131,7 +131,7 @@ func (c *checkpoint) write() error {
 	nextFileNum := d.mu.versions.nextFileNum
 	d.mu.Unlock()
 
-	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.mergerName(), NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}
+	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.opts.mergerName(), NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}
 	for level, tables := range rs.v.levels {
 		for _, t := range tables {
 			path := filenames.TablePath(c.dir, t.Num)
@@ -141,7 +141,7 @@ func (c *checkpoint) write() error {
 			c.written = append(c.written, path)
 			// The file linked must be the table read: one put in its place
 			// since is refused, as Open would refuse it.
-			if err := d.checkTableFile(path, t.TableInfo); err != nil {
+			if err := d.tables.checkTableFile(path, t.TableInfo); err != nil {
 				return err
 			}
 			edit.Added = append(edit.Added, manifest.LevelTable{Level: level, Info: t.TableInfo})

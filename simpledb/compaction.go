@@ -24,111 +24,6 @@ type compaction struct {
 	move bool
 }
 
-// levelTarget is a level's target size: BaseLevelSize for L1, times
-// LevelSizeRatio per level below.
-func (d *DB) levelTarget(level int) int64 {
-	t := d.opts.BaseLevelSize
-	for l := 1; l < level; l++ {
-		t *= int64(d.opts.LevelSizeRatio)
-	}
-	return t
-}
-
-// pickCompaction chooses the most urgent compaction, or nil: L0 when it
-// has L0CompactionTrigger tables, else the level furthest over its target.
-// The caller holds d.mu.
-func (d *DB) pickCompaction() *compaction {
-	v := d.mu.versions.current
-	bestLevel, bestScore := -1, 1.0
-	if n := len(v.levels[0]); n >= d.opts.L0CompactionTrigger {
-		bestLevel, bestScore = 0, float64(n)/float64(d.opts.L0CompactionTrigger)
-	}
-	for level := 1; level < NumLevels-1; level++ {
-		if score := float64(v.levelSize(level)) / float64(d.levelTarget(level)); score > bestScore {
-			bestLevel, bestScore = level, score
-		}
-	}
-	if bestLevel < 0 {
-		return nil
-	}
-	if bestLevel == 0 {
-		// Oldest first (rule 2 lets at most the oldest of overlapping
-		// tables move): a move makes room in L0 without rewriting anything.
-		for i := len(v.levels[0]) - 1; i >= 0; i-- {
-			if c := d.newCompaction(0, v.levels[0][i:i+1]); d.trivialMove(c) {
-				c.move = true
-				return c
-			}
-		}
-		return d.newCompaction(0, v.levels[0])
-	}
-	// Round-robin through the level: the first table past the key where
-	// the level's last compaction ended.
-	tables := v.levels[bestLevel]
-	pick := tables[0]
-	for _, t := range tables {
-		if v.cmp(t.Smallest, d.mu.compaction.ptr[bestLevel]) > 0 {
-			pick = t
-			break
-		}
-	}
-	d.mu.compaction.ptr[bestLevel] = append(d.mu.compaction.ptr[bestLevel][:0], pick.Largest...)
-	c := d.newCompaction(bestLevel, []*table{pick})
-	c.move = d.trivialMove(c)
-	return c
-}
-
-// newCompaction adds to from (tables of level) the tables of level+1 they
-// overlap.
-func (d *DB) newCompaction(level int, from []*table) *compaction {
-	c := &compaction{level: level, v: d.mu.versions.current}
-	// A smallest key may be empty: range tombstones from the start of the
-	// key space.
-	lo, hi := from[0].Smallest, from[0].Largest
-	for _, t := range from[1:] {
-		if c.v.cmp(t.Smallest, lo) < 0 {
-			lo = t.Smallest
-		}
-		if c.v.cmp(t.Largest, hi) > 0 {
-			hi = t.Largest
-		}
-	}
-	c.inputs[0] = from
-	for _, t := range d.mu.versions.current.levels[level+1] {
-		if t.overlaps(c.v.cmp, lo, hi) {
-			c.inputs[1] = append(c.inputs[1], t)
-		}
-	}
-	return c
-}
-
-// maxGrandparentOverlap is how many bytes of level n+2 a table moved into
-// level n+1 may overlap (rule 3 of trivial moves).
-func (d *DB) maxGrandparentOverlap() int64 { return 10 * d.opts.TargetTableSize }
-
-// trivialMove reports whether c may move its input table to the next level
-// by a manifest edit alone, unrewritten, as LevelDB and Pebble do: c has
-// one input table, which nothing in the next level overlaps; from L0, no
-// older L0 table overlaps it either (a read takes the first version it
-// meets, newest L0 table first, so a table must not move below an older
-// one that shares a key); and the tables of level+2 it overlaps total at
-// most maxGrandparentOverlap. A move drops nothing; the file stays live.
-func (d *DB) trivialMove(c *compaction) bool {
-	if len(c.inputs[0]) != 1 || len(c.inputs[1]) != 0 {
-		return false
-	}
-	t := c.inputs[0][0]
-	if c.level == 0 {
-		l0 := c.v.levels[0] // newest first
-		for _, older := range l0[slices.Index(l0, t)+1:] {
-			if older.overlaps(c.v.cmp, t.Smallest, t.Largest) {
-				return false
-			}
-		}
-	}
-	return c.grandparentOverlap(t) <= d.maxGrandparentOverlap()
-}
-
 // grandparentOverlap returns the bytes of the tables of level+2 that t's
 // key range overlaps.
 func (c *compaction) grandparentOverlap(t *table) int64 {
@@ -194,7 +89,7 @@ func (d *DB) compactLoop() {
 		var c *compaction
 		for !d.closed.Load() {
 			if !d.mu.compaction.running && d.mu.failure.err == nil && !d.opts.DisableAutoCompaction && d.mu.compaction.due(time.Now()) {
-				if c = d.pickCompaction(); c != nil {
+				if c = d.mu.compaction.pick(d.mu.versions.current, &d.opts); c != nil {
 					break
 				}
 			}
@@ -226,7 +121,7 @@ func (d *DB) runCompaction(c *compaction) error {
 	d.mu.compaction.running = true
 	defer func() { d.mu.compaction.running = false }()
 	c.v.ref()
-	snaps := d.snapshotSeqs()
+	snaps := d.mu.snapshots.seqs()
 	d.mu.Unlock()
 	start := time.Now()
 	outputs, read, err := d.compact(c, snaps)
@@ -326,7 +221,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		}
 		// Its own readers count against MaxOpenFiles too.
 		d.tables.reserve()
-		r, err := sstables.Open(filenames.TablePath(d.dir, t.Num), d.tableReaderOptions(true, true))
+		r, err := sstables.Open(filenames.TablePath(d.dir, t.Num), d.tables.readerOptions(true))
 		if err != nil {
 			d.tables.release()
 			return nil, 0, err
@@ -339,7 +234,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom, bottomRange: c.isBottomRange,
 		rangeDels: rangedel.Build(c.v.cmp, tombs), fold: d.fold}
 	if c.level+2 < NumLevels {
-		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.maxGrandparentOverlap()}
+		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.opts.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
 	}
 	outputs, err := d.writeTables(it, d.opts.TargetTableSize)

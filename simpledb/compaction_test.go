@@ -68,7 +68,7 @@ func compactAsBackground(t *testing.T, db *DB) {
 	t.Helper()
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	for c := db.pickCompaction(); c != nil; c = db.pickCompaction() {
+	for c := db.mu.compaction.pick(db.mu.versions.current, &db.opts); c != nil; c = db.mu.compaction.pick(db.mu.versions.current, &db.opts) {
 		require.NoError(t, db.runCompaction(c))
 	}
 }
@@ -240,8 +240,8 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			func() {
 				db.mu.Lock()
 				defer db.mu.Unlock() // also when require fails: Close takes it
-				require.NoError(t, db.runCompaction(db.newCompaction(1, db.mu.versions.current.levels[1])))
-				require.Greater(t, db.mu.versions.current.levelSize(2), 3*db.maxGrandparentOverlap())
+				require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current, 1, db.mu.versions.current.levels[1])))
+				require.Greater(t, db.mu.versions.current.levelSize(2), 3*db.opts.maxGrandparentOverlap())
 			}()
 
 			put(fmt.Sprintf("k%04dx", tc.lo), 10)
@@ -271,7 +271,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			}
 			db.mu.Unlock()
 			for name, overlap := range overlaps {
-				require.LessOrEqual(t, overlap, db.maxGrandparentOverlap(), "L1 table %s", name)
+				require.LessOrEqual(t, overlap, db.opts.maxGrandparentOverlap(), "L1 table %s", name)
 			}
 			checkScan(t, bytes.Compare, db.NewIterator, m, nil, nil, "after the compaction")
 		})

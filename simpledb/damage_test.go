@@ -279,8 +279,8 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 		db.mu.Lock()
 		defer db.mu.Unlock()
 		require.GreaterOrEqual(t, len(db.mu.versions.current.levels[level]), n)
-		c := db.newCompaction(level, db.mu.versions.current.levels[level][:n])
-		c.move = db.trivialMove(c)
+		c := newCompaction(db.mu.versions.current, level, db.mu.versions.current.levels[level][:n])
+		c.move = c.trivialMove(&db.opts)
 		require.NoError(t, db.runCompaction(c))
 	}
 

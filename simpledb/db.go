@@ -52,7 +52,7 @@ type DB struct {
 		memstores  flushScheduler
 		compaction compactionState
 		failure    failureState
-		snapshots  map[uint64]int // sequence number -> live snapshots at it
+		snapshots  liveSnapshots
 		stats      statCounters
 		// memCharge is the memstores' charge to the memory budget.
 		memCharge int64
@@ -72,9 +72,7 @@ type DB struct {
 
 	reads readStates
 
-	// plainLogs: the filesystem cannot map logs (see openLogFile). Written
-	// under the commit pipeline's log lock, or before the database is shared.
-	plainLogs bool
+	logs logFiles
 	// closeMu is held shared by writes, exclusively by Close.
 	closeMu sync.RWMutex
 	commits *commitPipeline

@@ -451,7 +451,7 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 					maps.Copy(acked, putAcked(t, db, 150, 200))
 					require.EqualValues(t, 1, db.Stats().LogsRecycled, "the active log is a recycled file")
 					db.commits.log.mu.Lock()
-					require.Equal(t, fsKind == "mem", db.plainLogs, "logs are mapped on the operating system's filesystem")
+					require.Equal(t, fsKind == "mem", db.logs.plain, "logs are mapped on the operating system's filesystem")
 					db.commits.log.mu.Unlock()
 					db.mu.Lock()
 					next = filenames.LogPath(dir, db.mu.versions.nextFileNum)

@@ -35,7 +35,7 @@ func (d *DB) flushOldest(mt *memTable) error {
 	// keep. Any snapshot taken later sees the whole memstore.
 	mt.writes.Wait()
 	d.mu.Lock()
-	snaps := d.snapshotSeqs()
+	snaps := d.mu.snapshots.seqs()
 	d.mu.Unlock()
 	start := time.Now()
 	t, err := d.writeL0(mt.m, snaps)
@@ -145,7 +145,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		info := manifest.TableInfo{Num: num, Size: m.FileSize, Smallest: m.MinKey, Largest: m.MaxKey,
 			SmallestSeq: m.MinSeq, LargestSeq: m.MaxSeq, ID: m.ID}
 		includeRangeDels(&info, m.Records, frags)
-		t, err := d.openTable(info, true)
+		t, err := d.tables.openTable(info, true)
 		if err != nil {
 			return err
 		}

@@ -111,7 +111,7 @@ func (d *DB) capture() (*view, error) {
 	}
 	state, err := manifest.Replay(d.fs, filepath.Join(d.dir, mark.name), d.opts.Comparator.Name)
 	if err == nil {
-		err = d.checkMerger(state.Merger)
+		err = d.opts.checkMerger(d.dir, state.Merger)
 	}
 	if err != nil {
 		return nil, d.unlessMoved(mark, err)
@@ -124,7 +124,7 @@ func (d *DB) capture() (*view, error) {
 	if err != nil {
 		return nil, d.unlessMoved(mark, err)
 	}
-	c := &view{v: v, mem: d.newMemstore(), lastSeq: state.LastSeq}
+	c := &view{v: v, mem: d.opts.newMemstore(), lastSeq: state.LastSeq}
 	err = d.checkLogsExist(state, names)
 	if err == nil {
 		err = d.replayLogs(logsToReplay(state, names), state, &c.lastSeq, c.mem)
@@ -201,7 +201,7 @@ func (d *DB) followVersion(state *manifest.State) (*version, error) {
 				t.ref()
 			} else {
 				var err error
-				if t, err = d.openTable(info, false); err != nil {
+				if t, err = d.tables.openTable(info, false); err != nil {
 					v.unref()
 					return nil, err
 				}

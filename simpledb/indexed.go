@@ -123,7 +123,7 @@ func (b *Batch) NewPrefixIterator(prefix []byte) (*Iterator, error) {
 	if err := b.checkReadable(); err != nil {
 		return nil, err
 	}
-	if err := b.db.checkPrefixOrder(); err != nil {
+	if err := b.db.opts.checkPrefixOrder(); err != nil {
 		return nil, err
 	}
 	return b.NewIterator(prefix, PrefixUpperBound(prefix))

@@ -69,7 +69,7 @@ func (d *DB) NewIterator(lower, upper []byte) (*Iterator, error) {
 // Options.Comparator is not bytewise, where the keys with a prefix need
 // not be one range, refuses with ErrPrefixOrder.
 func (d *DB) NewPrefixIterator(prefix []byte) (*Iterator, error) {
-	if err := d.checkPrefixOrder(); err != nil {
+	if err := d.opts.checkPrefixOrder(); err != nil {
 		return nil, err
 	}
 	return d.NewIterator(prefix, PrefixUpperBound(prefix))
@@ -77,9 +77,9 @@ func (d *DB) NewPrefixIterator(prefix []byte) (*Iterator, error) {
 
 // checkPrefixOrder returns ErrPrefixOrder unless the database orders keys
 // bytewise.
-func (d *DB) checkPrefixOrder() error {
-	if d.opts.Comparator.Name != sstables.Bytewise.Name {
-		return fmt.Errorf("%w: the database orders keys by %q", ErrPrefixOrder, d.opts.Comparator.Name)
+func (o *Options) checkPrefixOrder() error {
+	if o.Comparator.Name != sstables.Bytewise.Name {
+		return fmt.Errorf("%w: the database orders keys by %q", ErrPrefixOrder, o.Comparator.Name)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package simpledb
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -52,13 +53,26 @@ func (w *logWriter) Write(rec []byte) (int64, error) {
 	return w.Writer.Write(rec)
 }
 
-// createLog starts log num in a new file, or in the file of the obsolete
+// logFiles creates the database's logs, new or in a recycled log's file.
+// Its plain, learnt from the first log, is guarded by the commit
+// pipeline's log lock (it creates logs only under it, or before the
+// database is shared).
+type logFiles struct {
+	fs     vfs.FS
+	dir    string
+	logger *slog.Logger
+	// syncOften: the database syncs its log every write or few (see
+	// vfs.MappedOptions.SyncOften); plain: the filesystem cannot map logs.
+	syncOften, plain bool
+}
+
+// create starts log num in a new file, or in the file of the obsolete
 // log recycled when that is not 0, with a new identity, and makes its
 // headers (the file header and the identity record) and its directory
 // entry durable. On failure it removes what it created.
-func (d *DB) createLog(num uint64, recycled manifest.LogInfo) (*logWriter, vfs.File, error) {
-	path := filenames.LogPath(d.dir, num)
-	f, err := d.openLogFile(path, recycled.Num)
+func (l *logFiles) create(num uint64, recycled manifest.LogInfo) (*logWriter, vfs.File, error) {
+	path := filenames.LogPath(l.dir, num)
+	f, err := l.openFile(path, recycled.Num)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
@@ -71,11 +85,13 @@ func (d *DB) createLog(num uint64, recycled manifest.LogInfo) (*logWriter, vfs.F
 		err = lw.Sync()
 	}
 	if err == nil {
-		err = d.fs.SyncDir(d.dir)
+		err = l.fs.SyncDir(l.dir)
 	}
 	if err != nil {
 		f.Close()
-		d.deleteFile(path)
+		if rerr := l.fs.Remove(path); rerr != nil {
+			l.logger.Error("simpledb: delete obsolete file", "file", path, "err", rerr)
+		}
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
 	return lw, f, nil
@@ -84,22 +100,21 @@ func (d *DB) createLog(num uint64, recycled manifest.LogInfo) (*logWriter, vfs.F
 // logChunk is how much space a log allocates, and maps, at a time.
 const logChunk = 1 << 20
 
-// openLogFile opens a log's file: a new one, or the file of the obsolete
+// openFile opens a log's file: a new one, or the file of the obsolete
 // log recycled, renamed. Where the filesystem can (see vfs.MappedCreator)
 // the log takes writes without a system call each, by copying them into a
 // mapping of space allocated ahead; elsewhere it is a plain file. Either
 // way a write is in the operating system once it returns, so an unsynced
 // write survives the process being killed. Whether the filesystem maps is
-// learnt from the first log that tries and holds for the session. The
-// caller holds d.walMu or has not shared the database yet.
-func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
-	old := filenames.LogPath(d.dir, recycled)
-	if m, ok := d.fs.(vfs.MappedCreator); ok && !d.plainLogs {
+// learnt from the first log that tries and holds for the session.
+func (l *logFiles) openFile(path string, recycled uint64) (vfs.File, error) {
+	old := filenames.LogPath(l.dir, recycled)
+	if m, ok := l.fs.(vfs.MappedCreator); ok && !l.plain {
 		var f vfs.File
 		var err error
 		// A synced database syncs its log every write or few: see
 		// vfs.MappedOptions.SyncOften.
-		mopts := vfs.MappedOptions{Chunk: logChunk, SyncOften: !d.opts.NoSync}
+		mopts := vfs.MappedOptions{Chunk: logChunk, SyncOften: l.syncOften}
 		if recycled != 0 {
 			f, err = m.ReuseMapped(old, path, mopts)
 		} else {
@@ -108,11 +123,11 @@ func (d *DB) openLogFile(path string, recycled uint64) (vfs.File, error) {
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return f, err
 		}
-		d.plainLogs = true
-		d.logger.Debug("simpledb: logs are written with write(2), not mapped", "reason", err)
+		l.plain = true
+		l.logger.Debug("simpledb: logs are written with write(2), not mapped", "reason", err)
 	}
 	if recycled != 0 {
-		return d.fs.ReuseForWrite(old, path)
+		return l.fs.ReuseForWrite(old, path)
 	}
-	return d.fs.Create(path)
+	return l.fs.Create(path)
 }

@@ -53,7 +53,7 @@ func (d *DB) Compact() error {
 		if len(d.mu.versions.current.levels[level]) == 0 {
 			continue
 		}
-		err := d.runCompaction(d.newCompaction(level, d.mu.versions.current.levels[level]))
+		err := d.runCompaction(newCompaction(d.mu.versions.current, level, d.mu.versions.current.levels[level]))
 		d.cond.Broadcast()
 		if err == ErrClosed {
 			return err

@@ -97,8 +97,8 @@ func (d *DB) Merge(key, operand []byte, opts WriteOptions) error {
 
 // checkOperand returns ErrNoMerger without a merger, or the merger's
 // refusal of operand.
-func (d *DB) checkOperand(operand []byte) error {
-	m := d.opts.Merger
+func (o *Options) checkOperand(operand []byte) error {
+	m := o.Merger
 	if m == nil {
 		return ErrNoMerger
 	}
@@ -112,11 +112,11 @@ func (d *DB) checkOperand(operand []byte) error {
 }
 
 // checkMerges checks the merge operands of a batch that holds some.
-func (d *DB) checkMerges(b *Batch) error {
+func (o *Options) checkMerges(b *Batch) error {
 	var err error
 	if decodeErr := logformat.Ops(b.data, b.count, func(kind base.Kind, _, value []byte) {
 		if kind == base.KindMerge && err == nil {
-			err = d.checkOperand(value)
+			err = o.checkOperand(value)
 		}
 	}); decodeErr != nil {
 		return decodeErr
@@ -124,25 +124,25 @@ func (d *DB) checkMerges(b *Batch) error {
 	return err
 }
 
-// checkMerger refuses a database whose manifest records the merger
-// recorded ("" for none) unless Options.Merger is that merger.
-func (d *DB) checkMerger(recorded string) error {
-	switch m := d.opts.Merger; {
+// checkMerger refuses the database in dir, whose manifest records the
+// merger recorded ("" for none), unless Options.Merger is that merger.
+func (o *Options) checkMerger(dir, recorded string) error {
+	switch m := o.Merger; {
 	case recorded == "":
 		return nil
 	case m == nil:
-		return fmt.Errorf("%w: %s uses the merger %q; open it with Options.Merger set to it", ErrMergerMismatch, d.dir, recorded)
+		return fmt.Errorf("%w: %s uses the merger %q; open it with Options.Merger set to it", ErrMergerMismatch, dir, recorded)
 	case m.Name != recorded:
-		return fmt.Errorf("%w: %s uses the merger %q, not %q", ErrMergerMismatch, d.dir, recorded, m.Name)
+		return fmt.Errorf("%w: %s uses the merger %q, not %q", ErrMergerMismatch, dir, recorded, m.Name)
 	}
 	return nil
 }
 
 // mergerName is the name the manifest records: Options.Merger's, "" for
 // none.
-func (d *DB) mergerName() string {
-	if d.opts.Merger == nil {
+func (o *Options) mergerName() string {
+	if o.Merger == nil {
 		return ""
 	}
-	return d.opts.Merger.Name
+	return o.Merger.Name
 }

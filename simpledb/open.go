@@ -59,7 +59,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		lock:    lock,
 		closing: make(chan struct{}),
 	}
-	d.mu.snapshots = map[uint64]int{}
+	d.mu.snapshots = liveSnapshots{}
+	d.logs = logFiles{fs: o.FS, dir: dir, logger: o.Logger, syncOften: !o.NoSync}
 	d.cond = sync.NewCond(&d.mu.Mutex)
 	d.mu.memstores = flushScheduler{cond: d.cond, env: flushEnv{
 		flush:  d.flushOldest,
@@ -68,7 +69,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		fail:   func(err error) { d.setBackgroundError(err) },
 	}}
 	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, comparator: o.Comparator.Name,
-		merger: d.mergerName(), maxRecycled: o.RecycledLogs}
+		merger: d.opts.mergerName(), maxRecycled: o.RecycledLogs}
 	d.oracle.cmp = o.Comparator.Compare
 	d.commits = newCommitPipeline(commitEnv{
 		certify:        d.oracle.certify,
@@ -88,13 +89,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.Follow {
 		openFiles = math.MaxInt // see Options.Follow
 	}
-	// A reopen is for a read, which needs the index and filter at once.
-	d.tables = newTableCache(openFiles, func(info manifest.TableInfo) (*sstables.Reader, error) {
-		return d.openReader(info, false)
-	}, func(num uint64) {
-		d.cache.EvictTable(num)
-		d.deleteFile(filenames.TablePath(d.dir, num))
-	}, o.Logger)
+	d.tables = newTableCache(openFiles, dir, &o, d.cache)
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -212,7 +207,7 @@ func (d *DB) recover() error {
 		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
 			return err
 		}
-		if err := d.checkMerger(state.Merger); err != nil {
+		if err := d.opts.checkMerger(d.dir, state.Merger); err != nil {
 			return err
 		}
 	} else if err := d.checkNewDir(names); err != nil {
@@ -220,7 +215,7 @@ func (d *DB) recover() error {
 	} else if d.opts.ReadOnly || d.opts.ErrorIfNotExists {
 		return errNoDatabase(d.dir)
 	}
-	recovered := d.newMemstore()
+	recovered := d.opts.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {
 		if state.Torn != nil {
 			// What the dropped edit recorded was needed after all.
@@ -317,7 +312,7 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	d.mu.versions.install(v)
 	for level, tables := range state.Levels {
 		for _, info := range tables {
-			t, err := d.openTable(info, false)
+			t, err := d.tables.openTable(info, false)
 			if err != nil {
 				return err
 			}
@@ -432,14 +427,14 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 	// and unnamed after the old ones, and the next Open replays it as
 	// such; once CURRENT switches, the logs replayed above are obsolete.
 	logNum := d.mu.versions.newFileNum()
-	w, f, err := d.createLog(logNum, manifest.LogInfo{})
+	w, f, err := d.logs.create(logNum, manifest.LogInfo{})
 	if err != nil {
 		return err
 	}
 	d.commits.installLog(w, f)
 	// Every write replayed is in a table now.
 	d.mu.versions.restart(d.commits.lastAssigned(nil), logNum)
-	d.mu.memstores.reset(&memTable{m: d.newMemstore(), logNum: logNum, logID: w.info.ID})
+	d.mu.memstores.reset(&memTable{m: d.opts.newMemstore(), logNum: logNum, logID: w.info.ID})
 	if err := d.mu.versions.writeNewManifest(d.mu.memstores.logs()); err != nil {
 		return err
 	}

@@ -306,24 +306,14 @@ func (o WriteOptions) sync(noSync bool) (bool, error) {
 // 124-174 and 148-179 MB/s).
 const tableBytesPerSync = 512 << 10
 
-// tableReaderOptions are the options for the database's table readers:
-// mapped or not, as asked, and sharing the block cache unless noCache.
-func (d *DB) tableReaderOptions(noMmap, noCache bool) *sstables.ReaderOptions {
-	o := &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator, NoMmap: noMmap}
-	if !noCache {
-		o.Cache = d.cache
-	}
-	return o
-}
-
 // newMemstore returns an empty memstore in the database's key order, off
 // the Go heap: the garbage collector paces itself by the heap it finds
 // live, and memstores, the largest part of it, would let it grow to twice
 // what they hold before a collection. Its memory is released when the last
 // read state holding it goes (see memTable.refs), or, for one that never
 // joined a read state (a log replayed at Open), once it is unreachable.
-func (d *DB) newMemstore() *memstore.Memstore {
-	return memstore.New(&memstore.Options{Comparator: d.opts.Comparator, OffHeap: true})
+func (o *Options) newMemstore() *memstore.Memstore {
+	return memstore.New(&memstore.Options{Comparator: o.Comparator, OffHeap: true})
 }
 
 // tableWriterOptions are the options for the tables the database writes,

@@ -644,15 +644,15 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 			if recycle {
 				want = []uint64{flushed, active}
 			}
-			require.Equal(t, want, logFiles(t, mem), "the active log, and the flushed one if it is kept for reuse")
+			require.Equal(t, want, logNumbers(t, mem), "the active log, and the flushed one if it is kept for reuse")
 			require.NoError(t, db.Close())
-			require.Equal(t, []uint64{active}, logFiles(t, mem), "Close deletes the logs kept for reuse")
+			require.Equal(t, []uint64{active}, logNumbers(t, mem), "Close deletes the logs kept for reuse")
 		})
 	}
 }
 
-// logFiles returns the numbers of the logs in /db.
-func logFiles(t *testing.T, fsys vfs.FS) []uint64 {
+// logNumbers returns the numbers of the logs in /db.
+func logNumbers(t *testing.T, fsys vfs.FS) []uint64 {
 	t.Helper()
 	names, err := fsys.List("/db")
 	require.NoError(t, err)

@@ -105,12 +105,12 @@ func (d *DB) replaceLog(p *commitPipeline) error {
 	d.mu.Lock()
 	num := d.mu.versions.newFileNum()
 	d.mu.Unlock()
-	w, f, err := d.createLog(num, manifest.LogInfo{})
+	w, f, err := d.logs.create(num, manifest.LogInfo{})
 	if err != nil {
 		return err
 	}
 	d.mu.Lock()
-	d.mu.memstores.rotate(&memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}, true)
+	d.mu.memstores.rotate(&memTable{m: d.opts.newMemstore(), logNum: num, logID: w.info.ID}, true)
 	d.installReadState()
 	d.mu.Unlock()
 	p.restart(w, f)

@@ -164,7 +164,7 @@ func (d *DB) rotate() error {
 	old.logSize = uint64(oldSize)
 	num, recycled := d.mu.versions.newFileNum(), d.mu.versions.takeRecycledLog()
 	d.mu.Unlock()
-	w, f, err := d.createLog(num, recycled)
+	w, f, err := d.logs.create(num, recycled)
 	if err != nil {
 		return d.fail(err)
 	}
@@ -184,7 +184,7 @@ func (d *DB) rotate() error {
 	if recycled.Num != 0 {
 		d.mu.stats.logsRecycled++
 	}
-	d.mu.memstores.rotate(&memTable{m: d.newMemstore(), logNum: num, logID: w.info.ID}, false)
+	d.mu.memstores.rotate(&memTable{m: d.opts.newMemstore(), logNum: num, logID: w.info.ID}, false)
 	d.installReadState()
 	return nil
 }

@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -45,7 +46,7 @@ func (d *DB) NewSnapshot() *Snapshot {
 		s.rs = rs
 	}
 	s.seq = d.commits.visible() // after the view: see readState.get
-	d.mu.snapshots[s.seq]++
+	d.mu.snapshots.add(s.seq)
 	return s
 }
 
@@ -114,7 +115,7 @@ func (s *Snapshot) acquire() (*readState, error) {
 // prefix as of the snapshot, as DB.NewPrefixIterator does: a database in
 // another key order than bytewise refuses with ErrPrefixOrder.
 func (s *Snapshot) NewPrefixIterator(prefix []byte) (*Iterator, error) {
-	if err := s.db.checkPrefixOrder(); err != nil {
+	if err := s.db.opts.checkPrefixOrder(); err != nil {
 		return nil, err
 	}
 	return s.NewIterator(prefix, PrefixUpperBound(prefix))
@@ -133,20 +134,25 @@ func (s *Snapshot) Release() error {
 		s.rs.unref()
 	}
 	d.mu.Lock()
-	if d.mu.snapshots[s.seq]--; d.mu.snapshots[s.seq] == 0 {
-		delete(d.mu.snapshots, s.seq)
-	}
+	d.mu.snapshots.remove(s.seq)
 	d.mu.Unlock()
 	return nil
 }
 
-// snapshotSeqs returns the live snapshots' sequence numbers, ascending. The
-// caller holds d.mu.
-func (d *DB) snapshotSeqs() []uint64 {
-	seqs := make([]uint64, 0, len(d.mu.snapshots))
-	for seq := range d.mu.snapshots {
-		seqs = append(seqs, seq)
+// liveSnapshots counts the live snapshots at each sequence number, for
+// flushes and compactions, which keep every version one of them sees.
+// Guarded by DB.mu.
+type liveSnapshots map[uint64]int
+
+func (ls liveSnapshots) add(seq uint64) { ls[seq]++ }
+
+func (ls liveSnapshots) remove(seq uint64) {
+	if ls[seq]--; ls[seq] <= 0 {
+		delete(ls, seq)
 	}
-	slices.Sort(seqs)
-	return seqs
+}
+
+// seqs returns the live snapshots' sequence numbers, ascending.
+func (ls liveSnapshots) seqs() []uint64 {
+	return slices.Sorted(maps.Keys(ls))
 }

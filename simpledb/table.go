@@ -85,16 +85,16 @@ func (t *table) overlaps(cmp func(a, b []byte) int, lo, hi []byte) bool {
 // opened with sstables.ReaderOptions.LoadOnRead: most are compacted away,
 // or never read, before a read needs their index and filter, and the
 // compaction that reads them needs only the index.
-func (d *DB) openTable(info manifest.TableInfo, written bool) (*table, error) {
-	d.tables.reserve()
-	r, err := d.openReader(info, written)
+func (c *tableCache) openTable(info manifest.TableInfo, written bool) (*table, error) {
+	c.reserve()
+	r, err := c.openReader(info, written)
 	if err != nil {
-		d.tables.release()
+		c.release()
 		return nil, err
 	}
-	t := &table{TableInfo: info, tc: d.tables, rangeDels: r.RangeDeletions()}
+	t := &table{TableInfo: info, tc: c, rangeDels: r.RangeDeletions()}
 	t.refs.Store(1)
-	d.tables.add(t, r)
+	c.add(t, r)
 	return t, nil
 }
 
@@ -102,9 +102,9 @@ func (d *DB) openTable(info manifest.TableInfo, written bool) (*table, error) {
 // records: at Open, after the table is written, and whenever the table
 // cache reopens it. A missing or damaged file is ErrCorruption naming it.
 // loadOnRead is sstables.ReaderOptions.LoadOnRead.
-func (d *DB) openReader(info manifest.TableInfo, loadOnRead bool) (*sstables.Reader, error) {
-	path := filenames.TablePath(d.dir, info.Num)
-	o := d.tableReaderOptions(!d.opts.MmapTables, false)
+func (c *tableCache) openReader(info manifest.TableInfo, loadOnRead bool) (*sstables.Reader, error) {
+	path := filenames.TablePath(c.dir, info.Num)
+	o := c.readerOptions(false)
 	o.CacheID, o.LoadOnRead = info.Num, loadOnRead
 	r, err := sstables.Open(path, o)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -118,7 +118,7 @@ func (d *DB) openReader(info manifest.TableInfo, loadOnRead bool) (*sstables.Rea
 	size := int64(-1)
 	if r != nil {
 		size = int64(r.Metadata().FileSize)
-	} else if fi, serr := d.fs.Stat(path); serr == nil {
+	} else if fi, serr := c.fs.Stat(path); serr == nil {
 		size = fi.Size()
 	}
 	if size >= 0 && uint64(size) != info.Size {
@@ -139,8 +139,8 @@ func (d *DB) openReader(info manifest.TableInfo, loadOnRead bool) (*sstables.Rea
 
 // checkTableFile checks that the table file at path is the table the
 // manifest records as info: its size and identity.
-func (d *DB) checkTableFile(path string, info manifest.TableInfo) error {
-	m, err := sstables.ReadMetadata(path, &sstables.ReaderOptions{FS: d.fs, Comparator: d.opts.Comparator})
+func (c *tableCache) checkTableFile(path string, info manifest.TableInfo) error {
+	m, err := sstables.ReadMetadata(path, &sstables.ReaderOptions{FS: c.fs, Comparator: c.comparator})
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/stratadb/strata/internal/filenames"
+	"github.com/stratadb/strata/vfs"
+
 	"github.com/stratadb/strata/internal/base"
-	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/sstables"
 )
 
@@ -28,11 +30,13 @@ import (
 // or closed while it is held.
 type tableCache struct {
 	capacity int
-	open     func(manifest.TableInfo) (*sstables.Reader, error)
-	// retire removes what is left of an obsolete table once its last
-	// reference is gone: its blocks in the block cache, and its file.
-	retire func(num uint64)
-	logger *slog.Logger
+	// The tables' files, in dir, and how to read them: see readerOptions.
+	dir        string
+	fs         vfs.FS
+	comparator *sstables.Comparator
+	blocks     *sstables.Cache // the block cache
+	mmap       bool            // Options.MmapTables
+	logger     *slog.Logger
 
 	mu sync.Mutex
 	// files counts the Readers open or being opened, in the cache or
@@ -43,8 +47,11 @@ type tableCache struct {
 	lru     table // sentinel of the open, unpinned tables: lru.next is the most recently used
 }
 
-func newTableCache(capacity int, open func(manifest.TableInfo) (*sstables.Reader, error), retire func(num uint64), logger *slog.Logger) *tableCache {
-	c := &tableCache{capacity: capacity, open: open, retire: retire, logger: logger}
+// newTableCache returns a cache of at most capacity open tables, of the
+// database in dir opened with o, sharing the block cache blocks.
+func newTableCache(capacity int, dir string, o *Options, blocks *sstables.Cache) *tableCache {
+	c := &tableCache{capacity: capacity, dir: dir, fs: o.FS, comparator: o.Comparator, blocks: blocks,
+		mmap: o.MmapTables, logger: o.Logger}
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
 }
@@ -82,8 +89,8 @@ func (c *tableCache) pin(t *table) (*sstables.Reader, error) {
 	t.opening = done
 	c.mu.Unlock()
 
-	closeReaders(victims) // before opening: the files open stay within the bound
-	r, err := c.open(t.TableInfo)
+	closeReaders(victims)                      // before opening: the files open stay within the bound
+	r, err := c.openReader(t.TableInfo, false) // a reopen is for a read, which needs the index and filter at once
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -160,8 +167,23 @@ func (c *tableCache) drop(t *table) {
 		c.logger.Error("simpledb: close table", "table", t.Num, "err", err)
 	}
 	if t.obsolete.Load() {
-		c.retire(t.Num)
+		c.blocks.EvictTable(t.Num)
+		path := filenames.TablePath(c.dir, t.Num)
+		if err := c.fs.Remove(path); err != nil {
+			c.logger.Error("simpledb: delete obsolete file", "file", path, "err", err)
+		}
 	}
+}
+
+// readerOptions are the options for a table's Reader: mapped as
+// Options.MmapTables says, sharing the block cache, or, for a
+// compaction's own (once), neither.
+func (c *tableCache) readerOptions(once bool) *sstables.ReaderOptions {
+	o := &sstables.ReaderOptions{FS: c.fs, Comparator: c.comparator, NoMmap: once || !c.mmap}
+	if !once {
+		o.Cache = c.blocks
+	}
+	return o
 }
 
 // remove closes t's Reader, if it is open, once the last reference on t is

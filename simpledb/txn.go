@@ -160,7 +160,7 @@ func (t *Txn) NewIterator(lower, upper []byte) (*Iterator, error) {
 // NewPrefixIterator returns an iterator over the keys that start with
 // prefix, as NewIterator(prefix, PrefixUpperBound(prefix)) does.
 func (t *Txn) NewPrefixIterator(prefix []byte) (*Iterator, error) {
-	if err := t.db.checkPrefixOrder(); err != nil {
+	if err := t.db.opts.checkPrefixOrder(); err != nil {
 		return nil, err
 	}
 	return t.NewIterator(prefix, PrefixUpperBound(prefix))
@@ -224,7 +224,7 @@ func (t *Txn) Commit(opts WriteOptions) error {
 		return b.err
 	}
 	if b.rangeDels > 0 {
-		if err := t.db.checkRangeDelOrder(); err != nil {
+		if err := t.db.opts.checkRangeDelOrder(); err != nil {
 			return err
 		}
 	}

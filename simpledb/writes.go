@@ -46,7 +46,7 @@ func (d *DB) writeOp(kind base.Kind, key, value []byte, opts WriteOptions) error
 		if err := d.checkOpen(); err != nil {
 			return err
 		}
-		if err := d.checkRangeDelOrder(); err != nil {
+		if err := d.opts.checkRangeDelOrder(); err != nil {
 			return err
 		}
 	}
@@ -71,9 +71,9 @@ func (d *DB) writeOp(kind base.Kind, key, value []byte, opts WriteOptions) error
 
 // checkRangeDelOrder returns ErrRangeDelOrder unless the database orders
 // keys bytewise.
-func (d *DB) checkRangeDelOrder() error {
-	if d.opts.Comparator.Name != sstables.Bytewise.Name {
-		return fmt.Errorf("%w: the database orders keys by %q", ErrRangeDelOrder, d.opts.Comparator.Name)
+func (o *Options) checkRangeDelOrder() error {
+	if o.Comparator.Name != sstables.Bytewise.Name {
+		return fmt.Errorf("%w: the database orders keys by %q", ErrRangeDelOrder, o.Comparator.Name)
 	}
 	return nil
 }
@@ -122,12 +122,12 @@ func (d *DB) write(b *Batch, sync bool) error {
 		return b.err
 	}
 	if b.rangeDels > 0 {
-		if err := d.checkRangeDelOrder(); err != nil {
+		if err := d.opts.checkRangeDelOrder(); err != nil {
 			return err
 		}
 	}
 	if b.merges > 0 {
-		if err := d.checkMerges(b); err != nil {
+		if err := d.opts.checkMerges(b); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,111 @@
+package simpledb
+
+import "slices"
+
+// Which compaction runs next: levels are scored against their targets,
+// and the most urgent one's compaction is picked, a trivial move where one
+// can be. Picking reads a version and the options alone, and changes
+// nothing but where each level's next compaction starts.
+
+// levelTarget is a level's target size: BaseLevelSize for L1, times
+// LevelSizeRatio per level below.
+func (o *Options) levelTarget(level int) int64 {
+	t := o.BaseLevelSize
+	for l := 1; l < level; l++ {
+		t *= int64(o.LevelSizeRatio)
+	}
+	return t
+}
+
+// pick chooses the most urgent compaction of v, or nil: L0 when it has
+// L0CompactionTrigger tables, else the level furthest over its target.
+func (cs *compactionState) pick(v *version, o *Options) *compaction {
+	bestLevel, bestScore := -1, 1.0
+	if n := len(v.levels[0]); n >= o.L0CompactionTrigger {
+		bestLevel, bestScore = 0, float64(n)/float64(o.L0CompactionTrigger)
+	}
+	for level := 1; level < NumLevels-1; level++ {
+		if score := float64(v.levelSize(level)) / float64(o.levelTarget(level)); score > bestScore {
+			bestLevel, bestScore = level, score
+		}
+	}
+	if bestLevel < 0 {
+		return nil
+	}
+	if bestLevel == 0 {
+		// Oldest first (rule 2 lets at most the oldest of overlapping
+		// tables move): a move makes room in L0 without rewriting anything.
+		for i := len(v.levels[0]) - 1; i >= 0; i-- {
+			if c := newCompaction(v, 0, v.levels[0][i:i+1]); c.trivialMove(o) {
+				c.move = true
+				return c
+			}
+		}
+		return newCompaction(v, 0, v.levels[0])
+	}
+	// Round-robin through the level: the first table past the key where
+	// the level's last compaction ended.
+	tables := v.levels[bestLevel]
+	pick := tables[0]
+	for _, t := range tables {
+		if v.cmp(t.Smallest, cs.ptr[bestLevel]) > 0 {
+			pick = t
+			break
+		}
+	}
+	cs.ptr[bestLevel] = append(cs.ptr[bestLevel][:0], pick.Largest...)
+	c := newCompaction(v, bestLevel, []*table{pick})
+	c.move = c.trivialMove(o)
+	return c
+}
+
+// newCompaction returns a compaction of v's tables from, of level, and the
+// tables of level+1 they overlap.
+func newCompaction(v *version, level int, from []*table) *compaction {
+	c := &compaction{level: level, v: v}
+	// A smallest key may be empty: range tombstones from the start of the
+	// key space.
+	lo, hi := from[0].Smallest, from[0].Largest
+	for _, t := range from[1:] {
+		if c.v.cmp(t.Smallest, lo) < 0 {
+			lo = t.Smallest
+		}
+		if c.v.cmp(t.Largest, hi) > 0 {
+			hi = t.Largest
+		}
+	}
+	c.inputs[0] = from
+	for _, t := range v.levels[level+1] {
+		if t.overlaps(c.v.cmp, lo, hi) {
+			c.inputs[1] = append(c.inputs[1], t)
+		}
+	}
+	return c
+}
+
+// maxGrandparentOverlap is how many bytes of level n+2 a table moved into
+// level n+1 may overlap (rule 3 of trivial moves).
+func (o *Options) maxGrandparentOverlap() int64 { return 10 * o.TargetTableSize }
+
+// trivialMove reports whether c may move its input table to the next level
+// by a manifest edit alone, unrewritten, as LevelDB and Pebble do: c has
+// one input table, which nothing in the next level overlaps; from L0, no
+// older L0 table overlaps it either (a read takes the first version it
+// meets, newest L0 table first, so a table must not move below an older
+// one that shares a key); and the tables of level+2 it overlaps total at
+// most maxGrandparentOverlap. A move drops nothing; the file stays live.
+func (c *compaction) trivialMove(o *Options) bool {
+	if len(c.inputs[0]) != 1 || len(c.inputs[1]) != 0 {
+		return false
+	}
+	t := c.inputs[0][0]
+	if c.level == 0 {
+		l0 := c.v.levels[0] // newest first
+		for _, older := range l0[slices.Index(l0, t)+1:] {
+			if older.overlaps(c.v.cmp, t.Smallest, t.Largest) {
+				return false
+			}
+		}
+	}
+	return c.grandparentOverlap(t) <= o.maxGrandparentOverlap()
+}
