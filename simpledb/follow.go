@@ -125,9 +125,9 @@ func (d *DB) capture() (*view, error) {
 		return nil, d.unlessMoved(mark, err)
 	}
 	c := &view{v: v, mem: d.opts.newMemstore(), lastSeq: state.LastSeq}
-	err = d.checkLogsExist(state, names)
+	err = checkLogsExist(d.dir, state, names)
 	if err == nil {
-		err = d.replayLogs(logsToReplay(state, names), state, &c.lastSeq, c.mem)
+		err = replayLogs(&d.opts, d.dir, logsToReplay(state, names), state, &c.lastSeq, c.mem)
 	}
 	if err == nil {
 		err = d.checkLogsStill(mark, state)

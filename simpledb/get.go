@@ -12,7 +12,7 @@ import (
 // or deleted. The copy is the caller's; AppendValue reads into a buffer the
 // caller reuses instead, and Has reads no value.
 func (d *DB) Get(key []byte) ([]byte, error) {
-	return d.read(key, nil, readCopy)
+	return d.read(nil, key, nil, readCopy)
 }
 
 // AppendValue appends the value of key to dst and returns the extended
@@ -26,13 +26,13 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 // break, and copying it costs little beside finding it (see
 // BenchmarkSimpleDBGetAppendValue).
 func (d *DB) AppendValue(dst, key []byte) ([]byte, error) {
-	return d.read(key, dst, readAppend)
+	return d.read(nil, key, dst, readAppend)
 }
 
 // Has reports whether key has a value: false, with a nil error, when it is
 // absent or deleted. It reads no value.
 func (d *DB) Has(key []byte) (bool, error) {
-	return found(d.read(key, nil, readNone))
+	return found(d.read(nil, key, nil, readNone))
 }
 
 // found turns a read's ErrNotFound into false.
@@ -43,19 +43,15 @@ func found(_ []byte, err error) (bool, error) {
 	return err == nil, err
 }
 
-func (d *DB) read(key, dst []byte, mode readMode) ([]byte, error) {
+// read reads key as of now, under the writes an indexed batch's index
+// holds if it is not nil.
+func (d *DB) read(index *batchIndex, key, dst []byte, mode readMode) ([]byte, error) {
 	if err := d.checkOpen(); err != nil {
 		return dst, err
 	}
 	if err := base.CheckKey(key); err != nil {
 		return dst, err
 	}
-	return d.readUnder(nil, key, dst, mode)
-}
-
-// readUnder reads key, checked, as of now, under the writes an indexed
-// batch's index holds if it is not nil.
-func (d *DB) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byte, error) {
 	rs, err := d.reads.acquire()
 	if err != nil {
 		return dst, err
@@ -64,25 +60,17 @@ func (d *DB) readUnder(index *batchIndex, key, dst []byte, mode readMode) ([]byt
 	return d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
 }
 
-// get reads key from rs as of seq, under index's writes if not nil.
+// get reads key from rs as of seq, under index's writes if not nil. A key
+// whose newest version is a merge operand, or any key under an index, is
+// read through a merge of rs's memstores and tables (and index's writes),
+// which folds merge operands: it costs an iterator's creation over every
+// level, against a Get's lookups level by level.
 func (d *DB) get(rs *readState, index *batchIndex, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
 	if index == nil {
 		if v, err := rs.get(key, seq, dst, mode); err != errFold {
 			return v, err
 		}
 	}
-	return d.getFolded(rs, index, key, seq, dst, mode)
-}
-
-// errFold is readState.get's answer for a key whose newest version is a
-// merge operand: the read must fold it with the versions below.
-var errFold = errors.New("simpledb: fold needed")
-
-// getFolded reads key through a merge of rs's memstores and tables, and
-// index's writes if it is not nil, which folds merge operands: the path of
-// the reads that meet one. It costs an iterator's creation over every
-// level, against a Get's lookups level by level.
-func (d *DB) getFolded(rs *readState, index *batchIndex, key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
 	var upper []byte // just past key, in bytewise order: the levels below stop there
 	if d.opts.Comparator.Name == sstables.Bytewise.Name {
 		upper = append(key[:len(key):len(key)], 0)
@@ -98,6 +86,10 @@ func (d *DB) getFolded(rs *readState, index *batchIndex, key []byte, seq uint64,
 	}
 	return mode.value(dst, it.Value()), nil
 }
+
+// errFold is readState.get's answer for a key whose newest version is a
+// merge operand: the read must fold it with the versions below.
+var errFold = errors.New("simpledb: fold needed")
 
 // readMode says what a read does with the value it finds.
 type readMode uint8

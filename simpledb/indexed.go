@@ -78,7 +78,7 @@ func (b *Batch) read(key, dst []byte, mode readMode) ([]byte, error) {
 	case memstore.Merge: // folded onto the database's versions
 		index = b.index
 	}
-	return b.db.readUnder(index, key, dst, mode)
+	return b.db.read(index, key, dst, mode)
 }
 
 // readIndex reads key from the batch's writes. Absent where the batch holds

@@ -120,8 +120,7 @@ func checkReadOnlyDir(fsys vfs.FS, dir string) error {
 	if slices.Contains(names, filenames.CurrentName) {
 		return nil
 	}
-	d := &DB{fs: fsys, dir: dir}
-	if err := d.checkNewDir(names); err != nil {
+	if err := checkNewDir(fsys, dir, names); err != nil {
 		return err
 	}
 	return errNoDatabase(dir)
@@ -210,7 +209,7 @@ func (d *DB) recover() error {
 		if err := d.opts.checkMerger(d.dir, state.Merger); err != nil {
 			return err
 		}
-	} else if err := d.checkNewDir(names); err != nil {
+	} else if err := checkNewDir(d.fs, d.dir, names); err != nil {
 		return err
 	} else if d.opts.ReadOnly || d.opts.ErrorIfNotExists {
 		return errNoDatabase(d.dir)
@@ -224,25 +223,29 @@ func (d *DB) recover() error {
 		return err
 	}
 	if d.opts.ReadOnly {
-		d.serveReadOnly(recovered)
+		// The version that prove opened, and the writes it replayed, are
+		// what reads see.
+		d.mu.memstores.reset(&memTable{m: recovered})
+		d.mu.versions.install(d.mu.versions.current)
+		d.installReadState()
 		return nil
 	}
 	return d.start(recovered)
 }
 
-// checkNewDir accepts a directory without CURRENT as a new database only if
+// checkNewDir accepts dir, a directory without CURRENT, as a new database only if
 // it holds nothing, or just what a crash during creation leaves (a
 // manifest, temporary files, a log without records). One that holds only a
 // database's files, among them tables or logs with records, has lost its
 // CURRENT: that is corruption. Anything else is not a database and is left
 // alone.
-func (d *DB) checkNewDir(names []string) error {
+func checkNewDir(fsys vfs.FS, dir string, names []string) error {
 	var data, foreign string
 	for _, name := range names {
 		switch kind, num := filenames.Parse(name); kind {
 		case filenames.Lock, filenames.Manifest, filenames.Temp:
 		case filenames.Log:
-			switch d.logHolds(num) {
+			switch logHolds(fsys, filenames.LogPath(dir, num)) {
 			case logHoldsBatches:
 				data = name
 			case logHoldsOther:
@@ -256,9 +259,9 @@ func (d *DB) checkNewDir(names []string) error {
 	}
 	switch {
 	case foreign != "":
-		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, d.dir, foreign, filenames.CurrentName)
+		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, dir, foreign, filenames.CurrentName)
 	case data != "":
-		return base.Corruptf(filepath.Join(d.dir, filenames.CurrentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
+		return base.Corruptf(filepath.Join(dir, filenames.CurrentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
 	}
 	return nil
 }
@@ -270,15 +273,14 @@ const (
 	logHoldsOther // not a log at all
 )
 
-// logHolds tells what the file named as log num holds.
-func (d *DB) logHolds(num uint64) int {
-	path := filenames.LogPath(d.dir, num)
-	if info, err := d.fs.Stat(path); err == nil && info.Size() == 0 {
+// logHolds tells what the file at path, named as a log, holds.
+func logHolds(fsys vfs.FS, path string) int {
+	if info, err := fsys.Stat(path); err == nil && info.Size() == 0 {
 		return logHoldsNothing
 	}
-	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: d.fs, NoMmap: true})
+	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: fsys, NoMmap: true})
 	if err != nil {
-		if headerUnwritten(d.fs, path) {
+		if headerUnwritten(fsys, path) {
 			return logHoldsNothing
 		}
 		return logHoldsOther
@@ -299,7 +301,7 @@ func (d *DB) logHolds(num uint64) int {
 // damage but a torn tail. It opens the version and replays the logs into
 // recovered; it writes nothing.
 func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Memstore) error {
-	if err := d.checkLogsExist(state, names); err != nil {
+	if err := checkLogsExist(d.dir, state, names); err != nil {
 		return err
 	}
 	d.mu.versions.recover(state, names)
@@ -322,7 +324,7 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	v.sortLevels()
 
 	lastSeq := state.LastSeq
-	err := d.replayLogs(logsToReplay(state, names), state, &lastSeq, recovered)
+	err := replayLogs(&d.opts, d.dir, logsToReplay(state, names), state, &lastSeq, recovered)
 	d.commits.resetSeq(lastSeq)
 	return err
 }
@@ -340,10 +342,10 @@ func logsToReplay(state *manifest.State, names []string) []uint64 {
 	return logs
 }
 
-// checkLogsExist proves that the logs the manifest still needs are in the
-// directory: the oldest one, which every edit names as it advances, and
+// checkLogsExist proves that the logs the manifest still needs are in dir,
+// whose files are names: the oldest one, which every edit names as it advances, and
 // every later one it recorded when a rotation started it.
-func (d *DB) checkLogsExist(state *manifest.State, names []string) error {
+func checkLogsExist(dir string, state *manifest.State, names []string) error {
 	present := map[uint64]bool{}
 	for _, name := range names {
 		if kind, num := filenames.Parse(name); kind == filenames.Log {
@@ -356,25 +358,26 @@ func (d *DB) checkLogsExist(state *manifest.State, names []string) error {
 	}
 	for _, num := range need {
 		if !present[num] {
-			return base.Corruptf(filenames.LogPath(d.dir, num), 0, ErrCorruption, "a log the manifest names is missing")
+			return base.Corruptf(filenames.LogPath(dir, num), 0, ErrCorruption, "a log the manifest names is missing")
 		}
 	}
 	return nil
 }
 
-// replayLogs applies the batches of the logs nums, in order, to m, by
+// replayLogs applies the batches of the logs nums, in order, of the
+// database in dir opened with o, to m, by
 // the rules of a log walk (see logWalk and tornTails). Damage at the end of
 // the last log's records, which no later record vouches for, is a torn
 // tail: the unacknowledged end of the last write, or a log whose creation
 // a crash interrupted before it was named. It is dropped. Any other damage
 // is ErrCorruption.
-func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m *memstore.Memstore) error {
+func replayLogs(o *Options, dir string, nums []uint64, state *manifest.State, lastSeq *uint64, m *memstore.Memstore) error {
 	var tails tornTails
 	var torn *logOutcome
-	r := newReplayer(m, d.opts.Comparator.Compare)
+	r := newReplayer(m, o.Comparator.Compare)
 	for _, num := range nums {
-		path := filenames.LogPath(d.dir, num)
-		w := &logWalk{fsys: d.fs, path: path, num: num, info: state.Logs[num], named: state.Named(num),
+		path := filenames.LogPath(dir, num)
+		w := &logWalk{fsys: o.FS, path: path, num: num, info: state.Logs[num], named: state.Named(num),
 			format: state.LogFormat, lastSeq: lastSeq, apply: r.apply}
 		out, err := w.run()
 		if err == nil {
@@ -393,19 +396,11 @@ func (d *DB) replayLogs(nums []uint64, state *manifest.State, lastSeq *uint64, m
 			torn = out
 		}
 	}
-	if torn != nil && !d.opts.Follow {
+	if torn != nil && !o.Follow {
 		// (A follower reads a log being written: its end is torn often.)
-		d.logger.Warn("simpledb: dropped the torn tail of the log", "damage", torn.tail)
+		o.Logger.Warn("simpledb: dropped the torn tail of the log", "damage", torn.tail)
 	}
 	return nil
-}
-
-// serveReadOnly makes the version that prove opened, and the writes it
-// replayed into recovered, what reads see.
-func (d *DB) serveReadOnly(recovered *memstore.Memstore) {
-	d.mu.memstores.reset(&memTable{m: recovered})
-	d.mu.versions.install(d.mu.versions.current)
-	d.installReadState()
 }
 
 // start makes the recovered writes a table, starts a new log and a new

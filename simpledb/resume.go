@@ -67,9 +67,27 @@ func (d *DB) Resume() error {
 	if failure == nil || !ok {
 		return failure
 	}
-	err := d.restartLog()
+	// Nothing is in flight while the log and the manifest are replaced.
+	err := d.commits.whileQuiet(func() error {
+		started, err := d.restartLog(d.commits)
+		if err != nil {
+			return err
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if err := d.mu.versions.restartManifest(d.mu.memstores.logs()); err != nil {
+			return err
+		}
+		if started.Num == 0 {
+			return nil
+		}
+		// The new log, recorded before anything is written to it.
+		return d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{started}})
+	})
 	if err == nil {
-		err = d.flushForResume()
+		d.mu.Lock()
+		err = d.mu.memstores.flushForResume()
+		d.mu.Unlock()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -86,20 +104,14 @@ func (d *DB) Resume() error {
 	return nil
 }
 
-// restartLog replaces a failed log, or a missing one (a rotation that
-// failed after closing the old log), with a new one, and starts a new
-// manifest if the manifest failed. The memstore of the log it replaces
-// joins those awaiting a flush. It waits for the groups appended before
-// the failure to be published, so that nothing is in flight.
-func (d *DB) restartLog() error {
-	return d.commits.whileQuiet(func() error { return d.replaceLog(d.commits) })
-}
-
-// replaceLog is restartLog's, with nothing in flight in p, the commit
-// pipeline, whose log lock it holds.
-func (d *DB) replaceLog(p *commitPipeline) error {
+// restartLog replaces a failed log of p, the commit pipeline, or a
+// missing one (a rotation that failed after closing the old log), with a
+// new one, which it returns (none if the log had not failed). The memstore
+// of the log it replaces joins those awaiting a flush. The caller holds
+// p's log lock, with nothing in flight (see commitPipeline.whileQuiet).
+func (d *DB) restartLog(p *commitPipeline) (manifest.LogInfo, error) {
 	if p.hasLog() {
-		return d.restartManifest()
+		return manifest.LogInfo{}, nil
 	}
 	p.abandonLog()
 	d.mu.Lock()
@@ -107,42 +119,20 @@ func (d *DB) replaceLog(p *commitPipeline) error {
 	d.mu.Unlock()
 	w, f, err := d.logs.create(num, manifest.LogInfo{})
 	if err != nil {
-		return err
+		return manifest.LogInfo{}, err
 	}
 	d.mu.Lock()
 	d.mu.memstores.rotate(&memTable{m: d.opts.newMemstore(), logNum: num, logID: w.info.ID}, true)
 	d.installReadState()
 	d.mu.Unlock()
 	p.restart(w, f)
-	if err := d.restartManifest(); err != nil {
-		return err
-	}
-	// The new log, recorded before anything is written to it.
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.mu.versions.writeEdit(&manifest.Edit{Logs: []manifest.LogInfo{w.info}})
-}
-
-// restartManifest starts a new manifest if the current one failed: see
-// versionSet.restartManifest.
-func (d *DB) restartManifest() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.mu.versions.restartManifest(d.mu.memstores.logs())
-}
-
-// flushForResume has the flush scheduler flush every memstore awaiting a
-// flush, through the failure: see flushScheduler.flushForResume.
-func (d *DB) flushForResume() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.mu.memstores.flushForResume()
+	return w.info, nil
 }
 
 // autoResume retries Resume while the database is out of space, at
 // doubling intervals, until it resumes, fails for another reason, or
-// closes. The caller holds d.mu, set d.mu.failure.autoResuming and counted it in
-// d.bgWG.
+// closes. The caller holds d.mu, set d.mu.failure.autoResuming and
+// counted it in d.bgWG.
 func (d *DB) autoResume() {
 	defer d.bgWG.Done()
 	defer func() {
