@@ -128,7 +128,7 @@ func (c *checkpoint) write() error {
 	defer rs.unref()
 	seq := d.commits.visible() // after acquiring: see readState.get
 	memNum, manifestNum := d.mu.versions.newFileNum(), d.mu.versions.newFileNum()
-	nextFileNum := d.mu.versions.nextFileNum
+	nextFileNum := d.mu.versions.nextFile()
 	d.mu.Unlock()
 
 	edit := &manifest.Edit{Comparator: d.opts.Comparator.Name, Merger: d.opts.mergerName(), NextFileNum: nextFileNum, LastSeq: seq, LogFormat: logformat.Current}

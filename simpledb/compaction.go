@@ -67,6 +67,15 @@ func (c *compactionState) paused(err error, now time.Time) time.Duration {
 // goes.
 func (c *compactionState) due(now time.Time) bool { return !now.Before(c.pause.retry) }
 
+// pausedBy returns the failure that paused compactions, nil if none.
+func (c *compactionState) pausedBy() error { return c.pause.err }
+
+// begin and end bracket the running compaction; busy reports whether one
+// runs.
+func (c *compactionState) begin()     { c.running = true }
+func (c *compactionState) end()       { c.running = false }
+func (c *compactionState) busy() bool { return c.running }
+
 // succeeded ends a pause and its back-off.
 func (c *compactionState) succeeded() { c.pause.err, c.pause.backoff = nil, 0 }
 
@@ -88,8 +97,8 @@ func (d *DB) compactLoop() {
 	for {
 		var c *compaction
 		for !d.closed.Load() {
-			if !d.mu.compaction.running && d.mu.failure.err == nil && !d.opts.DisableAutoCompaction && d.mu.compaction.due(time.Now()) {
-				if c = d.mu.compaction.pick(d.mu.versions.current, &d.opts); c != nil {
+			if !d.mu.compaction.busy() && d.mu.failure.err() == nil && !d.opts.DisableAutoCompaction && d.mu.compaction.due(time.Now()) {
+				if c = d.mu.compaction.pick(d.mu.versions.current(), &d.opts); c != nil {
 					break
 				}
 			}
@@ -118,8 +127,8 @@ func (d *DB) runCompaction(c *compaction) error {
 	if c.move {
 		return d.moveTable(c)
 	}
-	d.mu.compaction.running = true
-	defer func() { d.mu.compaction.running = false }()
+	d.mu.compaction.begin()
+	defer d.mu.compaction.end()
 	c.v.ref()
 	snaps := d.mu.snapshots.seqs()
 	d.mu.Unlock()

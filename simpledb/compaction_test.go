@@ -53,7 +53,7 @@ func tableLevels(db *DB) map[uint64]int {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	levels := map[uint64]int{}
-	for level, tables := range db.mu.versions.current.levels {
+	for level, tables := range db.mu.versions.current().levels {
 		for _, t := range tables {
 			levels[t.Num] = level
 		}
@@ -68,7 +68,7 @@ func compactAsBackground(t *testing.T, db *DB) {
 	t.Helper()
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	for c := db.mu.compaction.pick(db.mu.versions.current, &db.opts); c != nil; c = db.mu.compaction.pick(db.mu.versions.current, &db.opts) {
+	for c := db.mu.compaction.pick(db.mu.versions.current(), &db.opts); c != nil; c = db.mu.compaction.pick(db.mu.versions.current(), &db.opts) {
 		require.NoError(t, db.runCompaction(c))
 	}
 }
@@ -97,8 +97,8 @@ func TestTrivialMovesOnSequentialFill(t *testing.T) {
 	require.NoError(t, db.Close()) // waits for the background work
 	// Moves that ran since Stats.
 	st.TrivialMoves, st.Levels = db.mu.stats.trivialMoves, [NumLevels]LevelStats{}
-	for level, tables := range db.mu.versions.current.levels {
-		st.Levels[level] = LevelStats{len(tables), db.mu.versions.current.levelSize(level)}
+	for level, tables := range db.mu.versions.current().levels {
+		st.Levels[level] = LevelStats{len(tables), db.mu.versions.current().levelSize(level)}
 	}
 	t.Logf("levels %v, flushes %d, compactions %d (%d bytes written), trivial moves %d, write amplification %.2f",
 		st.Levels, st.Flushes, st.Compactions, st.CompactionBytesWritten, st.TrivialMoves, st.WriteAmplification)
@@ -174,7 +174,7 @@ func TestTrivialMoveKeepsL0Order(t *testing.T) {
 				require.NoError(t, db.Flush())
 				db.mu.Lock()
 				defer db.mu.Unlock()
-				return db.mu.versions.current.levels[0][0].Num // the newest
+				return db.mu.versions.current().levels[0][0].Num // the newest
 			}
 			flush(tc.l1)
 			require.NoError(t, db.Compact())
@@ -240,15 +240,15 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			func() {
 				db.mu.Lock()
 				defer db.mu.Unlock() // also when require fails: Close takes it
-				require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current, 1, db.mu.versions.current.levels[1])))
-				require.Greater(t, db.mu.versions.current.levelSize(2), 3*db.opts.maxGrandparentOverlap())
+				require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current(), 1, db.mu.versions.current().levels[1])))
+				require.Greater(t, db.mu.versions.current().levelSize(2), 3*db.opts.maxGrandparentOverlap())
 			}()
 
 			put(fmt.Sprintf("k%04dx", tc.lo), 10)
 			put(fmt.Sprintf("k%04dx", tc.hi), 10)
 			require.NoError(t, db.Flush())
 			db.mu.Lock()
-			l0 := db.mu.versions.current.levels[0][0].Num
+			l0 := db.mu.versions.current().levels[0][0].Num
 			db.mu.Unlock()
 			before := db.Stats()
 			compactAsBackground(t, db)
@@ -265,8 +265,8 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 			}
 			db.mu.Lock()
 			overlaps := map[string]int64{} // L1 table -> the bytes of L2 it overlaps
-			for _, tb := range db.mu.versions.current.levels[1] {
-				c := &compaction{level: 0, v: db.mu.versions.current}
+			for _, tb := range db.mu.versions.current().levels[1] {
+				c := &compaction{level: 0, v: db.mu.versions.current()}
 				overlaps[fmt.Sprintf("%s-%s", tb.Smallest, tb.Largest)] = c.grandparentOverlap(tb)
 			}
 			db.mu.Unlock()

@@ -264,7 +264,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 			for range n {
 				write()
 				db.mu.Lock()
-				for db.mu.memstores.immutable() > 0 && db.mu.failure.err == nil {
+				for db.mu.memstores.immutable() > 0 && db.mu.failure.err() == nil {
 					db.cond.Wait()
 				}
 				db.mu.Unlock()
@@ -278,8 +278,8 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 	compact := func(level, n int) {
 		db.mu.Lock()
 		defer db.mu.Unlock()
-		require.GreaterOrEqual(t, len(db.mu.versions.current.levels[level]), n)
-		c := newCompaction(db.mu.versions.current, level, db.mu.versions.current.levels[level][:n])
+		require.GreaterOrEqual(t, len(db.mu.versions.current().levels[level]), n)
+		c := newCompaction(db.mu.versions.current(), level, db.mu.versions.current().levels[level][:n])
 		c.move = c.trivialMove(&db.opts)
 		require.NoError(t, db.runCompaction(c))
 	}
@@ -320,7 +320,7 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 
 	kinds := map[string]string{}
 	db.mu.Lock()
-	for level, tables := range db.mu.versions.current.levels {
+	for level, tables := range db.mu.versions.current().levels {
 		for _, tb := range tables {
 			kinds[fmt.Sprintf("%06d.sst", tb.Num)] = fmt.Sprintf("L%d %s", level, kindTable)
 		}

@@ -140,7 +140,7 @@ func (d *DB) Close() error {
 	logSize, err := d.commits.close()
 
 	d.bgWG.Wait()
-	// A follower's CatchUp under way, which reads d.mu.versions.current and opens
+	// A follower's CatchUp under way, which reads d.mu.versions.current() and opens
 	// tables, ends before they are released; it sees closed and stops.
 	d.followMu.Lock()
 	d.followMu.Unlock()
@@ -179,7 +179,7 @@ func (d *DB) flushAtClose() {
 	}
 	d.mu.Lock()
 	var held int64
-	if !d.closed.Load() && d.mu.failure.err == nil && d.mu.memstores.active() != nil {
+	if !d.closed.Load() && d.mu.failure.err() == nil && d.mu.memstores.active() != nil {
 		held = d.mu.memstores.held()
 	}
 	d.mu.Unlock()

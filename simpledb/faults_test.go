@@ -454,7 +454,7 @@ func TestFaultInjectionRecycledLog(t *testing.T) {
 					require.Equal(t, fsKind == "mem", db.logs.plain, "logs are mapped on the operating system's filesystem")
 					db.commits.log.mu.Unlock()
 					db.mu.Lock()
-					next = filenames.LogPath(dir, db.mu.versions.nextFileNum)
+					next = filenames.LogPath(dir, db.mu.versions.nextFile())
 					db.mu.Unlock()
 
 					rule.Enable()

@@ -192,14 +192,7 @@ func (s *flushScheduler) logs() []manifest.LogInfo {
 // readState returns a read state of the memstores and version v, holding
 // a reference on each.
 func (s *flushScheduler) readState(v *version) *readState {
-	rs := &readState{mem: s.mem, imm: slices.Clone(s.imm), v: v}
-	rs.refs.Store(1)
-	v.ref()
-	rs.mem.refs.Add(1)
-	for _, mt := range rs.imm {
-		mt.refs.Add(1)
-	}
-	return rs
+	return newReadState(s.mem, s.imm, v)
 }
 
 // charge returns what the memstores are charged to the memory budget: see

@@ -176,7 +176,7 @@ func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
 func (d *DB) followVersion(state *manifest.State) (*version, error) {
 	have := map[uint64]*table{}
 	d.mu.Lock()
-	cur := d.mu.versions.current
+	cur := d.mu.versions.current()
 	if d.closed.Load() {
 		cur = nil // Close releases it
 	}

@@ -142,7 +142,7 @@ func TestForeignFilesRefused(t *testing.T) {
 		require.NoError(t, err)
 		defer db.Close()
 		var victim *table // one of the twin's tables: not the one Open wrote from the log
-		for _, tb := range db.mu.versions.current.levels[0] {
+		for _, tb := range db.mu.versions.current().levels[0] {
 			if b[filepath.Base(filenames.TablePath("/db", tb.Num))] != nil {
 				victim = tb
 			}
@@ -183,7 +183,7 @@ func TestTablesWithoutIdentity(t *testing.T) {
 	require.Equal(t, acked, readAll(t, db))
 	require.NoError(t, db.Put([]byte("new"), []byte("write"), DefaultSync))
 	require.NoError(t, db.Compact())
-	for _, tb := range db.mu.versions.current.levels[1] {
+	for _, tb := range db.mu.versions.current().levels[1] {
 		require.NotZero(t, tb.ID, "a table written now has an identity")
 	}
 	require.NoError(t, db.Close())
@@ -221,7 +221,7 @@ func legacyTablesDB(t *testing.T, firstID uint64) (map[string][]byte, model) {
 	require.NoError(t, db.Flush())
 	edit := manifest.Edit{Comparator: sstables.Bytewise.Name, LogFormat: logformat.RangeDel, LastSeq: db.commits.log.lastSeq}
 	files := map[string][]byte{}
-	for i, tb := range db.mu.versions.current.levels[0] {
+	for i, tb := range db.mu.versions.current().levels[0] {
 		name := filepath.Base(filenames.TablePath("/db", tb.Num))
 		id := uint64(0)
 		if i == 0 {
@@ -233,7 +233,7 @@ func legacyTablesDB(t *testing.T, firstID uint64) (map[string][]byte, model) {
 		edit.Added = append(edit.Added, manifest.LevelTable{Level: 0, Info: info})
 		files[name] = data
 	}
-	edit.NextFileNum = db.mu.versions.nextFileNum
+	edit.NextFileNum = db.mu.versions.nextFile()
 	require.NoError(t, db.Close())
 	files[filepath.Base(filenames.ManifestPath("/db", 1))] = recordFile(t, edit.Encode())
 	var current recordSink

@@ -239,7 +239,7 @@ func TestRecycledLogRenamedButUnrecorded(t *testing.T) {
 	// As the rotation leaves it once the rename and its directory are
 	// durable and the new header written over the old one.
 	db.mu.Lock()
-	next := db.mu.versions.nextFileNum
+	next := db.mu.versions.nextFile()
 	db.mu.Unlock()
 	f, err := crashed.ReuseForWrite(filenames.LogPath("/db", retired), filenames.LogPath("/db", next))
 	require.NoError(t, err)

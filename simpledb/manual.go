@@ -11,7 +11,7 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.mu.memstores.waitFlushed(w.rotated, func() error { return d.mu.failure.err })
+	return d.mu.memstores.waitFlushed(w.rotated, func() error { return d.mu.failure.err() })
 }
 
 // Compact flushes, then compacts everything down into the deepest level
@@ -35,25 +35,25 @@ func (d *DB) Compact() error {
 	defer d.bgWG.Done()
 	last := 1
 	for level := NumLevels - 1; level > 1; level-- {
-		if len(d.mu.versions.current.levels[level]) > 0 {
+		if len(d.mu.versions.current().levels[level]) > 0 {
 			last = level
 			break
 		}
 	}
 	for level := 0; level < last; level++ {
-		for d.mu.compaction.running && !d.closed.Load() && d.mu.failure.err == nil {
+		for d.mu.compaction.busy() && !d.closed.Load() && d.mu.failure.err() == nil {
 			d.cond.Wait()
 		}
 		switch {
 		case d.closed.Load():
 			return ErrClosed
-		case d.mu.failure.err != nil:
-			return d.mu.failure.err
+		case d.mu.failure.err() != nil:
+			return d.mu.failure.err()
 		}
-		if len(d.mu.versions.current.levels[level]) == 0 {
+		if len(d.mu.versions.current().levels[level]) == 0 {
 			continue
 		}
-		err := d.runCompaction(newCompaction(d.mu.versions.current, level, d.mu.versions.current.levels[level]))
+		err := d.runCompaction(newCompaction(d.mu.versions.current(), level, d.mu.versions.current().levels[level]))
 		d.cond.Broadcast()
 		if err == ErrClosed {
 			return err

@@ -427,7 +427,7 @@ func TestCompactionFoldsOperands(t *testing.T) {
 	entries := func() []string {
 		require.NoError(t, db.Compact())
 		var out []string
-		for _, tables := range db.mu.versions.current.levels {
+		for _, tables := range db.mu.versions.current().levels {
 			for _, tb := range tables {
 				r, err := sstables.Open(filenames.TablePath("/db", tb.Num), &sstables.ReaderOptions{FS: fsys, NoMmap: true})
 				require.NoError(t, err)

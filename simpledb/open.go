@@ -64,7 +64,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d.cond = sync.NewCond(&d.mu.Mutex)
 	d.mu.memstores = flushScheduler{cond: d.cond, env: flushEnv{
 		flush:  d.flushOldest,
-		failed: func() bool { return d.mu.failure.err != nil },
+		failed: func() bool { return d.mu.failure.err() != nil },
 		closed: d.closed.Load,
 		fail:   func(err error) { d.setBackgroundError(err) },
 	}}
@@ -226,7 +226,7 @@ func (d *DB) recover() error {
 		// The version that prove opened, and the writes it replayed, are
 		// what reads see.
 		d.mu.memstores.reset(&memTable{m: recovered})
-		d.mu.versions.install(d.mu.versions.current)
+		d.mu.versions.install(d.mu.versions.current())
 		d.installReadState()
 		return nil
 	}
@@ -413,7 +413,7 @@ func (d *DB) start(recovered *memstore.Memstore) error {
 			return err
 		}
 		if t != nil {
-			d.mu.versions.install(d.mu.versions.current.withEdit(nil, []levelTableRef{{0, t}})).unref()
+			d.mu.versions.install(d.mu.versions.current().withEdit(nil, []levelTableRef{{0, t}})).unref()
 		}
 	}
 	// The new log exists, durably, before the new manifest names it, so
@@ -450,7 +450,7 @@ func (d *DB) removeObsoleteFiles() {
 		return
 	}
 	live := map[uint64]bool{}
-	for _, level := range d.mu.versions.current.levels {
+	for _, level := range d.mu.versions.current().levels {
 		for _, t := range level {
 			live[t.Num] = true
 		}

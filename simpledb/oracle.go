@@ -3,6 +3,7 @@ package simpledb
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"sync"
 	"sync/atomic"
 
@@ -185,12 +186,12 @@ func (b *Batch) writeSet(keep bool) (keys [][]byte, ranges []keyRange) {
 
 // certify returns ErrConflict if a write numbered above t's snapshot
 // touched what t read, and ErrTxnTooOld if the oracle no longer knows every
-// such write. pending are the writes ahead of t in its group, not yet
+// such write. ahead are the batches ahead of t in its group, not yet
 // recorded. The commit pipeline's leader calls it before the group
 // appends: groups append one after another, so every write numbered
 // before the transaction's is recorded by then, and none can come between
 // the check and the transaction's own append.
-func (o *oracle) certify(t *Txn, pending []*commitWaiter) error {
+func (o *oracle) certify(t *Txn, ahead iter.Seq[*Batch]) error {
 	cmp := o.cmp
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -202,11 +203,8 @@ func (o *oracle) certify(t *Txn, pending []*commitWaiter) error {
 			return ErrConflict
 		}
 	}
-	for _, w := range pending {
-		if w.batch == nil {
-			continue
-		}
-		if keys, ranges := w.batch.writeSet(false); t.touchedBy(cmp, keys, ranges) {
+	for b := range ahead {
+		if keys, ranges := b.writeSet(false); t.touchedBy(cmp, keys, ranges) {
 			return ErrConflict
 		}
 	}

@@ -2,9 +2,9 @@ package simpledb
 
 import (
 	"fmt"
+	"iter"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -104,7 +104,7 @@ type commitEnv struct {
 	// certify returns why transaction t may not commit, the writes ahead
 	// of it in its group being about to commit too; nil if it may. Before
 	// the group appends, without the log's lock.
-	certify func(t *Txn, ahead []*commitWaiter) error
+	certify func(t *Txn, ahead iter.Seq[*Batch]) error
 	// waitForRoom stalls until a write can go in at once, without the
 	// log's lock: groups appended before need it for their fsyncs.
 	waitForRoom func() error
@@ -250,9 +250,16 @@ func (p *commitPipeline) commit(w *commitWaiter) error {
 // leave it with their error; the others go on.
 func (p *commitPipeline) certify(g *commitGroup) {
 	kept := g.waiters[:0]
+	ahead := func(yield func(*Batch) bool) {
+		for _, w := range kept {
+			if w.batch != nil && !yield(w.batch) {
+				return
+			}
+		}
+	}
 	for _, w := range g.waiters {
 		if w.txn != nil {
-			if err := p.env.certify(w.txn, kept); err != nil {
+			if err := p.env.certify(w.txn, ahead); err != nil {
 				w.done <- commitResult{err: err}
 				continue
 			}
@@ -366,194 +373,4 @@ func (p *commitPipeline) appendGroup(g *commitGroup) (syncTo uint64) {
 		}
 	}
 	return // syncTo is set as the group is enqueued
-}
-
-// syncLog is stage 2: it returns once the log is durable up to end, or
-// the log has failed. If no fsync is running it runs one: it hands the
-// log's buffer to the operating system (under log.mu, so appends wait
-// only for that write) and fsyncs everything appended so far, without
-// holding any lock. The append stage (which rotates logs under log.mu)
-// can so wait for a running fsync. After an fsync it publishes what became
-// durable.
-func (p *commitPipeline) syncLog(end uint64) {
-	for {
-		p.sync.mu.Lock()
-		for p.syncedTo.Load() < end && p.sync.err == nil && (p.sync.syncing || p.gather.wait()) {
-			p.sync.cond.Wait()
-		}
-		done := p.syncedTo.Load() >= end || p.sync.err != nil
-		p.sync.mu.Unlock()
-		if done {
-			return
-		}
-
-		p.log.mu.Lock()
-		p.sync.mu.Lock()
-		claimed := !p.sync.syncing && p.syncedTo.Load() < end && p.sync.err == nil
-		p.sync.syncing = p.sync.syncing || claimed
-		if claimed {
-			p.gather.claimed()
-		}
-		p.sync.mu.Unlock()
-		if !claimed {
-			p.log.mu.Unlock()
-			continue
-		}
-		err := errNoLog
-		if p.log.w != nil {
-			err = p.log.w.Flush()
-		}
-		target, file := uint64(p.counters.logBytes.Load()), p.log.file
-		p.log.mu.Unlock()
-		if err == nil {
-			start := time.Now()
-			err = file.Sync()
-			took := time.Since(start)
-			p.counters.syncNanos.Add(int64(took))
-			p.gather.synced(took)
-		}
-		if err != nil {
-			// Recorded before the fsync counts as finished, so that a
-			// rotation waiting for it finds the log failed.
-			p.failLog(fmt.Errorf("sync log: %w", err))
-		}
-
-		p.sync.mu.Lock()
-		p.sync.syncing = false
-		if err == nil {
-			p.syncedTo.Store(max(p.syncedTo.Load(), target))
-			p.counters.syncs.Add(1)
-		}
-		p.sync.cond.Broadcast()
-		p.sync.mu.Unlock()
-		p.publishReady(nil)
-	}
-}
-
-// publishReady is stage 3: it applies and publishes, in order, every group
-// at the head of the pending list that is ready, and hands each writer its
-// result. A group is ready once it failed, or did not ask for durability,
-// or the log is synced past it. After a log failure every group the log
-// had not made durable fails, synced or not, and once a group that reached
-// the log has failed no later one succeeds: a write is never visible or
-// acknowledged without every write before it.
-//
-// If it publishes the group of self, the caller's own waiter (nil for
-// none), it leaves self's result in self.result rather than sending it
-// through self.done, and reports true: for a lone writer, which publishes
-// its own writes, the channel's round trip cost a tenth of a Put.
-func (p *commitPipeline) publishReady(self *commitWaiter) (published bool) {
-	p.pub.mu.Lock()
-	defer p.pub.mu.Unlock()
-	synced := p.syncedTo.Load()
-	var logErr error
-	if p.logFailed.Load() {
-		p.sync.mu.Lock()
-		synced, logErr = p.syncedTo.Load(), p.sync.err
-		p.sync.mu.Unlock()
-	}
-	n := 0
-	for ; n < len(p.pub.pending); n++ {
-		g := p.pub.pending[n]
-		if g.err == nil && g.mem != nil && g.logEnd > synced {
-			if logErr != nil {
-				g.err = logErr
-			} else if g.sync {
-				break // awaits its fsync
-			}
-		}
-		if g.err == nil && g.logged && p.pub.err != nil {
-			g.err = p.pub.err
-		}
-		p.apply(g)
-		if g.err == nil && g.sync {
-			p.gather.released(g.waiters)
-		}
-		if g.err != nil && g.logged && p.pub.err == nil {
-			p.pub.err = g.err
-		}
-		// The first waiter, the group's leader, last: once woken it
-		// recycles the group.
-		for i := len(g.waiters) - 1; i >= 0; i-- {
-			w := g.waiters[i]
-			err := g.err
-			if w.batch == nil {
-				// A flush request fails with its rotation or the database,
-				// not with its group's batches.
-				err = w.err
-				if err == nil && g.err != nil {
-					err = p.env.failure()
-				}
-			}
-			if w == self {
-				w.result, published = err, true
-				continue
-			}
-			w.done <- commitResult{err: err}
-		}
-	}
-	clear(p.pub.pending[:n])
-	p.pub.pending = append(p.pub.pending[:0], p.pub.pending[n:]...)
-	// For waitPublished and quiesce, whose wait may also end with an fsync
-	// that published nothing. (With no waiter it costs an atomic load.)
-	p.pub.cond.Broadcast()
-	return published
-}
-
-// apply applies a group's batches to its memstore and publishes them,
-// unless the group failed. A group that reached the log, and its fsync if
-// it asked for one, is applied even if the database has failed since: a
-// flush or compaction failure does not undo a durable write. The caller
-// holds p.pub.mu.
-func (p *commitPipeline) apply(g *commitGroup) {
-	if g.mem == nil {
-		return
-	}
-	defer g.mem.writes.Done()
-	if g.err != nil {
-		return
-	}
-	for _, w := range g.waiters {
-		if w.batch == nil {
-			continue
-		}
-		_, _, err := logformat.Decode(logformat.Current, w.batch.data, func(seq uint64, kind base.Kind, key, value []byte) error {
-			return g.mem.m.Apply(seq, kind, key, value)
-		})
-		if err != nil {
-			// Some of its entries may be in the memstore, unpublished:
-			// nothing later may publish them.
-			g.err = p.failLog(fmt.Errorf("apply: %w", err))
-			return
-		}
-	}
-	p.visibleSeq.Store(g.lastSeq)
-}
-
-// failLog records a failure of the log, of an append or an fsync, and
-// returns the error for the writes it hits. What the log holds past its
-// last good fsync may or may not be on disk: after a failed fsync the
-// kernel may have dropped the dirty pages and cleared the error, so a
-// second fsync that succeeds proves nothing. So the log is never synced
-// again (rotateLog and close refuse to), every write it has not made
-// durable fails, and the database fails. The database's failure is
-// recorded first, so that no writer sees the log failed and the database
-// not.
-func (p *commitPipeline) failLog(err error) error {
-	p.env.fail(fmt.Errorf("write: %w", err))
-	p.sync.mu.Lock()
-	defer p.sync.mu.Unlock()
-	if p.sync.err == nil {
-		p.sync.err = fmt.Errorf("%w: %w: write: %w", ErrWriteOutcomeUnknown, ErrBackground, err)
-		p.logFailed.Store(true)
-		p.sync.cond.Broadcast()
-	}
-	return p.sync.err
-}
-
-// logError returns the log's failure, nil if it has none.
-func (p *commitPipeline) logError() error {
-	p.sync.mu.Lock()
-	defer p.sync.mu.Unlock()
-	return p.sync.err
 }

@@ -249,7 +249,7 @@ func TestDeleteRangeSnapshots(t *testing.T) {
 func levelTables(db *DB, level int) []*table {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	return slices.Clone(db.mu.versions.current.levels[level])
+	return slices.Clone(db.mu.versions.current().levels[level])
 }
 
 func TestDeleteRangeSplitAcrossCompactionOutputs(t *testing.T) {
@@ -318,7 +318,7 @@ func rangeDelTables(db *DB) int {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	n := 0
-	for _, tables := range db.mu.versions.current.rangeDelTables {
+	for _, tables := range db.mu.versions.current().rangeDelTables {
 		n += len(tables)
 	}
 	return n
@@ -368,7 +368,7 @@ func TestDeleteRangeElision(t *testing.T) {
 		require.NoError(t, db.Put(rdKey(250), []byte("back"), DefaultSync))
 		require.NoError(t, db.Flush())
 		db.mu.Lock()
-		require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current, 0, db.mu.versions.current.levels[0])))
+		require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current(), 0, db.mu.versions.current().levels[0])))
 		db.mu.Unlock()
 		require.Zero(t, rangeDelTables(db))
 		require.Len(t, liveKeys(t, db.NewIterator), 201)
@@ -377,13 +377,13 @@ func TestDeleteRangeElision(t *testing.T) {
 		db := setup(t)
 		// Move L1 down to L2, then compact the deletion into L1.
 		db.mu.Lock()
-		require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current, 1, db.mu.versions.current.levels[1])))
+		require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current(), 1, db.mu.versions.current().levels[1])))
 		db.mu.Unlock()
 		require.Empty(t, levelTables(db, 1))
 		require.NoError(t, db.DeleteRange(rdKey(100), rdKey(400), DefaultSync))
 		require.NoError(t, db.Flush())
 		db.mu.Lock()
-		require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current, 0, db.mu.versions.current.levels[0])))
+		require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current(), 0, db.mu.versions.current().levels[0])))
 		db.mu.Unlock()
 		l1 := levelTables(db, 1)
 		require.Len(t, l1, 1)

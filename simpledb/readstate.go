@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -69,6 +70,20 @@ type readState struct {
 	refs atomic.Int32
 }
 
+// newReadState returns a read state of the active memstore mem, the
+// immutable ones imm and version v, with one reference, the caller's, and
+// a reference on each of them.
+func newReadState(mem *memTable, imm []*memTable, v *version) *readState {
+	rs := &readState{mem: mem, imm: slices.Clone(imm), v: v}
+	rs.refs.Store(1)
+	v.ref()
+	mem.refs.Add(1)
+	for _, mt := range rs.imm {
+		mt.refs.Add(1)
+	}
+	return rs
+}
+
 // ref takes another reference on rs. The caller holds one already, or
 // holds readStates.mu while rs is the state there, whose reference is
 // dropped only after replacing it under that lock: a reference is never taken on a
@@ -93,7 +108,7 @@ func (rs *readState) unref() {
 // installReadState publishes the current memstores and version to readers.
 // The caller holds d.mu (or has not shared the database yet).
 func (d *DB) installReadState() {
-	rs := d.mu.memstores.readState(d.mu.versions.current)
+	rs := d.mu.memstores.readState(d.mu.versions.current())
 	d.chargeMemstores()
 	d.reads.swap(rs)
 }

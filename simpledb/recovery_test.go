@@ -629,7 +629,7 @@ func TestFlushRecordsTableAndRetiresLog(t *testing.T) {
 			require.NoError(t, db.Flush())
 
 			db.mu.Lock()
-			tables, active := db.mu.versions.current.levels[0], db.mu.memstores.active().logNum
+			tables, active := db.mu.versions.current().levels[0], db.mu.memstores.active().logNum
 			db.mu.Unlock()
 			require.Len(t, tables, 1)
 			info, err := mem.Stat(filenames.TablePath("/db", tables[0].Num))

@@ -58,7 +58,7 @@ func (d *DB) Resume() error {
 	d.resumeMu.Lock()
 	defer d.resumeMu.Unlock()
 	d.mu.Lock()
-	failure, ok := d.mu.failure.err, d.mu.failure.recoverable
+	failure, ok := d.mu.failure.resumable()
 	if d.mu.compaction.unpause() {
 		// Compactions put off for want of space try again now.
 		d.cond.Broadcast()
@@ -94,7 +94,7 @@ func (d *DB) Resume() error {
 	if err != nil {
 		// The latest cause is the one a caller needs to see.
 		d.mu.failure.replace(fmt.Errorf("resume: %w", err))
-		return d.mu.failure.err
+		return d.mu.failure.err()
 	}
 	d.mu.failure.clear()
 	d.failed.Store(false)
@@ -131,13 +131,13 @@ func (d *DB) restartLog(p *commitPipeline) (manifest.LogInfo, error) {
 
 // autoResume retries Resume while the database is out of space, at
 // doubling intervals, until it resumes, fails for another reason, or
-// closes. The caller holds d.mu, set d.mu.failure.autoResuming and
-// counted it in d.bgWG.
+// closes. The caller holds d.mu, had failureState.startAutoResume say so
+// and counted it in d.bgWG.
 func (d *DB) autoResume() {
 	defer d.bgWG.Done()
 	defer func() {
 		d.mu.Lock()
-		d.mu.failure.autoResuming = false
+		d.mu.failure.autoResumeEnded()
 		d.mu.Unlock()
 	}()
 	for delay := resumeFirstDelay; ; delay = min(2*delay, resumeMaxDelay) {

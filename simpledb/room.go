@@ -10,7 +10,7 @@ import (
 func (d *DB) backgroundError() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.mu.failure.err
+	return d.mu.failure.err()
 }
 
 // fail records a failure of the write path that leaves the log intact:
@@ -28,22 +28,22 @@ func (d *DB) setBackgroundError(err error) error {
 	if f.set(err) {
 		d.failed.Store(true)
 		d.mu.stats.backgroundErrors++
+		_, resumable := f.resumable()
 		switch {
-		case f.recoverable && outOfSpace(err):
+		case resumable && outOfSpace(err):
 			d.logger.Error("simpledb: out of space; writes are refused until space is back", "err", err)
-			if !f.autoResuming && !d.closed.Load() {
-				f.autoResuming = true
+			if !d.closed.Load() && f.startAutoResume() {
 				d.bgWG.Add(1)
 				go d.autoResume()
 			}
-		case f.recoverable:
+		case resumable:
 			d.logger.Error("simpledb: background error; writes are refused until Resume or a reopen", "err", err)
 		default:
 			d.logger.Error("simpledb: background error; writes are refused until reopen", "err", err)
 		}
 	}
 	d.cond.Broadcast()
-	return f.err
+	return f.err()
 }
 
 // hasRoom reports, without d.mu, the common case: no failure, room in the
@@ -51,7 +51,7 @@ func (d *DB) setBackgroundError(err error) error {
 // it, and only the leader replaces the active memstore.
 func (d *DB) hasRoom() bool {
 	return !d.failed.Load() && d.mu.memstores.active().m.SizeBytes() < d.opts.MemstoreSize &&
-		(d.opts.DisableAutoCompaction || d.mu.versions.l0Tables.Load() < int64(d.opts.L0StopWritesThreshold))
+		(d.opts.DisableAutoCompaction || d.mu.versions.l0Count() < (d.opts.L0StopWritesThreshold))
 }
 
 // waitForRoom stalls the leader, before it takes the log's lock, until a write can
@@ -108,16 +108,16 @@ func (d *DB) stall() (rotate bool, err error) {
 wait:
 	for {
 		switch {
-		case d.mu.failure.err != nil:
-			err = d.mu.failure.err
+		case d.mu.failure.err() != nil:
+			err = d.mu.failure.err()
 			break wait
 		case d.mu.memstores.active().m.SizeBytes() < d.opts.MemstoreSize:
-			if d.opts.DisableAutoCompaction || len(d.mu.versions.current.levels[0]) < d.opts.L0StopWritesThreshold {
+			if d.opts.DisableAutoCompaction || len(d.mu.versions.current().levels[0]) < d.opts.L0StopWritesThreshold {
 				break wait
 			}
-			if d.mu.compaction.pause.err != nil {
+			if d.mu.compaction.pausedBy() != nil {
 				// Only a compaction makes room in L0, and it waits for space.
-				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.mu.compaction.pause.err)
+				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.mu.compaction.pausedBy())
 				break wait
 			}
 		case d.mu.memstores.immutable() < d.opts.MaxImmutableMemstores:
@@ -129,7 +129,7 @@ wait:
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
 			d.mu.stats.stalls++
-			d.logger.Debug("simpledb: write stall", "immutable", d.mu.memstores.immutable(), "l0", len(d.mu.versions.current.levels[0]))
+			d.logger.Debug("simpledb: write stall", "immutable", d.mu.memstores.immutable(), "l0", len(d.mu.versions.current().levels[0]))
 		}
 		d.cond.Wait()
 	}

@@ -112,9 +112,9 @@ func (d *DB) Stats() Stats {
 	s.LogBytes, s.LogSyncs, s.LogSyncTime = w.logBytes, w.syncs, time.Duration(w.syncNanos)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for level, tables := range d.mu.versions.current.levels {
+	for level, tables := range d.mu.versions.current().levels {
 		s.Levels[level].Tables = len(tables)
-		s.Levels[level].Bytes = d.mu.versions.current.levelSize(level)
+		s.Levels[level].Bytes = d.mu.versions.current().levelSize(level)
 	}
 	for _, mt := range d.mu.memstores.all() {
 		s.MemstoreBytes += mt.m.SizeBytes()

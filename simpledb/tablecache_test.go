@@ -276,11 +276,11 @@ func TestTableCacheReopenOfDamagedTable(t *testing.T) {
 			defer db.Close()
 			// Reading a key of every L1 table in order leaves the first,
 			// read first, closed.
-			for _, table := range db.mu.versions.current.levels[1] {
+			for _, table := range db.mu.versions.current().levels[1] {
 				_, err := db.Get(table.Smallest)
 				require.NoError(t, err)
 			}
-			victim := db.mu.versions.current.levels[1][0]
+			victim := db.mu.versions.current().levels[1][0]
 			db.tables.mu.Lock()
 			closed := victim.reader == nil
 			db.tables.mu.Unlock()

@@ -22,7 +22,7 @@ type version struct {
 }
 
 // ref takes another reference on v. The caller holds one already, or
-// holds d.mu while v is d.mu.versions.current, whose reference the database drops
+// holds d.mu while v is d.mu.versions.current(), whose reference the database drops
 // only after replacing it under d.mu (Close's, after it set closed under
 // d.mu): a reference is never taken on a version released, whose tables
 // may be closed. A count that was zero is a bug, which panics here.

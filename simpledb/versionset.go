@@ -32,7 +32,7 @@ type versionSet struct {
 	comparator, merger string
 	maxRecycled        int
 
-	current *version
+	v *version // the current version
 	// flushedSeq is the last sequence number the tables hold, which a new
 	// manifest records as its LastSeq: every write up to it is in a table,
 	// every later one in a log alone, which replay requires to hold only
@@ -75,6 +75,16 @@ func (vs *versionSet) restart(flushedSeq, logNum uint64) {
 	vs.flushedSeq, vs.logNum = flushedSeq, logNum
 }
 
+// current returns the current version. The caller holds DB.mu, or a
+// reference on a version taken under it, to keep using it past the lock.
+func (vs *versionSet) current() *version { return vs.v }
+
+// nextFile returns the next file number newFileNum will allocate.
+func (vs *versionSet) nextFile() uint64 { return vs.nextFileNum }
+
+// l0Count returns how many tables L0 holds; without the lock.
+func (vs *versionSet) l0Count() int { return int(vs.l0Tables.Load()) }
+
 // newFileNum allocates a file number.
 func (vs *versionSet) newFileNum() uint64 {
 	n := vs.nextFileNum
@@ -97,7 +107,7 @@ func (vs *versionSet) writeNewManifest(logs []manifest.LogInfo) error {
 	}
 	snapshot := &manifest.Edit{Comparator: vs.comparator, Merger: vs.merger, LogNum: vs.logNum, NextFileNum: vs.nextFileNum,
 		LastSeq: vs.flushedSeq, LogFormat: logformat.Current, Logs: logs}
-	for level, tables := range vs.current.levels {
+	for level, tables := range vs.v.levels {
 		for _, t := range tables {
 			snapshot.Added = append(snapshot.Added, manifest.LevelTable{Level: level, Info: t.TableInfo})
 		}
@@ -165,12 +175,12 @@ func (vs *versionSet) apply(edit *manifest.Edit, added []levelTableRef) (old *ve
 	for _, del := range edit.Deleted {
 		deleted[del.Info.Num] = true
 	}
-	nv := vs.current.withEdit(deleted, added)
+	nv := vs.v.withEdit(deleted, added)
 	readded := map[uint64]bool{}
 	for _, a := range added {
 		readded[a.t.Num] = true
 	}
-	for _, level := range vs.current.levels {
+	for _, level := range vs.v.levels {
 		for _, t := range level {
 			if deleted[t.Num] && !readded[t.Num] {
 				t.obsolete.Store(true)
@@ -187,7 +197,7 @@ func (vs *versionSet) apply(edit *manifest.Edit, added []levelTableRef) (old *ve
 // install makes v, with the caller's reference, the current version, and
 // returns the one it replaces (nil if none) with the set's reference.
 func (vs *versionSet) install(v *version) (old *version) {
-	old, vs.current = vs.current, v
+	old, vs.v = vs.v, v
 	vs.l0Tables.Store(int64(len(v.levels[0])))
 	return old
 }
@@ -242,8 +252,8 @@ func (vs *versionSet) close() error {
 	if vs.manifest.w != nil {
 		err = vs.manifest.w.Close()
 	}
-	if vs.current != nil {
-		vs.current.unref()
+	if vs.v != nil {
+		vs.v.unref()
 	}
 	return err
 }
