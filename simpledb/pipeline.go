@@ -111,7 +111,7 @@ type commitEnv struct {
 	// makeRoom returns the memstore the group goes to, under the log's
 	// lock, after rotating a full one (see rotateLog).
 	makeRoom func() (*memTable, error)
-	// recordWrite notes batch b, numbered up to lastSeq, as it is
+	// recordWrite notes batch b, numbered up to lastSeq, once it is
 	// appended, under the log's lock: in sequence order.
 	recordWrite func(b *Batch, lastSeq uint64)
 	// rotateForFlush serves a flush request, under the log's lock: it
@@ -298,6 +298,11 @@ func (p *commitPipeline) appendGroup(g *commitGroup) (syncTo uint64) {
 	if g.err = err; err != nil {
 		return
 	}
+	if p.logFailed.Load() {
+		// Nothing is appended to a failed log (see failLog).
+		g.err = p.logError()
+		return
+	}
 	seq := p.log.lastSeq + 1
 	var batches, syncedBatches, userBytes int64
 	synced := int64(p.syncedTo.Load()) - p.log.base
@@ -310,7 +315,6 @@ func (p *commitPipeline) appendGroup(g *commitGroup) (syncTo uint64) {
 		w.batch.setSeq(seq)
 		logformat.SetSynced(w.batch.data, synced)
 		seq += uint64(w.batch.count)
-		p.env.recordWrite(w.batch, seq-1)
 		if w.sync {
 			g.sync = true
 			syncedBatches++
@@ -340,6 +344,15 @@ func (p *commitPipeline) appendGroup(g *commitGroup) (syncTo uint64) {
 			if err := p.log.w.Flush(); err != nil {
 				g.err = p.failLog(err)
 				return
+			}
+		}
+		// Recorded once appended, in sequence order: a failed append,
+		// whose numbers the next group takes, recorded nothing.
+		recorded := p.log.lastSeq
+		for _, w := range g.waiters {
+			if w.batch != nil {
+				recorded += uint64(w.batch.count)
+				p.env.recordWrite(w.batch, recorded)
 			}
 		}
 		g.logEnd = uint64(p.counters.logBytes.Add(logBytes))

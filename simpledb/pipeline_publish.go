@@ -1,6 +1,7 @@
 package simpledb
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/stratadb/strata/internal/base"
@@ -56,10 +57,11 @@ func (p *commitPipeline) publishReady(self *commitWaiter) (published bool) {
 			err := g.err
 			if w.batch == nil {
 				// A flush request fails with its rotation or the database,
-				// not with its group's batches.
+				// not with its group's batches; or with the group, if it
+				// failed before the request was served (a stall refused).
 				err = w.err
 				if err == nil && g.err != nil {
-					err = p.env.failure()
+					err = cmp.Or(p.env.failure(), g.err)
 				}
 			}
 			if w == self {
