@@ -18,9 +18,14 @@ import (
 // DB is an embedded key-value database. All its methods are safe for
 // concurrent use.
 //
-// Its locks are taken in this order, a goroutine holding one taking only
-// later ones: closeMu, the commit pipeline's log lock, its publication
-// lock, mu, the pipeline's sync lock. The pipeline's queue lock, reads.mu,
+// It assembles parts, each of which owns its state (docs/README.md maps
+// them): the commit pipeline (commits) and the oracle (oracle) write; the
+// version set and the flush scheduler, inside mu, change what the tables
+// and memstores hold; the read states (reads) publish it; the table cache
+// (tables) and logFiles (logs) open files. DB itself holds what they share
+// and the order of their locks: closeMu, the commit pipeline's log lock,
+// its publication lock, mu, the pipeline's sync lock, a goroutine holding
+// one taking only later ones. The pipeline's queue lock, reads' lock,
 // seqMu and the oracle's lock are innermost: nothing is locked under them.
 // (Snapshot.mu comes before mu, Sequence.mu before closeMu.) The write
 // path holds the log lock while it appends and while a writer stalls, so
@@ -32,20 +37,25 @@ type DB struct {
 	fs     vfs.FS
 	logger *slog.Logger
 	lock   io.Closer
-	// cache is the block cache, which the memstores and the open tables'
-	// indexes and filters are charged to: its capacity is
-	// Options.MemoryBudget.
-	cache *sstables.Cache
 	// removeLock: a read-only Open created the LOCK file, and Close
 	// removes it, so that the directory is left as it was found.
 	removeLock bool
-
+	// cache is the block cache, which the memstores and the open tables'
+	// indexes and filters are charged to: its capacity is
+	// Options.MemoryBudget.
+	cache  *sstables.Cache
 	tables *tableCache // the open tables, at most opts.MaxOpenFiles
+	logs   logFiles
 
-	// mu guards the fields below it, and the parts inside it. It is never
-	// held across a log write or a table write, only across a manifest
-	// write (an edit must be logged and installed in order) and the file
-	// deletions that installing it may cause.
+	// closeMu is held shared by writes, exclusively by Close.
+	closeMu sync.RWMutex
+	commits *commitPipeline
+	oracle  oracle
+
+	// mu guards the parts and fields inside it. It is never held across a
+	// log write or a table write, only across a manifest write (an edit
+	// must be logged and installed in order) and the file deletions that
+	// installing it may cause.
 	mu struct {
 		sync.Mutex
 		versions   versionSet
@@ -58,26 +68,18 @@ type DB struct {
 		memCharge int64
 	}
 	cond   *sync.Cond  // on mu; broadcast whenever flush, compaction or failure state changes
-	failed atomic.Bool // mu.failure.err is set; read without mu on hot paths
+	failed atomic.Bool // mu.failure holds a failure; read without mu on hot paths
 	// closed is set (under mu, so waiters on cond see it) by Close; read
 	// anywhere. closing is closed then too, for goroutines that sleep.
 	closed  atomic.Bool
 	closing chan struct{}
-	// oracle checks transactions' commits: see oracle.go.
-	oracle oracle
+
+	reads readStates
 
 	// resumeMu serializes Resume calls, followMu a follower's catch-ups.
 	resumeMu sync.Mutex
 	followMu sync.Mutex
-
-	reads readStates
-
-	logs logFiles
-	// closeMu is held shared by writes, exclusively by Close.
-	closeMu sync.RWMutex
-	commits *commitPipeline
-
-	bgWG sync.WaitGroup
+	bgWG     sync.WaitGroup // the background goroutines, which Close waits for
 
 	// seqMu guards sequences: the keys of the open Sequences.
 	seqMu     sync.Mutex

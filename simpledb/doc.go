@@ -138,5 +138,6 @@
 // refuses there is an error like any other, never a signal.
 //
 // The design, and the measurements behind it, are in the repository's
-// docs directory.
+// docs directory; docs/README.md maps this package's parts and the order
+// in which to read them.
 package simpledb

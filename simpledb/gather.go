@@ -31,7 +31,7 @@ type syncGather struct {
 	// and maxGatherWait, or a test's own.
 	minWait, maxWait time.Duration
 	// skip counts the fsyncs still to start without waiting, after a wait
-	// that ended before every writer came back. Under syncMu.
+	// that ended before every writer came back. Under the pipeline's sync lock.
 	skip int
 	// timer wakes the waiters of syncCond at until.
 	timer *time.Timer
@@ -89,7 +89,7 @@ func (g *syncGather) appended(n int64) {
 }
 
 // wait reports whether an fsync should wait for returning writers, and
-// arms the timer that ends the wait. The caller holds syncMu.
+// arms the timer that ends the wait. The caller holds the pipeline's sync lock.
 func (g *syncGather) wait() bool {
 	if g.skip > 0 || g.returning.Load() <= 0 {
 		return false
@@ -103,7 +103,7 @@ func (g *syncGather) wait() bool {
 }
 
 // claimed records that an fsync started: it covers whoever came back. If
-// some did not, the next fsyncs do not wait. The caller holds syncMu.
+// some did not, the next fsyncs do not wait. The caller holds the pipeline's sync lock.
 func (g *syncGather) claimed() {
 	missed := g.returning.Swap(0) > 0
 	switch {

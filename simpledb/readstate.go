@@ -22,7 +22,7 @@ type memTable struct {
 	abandoned bool
 	// writes counts groups appended to its log but not yet applied; a
 	// flush waits for them. appended counts every group appended (guarded
-	// by DB.walMu).
+	// by the commit pipeline's log lock).
 	writes   sync.WaitGroup
 	appended int
 	// refs counts the read states that hold the memstore; installReadState,
@@ -30,14 +30,15 @@ type memTable struct {
 	// releases the memstore's memory (see newMemstore). Who reads it, and
 	// until when:
 	//   - a read, iterator, snapshot or checkpoint, through a read state
-	//     it acquired (DB.acquire), until it drops that state;
-	//   - a group's apply, from its append (under DB.walMu, to DB.mem)
-	//     until it marks writes done: the memstore is in the current state
-	//     until a flush installs its table, and the flush waits for writes
-	//     first;
-	//   - the flush loop, while it is DB.imm[0], which the current state
-	//     holds until the flush installs the state without it;
-	//   - Resume's restartLog, which moves it to DB.imm under DB.mu.
+	//     it acquired (readStates.acquire), until it drops that state;
+	//   - a group's apply, from its append (under the commit pipeline's
+	//     log lock, to the active memstore) until it marks writes done:
+	//     the memstore is in the current state until a flush installs its
+	//     table, and the flush waits for writes first;
+	//   - the flush scheduler's loop, while it is the oldest immutable
+	//     memstore, which the current state holds until the flush
+	//     installs the state without it;
+	//   - a rotation, Resume's too, which makes it immutable under DB.mu.
 	// Nothing else keeps a pointer into it, so once the last state goes
 	// nothing can read it.
 	refs atomic.Int32
