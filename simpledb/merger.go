@@ -85,16 +85,6 @@ func (m *Merger) fold() func(key, older, newer []byte) ([]byte, error) {
 	}
 }
 
-// Merge folds operand into key's value, with Options.Merger: a counter's
-// increment, an append, whatever the merger defines, as one write that
-// reads nothing. Reads see the fold of every operand since the key's last
-// Put or deletion. It copies key and operand. A database opened without a
-// merger returns ErrNoMerger; an operand the merger's CheckOperand refuses,
-// ErrMergeFailed. Opts, and the other errors, are Put's.
-func (d *DB) Merge(key, operand []byte, opts WriteOptions) error {
-	return d.writeOp(base.KindMerge, key, operand, opts)
-}
-
 // checkOperand returns ErrNoMerger without a merger, or the merger's
 // refusal of operand.
 func (o *Options) checkOperand(operand []byte) error {

@@ -68,8 +68,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		closed: d.closed.Load,
 		fail:   func(err error) { d.setBackgroundError(err) },
 	}}
-	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, comparator: o.Comparator.Name,
-		merger: d.opts.mergerName(), maxRecycled: o.RecycledLogs}
+	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, cmpName: o.Comparator.Name,
+		mergeName: d.opts.mergerName(), maxRecycled: o.RecycledLogs}
 	d.oracle.cmp = o.Comparator.Compare
 	d.commits = newCommitPipeline(commitEnv{
 		certify:        d.oracle.certify,

@@ -47,6 +47,42 @@ type recordedWrite struct {
 	ranges []keyRange
 }
 
+// readSet is what a transaction read, which its commit is certified
+// against: its snapshot's sequence number, the keys it got (or found
+// absent) and the ranges it iterated.
+type readSet struct {
+	snapSeq uint64
+	reads   map[string]struct{}
+	ranges  []keyRange
+}
+
+// touchedBy reports whether keys or ranges written touch what t read.
+func (t *readSet) touchedBy(cmp func(a, b []byte) int, keys [][]byte, ranges []keyRange) bool {
+	for _, k := range keys {
+		if _, ok := t.reads[string(k)]; ok {
+			return true
+		}
+		for _, r := range t.ranges {
+			if r.contains(cmp, k) {
+				return true
+			}
+		}
+	}
+	for _, w := range ranges {
+		for k := range t.reads {
+			if w.contains(cmp, []byte(k)) {
+				return true
+			}
+		}
+		for _, r := range t.ranges {
+			if w.overlaps(cmp, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // keyRange is [lo, hi); nil is open, as everywhere.
 type keyRange struct{ lo, hi []byte }
 
@@ -191,7 +227,7 @@ func (b *Batch) writeSet(keep bool) (keys [][]byte, ranges []keyRange) {
 // appends: groups append one after another, so every write numbered
 // before the transaction's is recorded by then, and none can come between
 // the check and the transaction's own append.
-func (o *oracle) certify(t *Txn, ahead iter.Seq[*Batch]) error {
+func (o *oracle) certify(t *readSet, ahead iter.Seq[*Batch]) error {
 	cmp := o.cmp
 	o.mu.Lock()
 	defer o.mu.Unlock()

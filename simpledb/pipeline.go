@@ -104,7 +104,7 @@ type commitEnv struct {
 	// certify returns why transaction t may not commit, the writes ahead
 	// of it in its group being about to commit too; nil if it may. Before
 	// the group appends, without the log's lock.
-	certify func(t *Txn, ahead iter.Seq[*Batch]) error
+	certify func(t *readSet, ahead iter.Seq[*Batch]) error
 	// waitForRoom stalls until a write can go in at once, without the
 	// log's lock: groups appended before need it for their fsyncs.
 	waitForRoom func() error
@@ -133,7 +133,7 @@ type commitWaiter struct {
 	// newest immutable memstore, for Flush to wait for (0 if none), and
 	// err the rotation's failure, which is not the batches' in its group.
 	batch   *Batch
-	txn     *Txn // the transaction the batch commits, if any: see oracle
+	txn     *readSet // what the transaction the batch commits read, if any: see oracle
 	sync    bool
 	rotated uint64
 	err     error

@@ -53,7 +53,7 @@ func newPipeHarness(t *testing.T, g *gate, setEnv func(h *pipeHarness, env *comm
 	t.Helper()
 	h := &pipeHarness{mem: &memTable{m: memstore.New(nil), logNum: 1}, fs: vfs.NewMem(), keys: map[uint64]string{}}
 	env := commitEnv{
-		certify:        func(*Txn, iter.Seq[*Batch]) error { return nil },
+		certify:        func(*readSet, iter.Seq[*Batch]) error { return nil },
 		waitForRoom:    func() error { return nil },
 		makeRoom:       func() (*memTable, error) { return h.mem, nil },
 		recordWrite:    h.recordWrite,
@@ -118,7 +118,7 @@ func (h *pipeHarness) failure() error {
 }
 
 // commit sends b through the pipeline as DB.write and Txn.Commit do.
-func (h *pipeHarness) commit(b *Batch, sync bool, txn *Txn) error {
+func (h *pipeHarness) commit(b *Batch, sync bool, txn *readSet) error {
 	w := waiterPool.Get().(*commitWaiter)
 	w.batch, w.sync, w.txn = b, sync, txn
 	err := h.p.commit(w)
@@ -129,7 +129,7 @@ func (h *pipeHarness) commit(b *Batch, sync bool, txn *Txn) error {
 
 // goCommit commits b in the background, and returns where its result
 // arrives once cond (if not nil) holds.
-func (h *pipeHarness) goCommit(t *testing.T, b *Batch, sync bool, txn *Txn, cond func() bool) <-chan error {
+func (h *pipeHarness) goCommit(t *testing.T, b *Batch, sync bool, txn *readSet, cond func() bool) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- h.commit(b, sync, txn) }()
@@ -458,7 +458,7 @@ func TestCommitPipelineRefusedBeforeAppend(t *testing.T) {
 		{name: "refused and no room", refuse: []int{2}, roomErr: errStall, makeRoom: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			txns := []*Txn{{}, {}, {}}
+			txns := []*readSet{{}, {}, {}}
 			batches := []*Batch{pipeBatch("t0"), pipeBatch("t1"), pipeBatch("t2")}
 			ahead := map[int][]int{} // per transaction, the writes certified ahead of it
 			// The first group to ask for room stalls, so that the
@@ -466,7 +466,7 @@ func TestCommitPipelineRefusedBeforeAppend(t *testing.T) {
 			var groups atomic.Int32
 			room := make(chan struct{})
 			h := newPipeHarness(t, nil, func(h *pipeHarness, env *commitEnv) {
-				env.certify = func(txn *Txn, kept iter.Seq[*Batch]) error {
+				env.certify = func(txn *readSet, kept iter.Seq[*Batch]) error {
 					i := slices.Index(txns, txn)
 					for b := range kept {
 						ahead[i] = append(ahead[i], slices.Index(batches, b))

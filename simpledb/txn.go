@@ -24,10 +24,8 @@ type Txn struct {
 	db      *DB
 	update  bool
 	snap    *Snapshot
-	snapSeq uint64
 	batch   *Batch // indexed; nil for a read-only transaction
-	reads   map[string]struct{}
-	ranges  []keyRange
+	readSet        // what the oracle certifies its commit against
 	done    bool
 }
 
@@ -229,7 +227,7 @@ func (t *Txn) Commit(opts WriteOptions) error {
 		}
 	}
 	w := waiterPool.Get().(*commitWaiter)
-	w.batch, w.sync, w.txn = b, sync, t
+	w.batch, w.sync, w.txn = b, sync, &t.readSet
 	err = t.db.commit(w)
 	w.batch, w.txn = nil, nil
 	waiterPool.Put(w)
@@ -258,31 +256,4 @@ func (t *Txn) check(write bool) error {
 		return ErrTxnReadOnly
 	}
 	return t.db.checkOpen()
-}
-
-// touchedBy reports whether keys or ranges written touch what t read.
-func (t *Txn) touchedBy(cmp func(a, b []byte) int, keys [][]byte, ranges []keyRange) bool {
-	for _, k := range keys {
-		if _, ok := t.reads[string(k)]; ok {
-			return true
-		}
-		for _, r := range t.ranges {
-			if r.contains(cmp, k) {
-				return true
-			}
-		}
-	}
-	for _, w := range ranges {
-		for k := range t.reads {
-			if w.contains(cmp, []byte(k)) {
-				return true
-			}
-		}
-		for _, r := range t.ranges {
-			if w.overlaps(cmp, r) {
-				return true
-			}
-		}
-	}
-	return false
 }

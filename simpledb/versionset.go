@@ -27,9 +27,9 @@ type versionSet struct {
 	fs     vfs.FS
 	dir    string
 	logger *slog.Logger
-	// comparator and merger are the names every manifest records;
+	// cmpName and mergeName are the names every manifest records;
 	// maxRecycled is Options.RecycledLogs.
-	comparator, merger string
+	cmpName, mergeName string
 	maxRecycled        int
 
 	v *version // the current version
@@ -105,7 +105,7 @@ func (vs *versionSet) writeNewManifest(logs []manifest.LogInfo) error {
 	if err != nil {
 		return fmt.Errorf("simpledb: new manifest: %w", err)
 	}
-	snapshot := &manifest.Edit{Comparator: vs.comparator, Merger: vs.merger, LogNum: vs.logNum, NextFileNum: vs.nextFileNum,
+	snapshot := &manifest.Edit{Comparator: vs.cmpName, Merger: vs.mergeName, LogNum: vs.logNum, NextFileNum: vs.nextFileNum,
 		LastSeq: vs.flushedSeq, LogFormat: logformat.Current, Logs: logs}
 	for level, tables := range vs.v.levels {
 		for _, t := range tables {

@@ -34,6 +34,16 @@ func (d *DB) DeleteRange(start, end []byte, opts WriteOptions) error {
 	return d.writeOp(base.KindRangeDelete, start, end, opts)
 }
 
+// Merge folds operand into key's value, with Options.Merger: a counter's
+// increment, an append, whatever the merger defines, as one write that
+// reads nothing. Reads see the fold of every operand since the key's last
+// Put or deletion. It copies key and operand. A database opened without a
+// merger returns ErrNoMerger; an operand the merger's CheckOperand refuses,
+// ErrMergeFailed. Opts, and the other errors, are Put's.
+func (d *DB) Merge(key, operand []byte, opts WriteOptions) error {
+	return d.writeOp(base.KindMerge, key, operand, opts)
+}
+
 // writeOp writes one op, of kind, as a batch of its own: Put, Delete,
 // DeleteRange (key and value its start and end) and Merge.
 func (d *DB) writeOp(kind base.Kind, key, value []byte, opts WriteOptions) error {
