@@ -37,6 +37,9 @@ type tableCache struct {
 	blocks     *sstables.Cache // the block cache
 	mmap       bool            // Options.MmapTables
 	logger     *slog.Logger
+	// retire removes what is left of an obsolete table once its last
+	// reference is gone (removeTable; a test's own, to watch).
+	retire func(num uint64)
 
 	mu sync.Mutex
 	// files counts the Readers open or being opened, in the cache or
@@ -52,6 +55,7 @@ type tableCache struct {
 func newTableCache(capacity int, dir string, o *Options, blocks *sstables.Cache) *tableCache {
 	c := &tableCache{capacity: capacity, dir: dir, fs: o.FS, comparator: o.Comparator, blocks: blocks,
 		mmap: o.MmapTables, logger: o.Logger}
+	c.retire = c.removeTable
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
 }
@@ -167,11 +171,16 @@ func (c *tableCache) drop(t *table) {
 		c.logger.Error("simpledb: close table", "table", t.Num, "err", err)
 	}
 	if t.obsolete.Load() {
-		c.blocks.EvictTable(t.Num)
-		path := filenames.TablePath(c.dir, t.Num)
-		if err := c.fs.Remove(path); err != nil {
-			c.logger.Error("simpledb: delete obsolete file", "file", path, "err", err)
-		}
+		c.retire(t.Num)
+	}
+}
+
+// removeTable evicts an obsolete table's blocks and deletes its file.
+func (c *tableCache) removeTable(num uint64) {
+	c.blocks.EvictTable(num)
+	path := filenames.TablePath(c.dir, num)
+	if err := c.fs.Remove(path); err != nil {
+		c.logger.Error("simpledb: delete obsolete file", "file", path, "err", err)
 	}
 }
 
