@@ -173,7 +173,7 @@ func TestCommitRotateRefusesFailedLog(t *testing.T) {
 	requireHeld(t, g)
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
-	// The flush's rotation holds walMu while it waits for the fsync.
+	// The flush's rotation holds the pipeline's log lock while it waits for the fsync.
 	require.Eventually(t, func() bool {
 		if db.commits.log.mu.TryLock() {
 			db.commits.log.mu.Unlock()

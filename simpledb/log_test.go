@@ -65,7 +65,7 @@ func logStamp(t *testing.T, data []byte) uint32 {
 	return uint32(id)
 }
 
-// logFile returns a log file as createLog writes it, with identity id,
+// logFile returns a log file as logFiles.create writes it, with identity id,
 // then records.
 func logFile(t *testing.T, num, id uint64, records ...[]byte) []byte {
 	return recordFile(t, append([][]byte{logformat.EncodeIdentity(num, id)}, records...)...)
