@@ -14,14 +14,11 @@ import (
 
 func (d *DB) startBackground() {
 	d.bgWG.Add(2)
-	go d.flushLoop()
+	go func() {
+		defer d.bgWG.Done()
+		d.mu.memstores.loop()
+	}()
 	go d.compactLoop()
-}
-
-// flushLoop runs the flush scheduler's loop: see flushScheduler.
-func (d *DB) flushLoop() {
-	defer d.bgWG.Done()
-	d.mu.memstores.loop()
 }
 
 // flushOldest writes mt, the oldest immutable memstore, to an L0 table and

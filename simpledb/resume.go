@@ -94,6 +94,7 @@ func (d *DB) Resume() error {
 	if err != nil {
 		// The latest cause is the one a caller needs to see.
 		d.mu.failure.replace(fmt.Errorf("resume: %w", err))
+		d.startAutoResume()
 		return d.mu.failure.err()
 	}
 	d.mu.failure.clear()
@@ -129,15 +130,26 @@ func (d *DB) restartLog(p *commitPipeline) (manifest.LogInfo, error) {
 	return w.info, nil
 }
 
+// startAutoResume starts a goroutine retrying Resume if the database is
+// out of space and none runs: at a failure, at a Resume that failed, and
+// as the goroutine ends, for a failure that came while it was ending. The
+// caller holds d.mu.
+func (d *DB) startAutoResume() {
+	if !d.closed.Load() && d.mu.failure.startAutoResume() {
+		d.bgWG.Add(1)
+		go d.autoResume()
+	}
+}
+
 // autoResume retries Resume while the database is out of space, at
 // doubling intervals, until it resumes, fails for another reason, or
-// closes. The caller holds d.mu, had failureState.startAutoResume say so
-// and counted it in d.bgWG.
+// closes; see startAutoResume.
 func (d *DB) autoResume() {
 	defer d.bgWG.Done()
 	defer func() {
 		d.mu.Lock()
 		d.mu.failure.autoResumeEnded()
+		d.startAutoResume()
 		d.mu.Unlock()
 	}()
 	for delay := resumeFirstDelay; ; delay = min(2*delay, resumeMaxDelay) {

@@ -181,3 +181,26 @@ func TestResumeAfterManifestFailureReopens(t *testing.T) {
 		require.NoError(t, db.Close())
 	}
 }
+
+// A Resume that fails out of space starts the automatic retries, as a
+// failure out of space does: once space is back, writes go on without
+// another call. (The failure before it, a log fsync's EIO, starts none.)
+func TestResumeOutOfSpaceRetries(t *testing.T) {
+	logSync := &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO}
+	logCreate := &errorfs.Rule{Ops: errorfs.OpCreate, Match: errorfs.Suffix(".log"), Err: syscall.ENOSPC}
+	opts := smallOptions()
+	opts.FS, opts.Logger = errorfs.Wrap(vfs.NewMem(), injectors{logSync, logCreate}), quietLogger
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+
+	logSync.Enable()
+	require.ErrorIs(t, db.Put([]byte("k"), []byte("lost"), Sync), ErrWriteOutcomeUnknown)
+	logSync.Disable()
+	logCreate.Enable()
+	require.ErrorIs(t, db.Resume(), syscall.ENOSPC)
+	logCreate.Disable()
+	require.Eventually(t, func() bool { return db.Put([]byte("k"), []byte("after"), Sync) == nil },
+		10*time.Second, 10*time.Millisecond, "the automatic resume")
+	require.EqualValues(t, 1, db.Stats().Resumes)
+}

@@ -32,10 +32,7 @@ func (d *DB) setBackgroundError(err error) error {
 		switch {
 		case resumable && outOfSpace(err):
 			d.logger.Error("simpledb: out of space; writes are refused until space is back", "err", err)
-			if !d.closed.Load() && f.startAutoResume() {
-				d.bgWG.Add(1)
-				go d.autoResume()
-			}
+			d.startAutoResume()
 		case resumable:
 			d.logger.Error("simpledb: background error; writes are refused until Resume or a reopen", "err", err)
 		default:
