@@ -3,6 +3,7 @@ package simpledb
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -249,6 +250,9 @@ func (p *commitPipeline) commit(w *commitWaiter) error {
 // certify refuses the transactions of a group that may not commit, which
 // leave it with their error; the others go on.
 func (p *commitPipeline) certify(g *commitGroup) {
+	if !slices.ContainsFunc(g.waiters, func(w *commitWaiter) bool { return w.txn != nil }) {
+		return // nothing to certify, and nothing to allocate for it
+	}
 	kept := g.waiters[:0]
 	ahead := func(yield func(*Batch) bool) {
 		for _, w := range kept {

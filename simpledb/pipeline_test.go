@@ -18,6 +18,7 @@ import (
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
 	"github.com/stratadb/strata/internal/manifest"
+	"github.com/stratadb/strata/internal/race"
 	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/recordio"
@@ -562,4 +563,24 @@ func TestCommitPipelineFlushRequest(t *testing.T) {
 			require.EqualValues(t, 2, h.p.visible())
 		})
 	}
+}
+
+// A lone writer's commit, unsynced and with no transaction, allocates
+// nothing: its waiter and group are pooled, and certification, which
+// builds a closure over its group, runs only for a group that holds a
+// transaction. (A closure built for every group cost two allocations a
+// write, and a sequential fill 10-15% of its rate.)
+func TestCommitPipelineAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector drops pooled items at random")
+	}
+	h := newPipeHarness(t, nil, nil)
+	b := pipeBatch("k")
+	require.NoError(t, h.commit(b, false, nil))
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := h.commit(b, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
 }
