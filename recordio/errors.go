@@ -3,18 +3,7 @@ package recordio
 import (
 	"errors"
 	"fmt"
-
-	"github.com/stratadb/strata/internal/base"
 )
-
-// ErrCorruption is matched by every error that reports damaged or foreign
-// bytes. Such errors are *CorruptionError values naming the file, the offset
-// and one of the specific kinds below.
-var ErrCorruption = base.ErrCorruption
-
-// CorruptionError describes damaged bytes: which file, which offset, which
-// kind of damage.
-type CorruptionError = base.CorruptionError
 
 // Kinds of damage, each matched with errors.Is. All of them also match
 // ErrCorruption.

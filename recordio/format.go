@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strconv"
-
-	"github.com/stratadb/strata/internal/base"
 )
 
 // Version is a file's record format, stored in its first four bytes.
@@ -408,7 +406,7 @@ func appendV4Header(dst []byte, isNil bool, ulen, clen int) []byte {
 // corruptAt wraps a header or payload problem found at off in file name.
 func corruptAt(name string, off int64, err error) error {
 	if he, ok := err.(*headerError); ok {
-		return base.Corruptf(name, off, he.kind, "%s", he.detail)
+		return &CorruptionError{Path: name, Offset: off, Kind: he.kind, Detail: he.detail}
 	}
-	return base.Corruptf(name, off, err, "")
+	return &CorruptionError{Path: name, Offset: off, Kind: err}
 }

@@ -1,48 +1,20 @@
 package base
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/stratadb/strata/recordio"
 )
 
-// ErrCorruption is matched (with errors.Is) by every error that reports
-// damaged or foreign bytes on disk.
-var ErrCorruption = errors.New("corruption")
+// ErrCorruption and CorruptionError are recordio's, the lowest layer that
+// reads bytes from disk: every layer above reports damage with them, so
+// that one errors.Is matches damage wherever it was found.
+var ErrCorruption = recordio.ErrCorruption
 
-// CorruptionError reports damaged bytes: which file, at which offset, and
-// which kind of damage. Kind is a sentinel of the package that found it (for
-// example recordio.ErrHeaderChecksum), so callers can match either the
-// specific kind or ErrCorruption.
-type CorruptionError struct {
-	// Path names the file; it may be empty for an anonymous stream.
-	Path string
-	// Offset is the byte offset in the file where the damaged structure starts.
-	Offset int64
-	// Kind is the sentinel describing the damage.
-	Kind error
-	// Detail adds specifics, such as the expected and the found checksum.
-	Detail string
-}
+// CorruptionError reports damaged bytes: see recordio.CorruptionError.
+type CorruptionError = recordio.CorruptionError
 
 // Corruptf returns a *CorruptionError for the file at path and offset off.
 func Corruptf(path string, off int64, kind error, format string, args ...any) *CorruptionError {
 	return &CorruptionError{Path: path, Offset: off, Kind: kind, Detail: fmt.Sprintf(format, args...)}
-}
-
-// Error reads like "file.rio: offset 42: header checksum mismatch: want 1a, got 2b".
-func (e *CorruptionError) Error() string {
-	path := e.Path
-	if path == "" {
-		path = "<stream>"
-	}
-	msg := fmt.Sprintf("%s: offset %d: %v", path, e.Offset, e.Kind)
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	return msg
-}
-
-// Unwrap exposes both the specific kind and ErrCorruption to errors.Is.
-func (e *CorruptionError) Unwrap() []error {
-	return []error{e.Kind, ErrCorruption}
 }

@@ -4,14 +4,15 @@
 // trailers that order every entry, the comparator that orders keys, and what
 // every iterator shares (the end it ran off).
 //
-// # The bottom layer
+// # Its place in the layers
 //
-// base is the lowest layer, below recordio: every package of the module
-// may import it, and it imports nothing of the module, only the standard
-// library. Keep it so. A type belongs here only if two layers that must not
-// import each other both need it (memstore and sstables both order keys
-// with a Comparator; recordio and sstables both report a CorruptionError);
-// what one layer alone uses stays in that layer.
+// base sits just above recordio, whose corruption error it re-exports,
+// and below everything else: every other package of the module may import
+// it, and it imports nothing of the module but recordio. Keep it so. A
+// type belongs here only if two layers that must not import each other
+// both need it (memstore and sstables both order keys with a Comparator;
+// sstables and simpledb both report a CorruptionError); what one layer
+// alone uses stays in that layer.
 //
 // Public packages re-export what their callers need (recordio.ErrCorruption,
 // sstables.ErrCorruption, simpledb.ErrCorruption are all the same value), so
