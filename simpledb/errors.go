@@ -71,7 +71,8 @@ var (
 	// Flush, Compact).
 	ErrReadOnly = errors.New("simpledb: read-only")
 	// ErrConflict: a transaction's Commit found that a write committed
-	// since its snapshot touched what it read; it wrote nothing. Retry it.
+	// since its snapshot touched what it read; it wrote nothing. Run it
+	// again in a new transaction, which sees that write: see Txn.
 	ErrConflict = errors.New("simpledb: transaction conflict")
 	// ErrTxnTooOld: a transaction ran so long, beside so many writes, that
 	// the database no longer keeps all it must check its commit against;

@@ -15,7 +15,13 @@ import (
 // makes transactions serializable: each commits as if it ran alone at its
 // commit, so write skew and phantoms abort one of the transactions
 // involved, with ErrConflict; any write counts, a transaction's or not.
-// Retry on ErrConflict: Update does, a bounded number of times, if asked.
+//
+// On ErrConflict, run the transaction again in a new Txn: Update does, a
+// bounded number of times, if asked, and a plain loop of NewTxn, reads,
+// writes and Commit does as well. A transaction's snapshot holds every
+// write appended before NewTxn returned (it waits, within an fsync, for
+// those to be published), so the new one sees the write the old one met
+// and conflicts only with writes that come after it began.
 //
 // A Txn is not safe for concurrent use. Slices it returns are the caller's
 // (Get) or valid until the iterator moves (Iterator). A Txn after Commit or
@@ -47,11 +53,14 @@ func (d *DB) NewTxn(update bool) (*Txn, error) {
 	if err := d.checkWritable(); err != nil {
 		return nil, err
 	}
-	var from, held uint64
-	d.commits.lastAssigned(func(last uint64) { from, held = d.oracle.begin(last, d.commits.visible()) })
-	// The snapshot must not miss what is not recorded: the writes appended
-	// before recording started are published (or failed) first.
-	d.commits.waitPublished(from)
+	var held uint64
+	last := d.commits.lastAssigned(func(last uint64) { _, held = d.oracle.begin(last, d.commits.visible()) })
+	// The snapshot holds every write appended before the transaction began
+	// (they are published, or failed, first, within an fsync, as Badger's
+	// read watermark waits): so it misses none of the writes not recorded,
+	// and none it could conflict with. A plain retry loop then converges:
+	// a transaction begun after ErrConflict sees the write it met.
+	d.commits.waitPublished(last)
 	if err := d.checkOpen(); err != nil {
 		d.oracle.end(held)
 		return nil, err
@@ -75,9 +84,6 @@ func (d *DB) Update(retries int, fn func(*Txn) error) error {
 			return err
 		}
 		retries--
-		// The next try's snapshot holds every write appended so far,
-		// rather than conflict with one of them again.
-		d.commits.waitPublished(d.commits.lastAssigned(nil))
 	}
 }
 
