@@ -18,10 +18,10 @@ import (
 //
 // On ErrConflict, run the transaction again in a new Txn: Update does, a
 // bounded number of times, if asked, and a plain loop of NewTxn, reads,
-// writes and Commit does as well. A transaction's snapshot holds every
-// write appended before NewTxn returned (it waits, within an fsync, for
-// those to be published), so the new one sees the write the old one met
-// and conflicts only with writes that come after it began.
+// writes and Commit does as well. Commit returns ErrConflict only once
+// every write appended before it is published (or failed), within an
+// fsync, so the new transaction sees the write the old one met and
+// conflicts only with writes that come after it began.
 //
 // A Txn is not safe for concurrent use. Slices it returns are the caller's
 // (Get) or valid until the iterator moves (Iterator). A Txn after Commit or
@@ -53,14 +53,11 @@ func (d *DB) NewTxn(update bool) (*Txn, error) {
 	if err := d.checkWritable(); err != nil {
 		return nil, err
 	}
-	var held uint64
-	last := d.commits.lastAssigned(func(last uint64) { _, held = d.oracle.begin(last, d.commits.visible()) })
-	// The snapshot holds every write appended before the transaction began
-	// (they are published, or failed, first, within an fsync, as Badger's
-	// read watermark waits): so it misses none of the writes not recorded,
-	// and none it could conflict with. A plain retry loop then converges:
-	// a transaction begun after ErrConflict sees the write it met.
-	d.commits.waitPublished(last)
+	var from, held uint64
+	d.commits.lastAssigned(func(last uint64) { from, held = d.oracle.begin(last, d.commits.visible()) })
+	// The snapshot must not miss what is not recorded: the writes appended
+	// before recording started are published (or failed) first.
+	d.commits.waitPublished(from)
 	if err := d.checkOpen(); err != nil {
 		d.oracle.end(held)
 		return nil, err
@@ -237,6 +234,11 @@ func (t *Txn) Commit(opts WriteOptions) error {
 	err = t.db.commit(w)
 	w.batch, w.txn = nil, nil
 	waiterPool.Put(w)
+	if errors.Is(err, ErrConflict) {
+		// The write met may still await its fsync: a retry begun at once
+		// would read past it and meet it again.
+		t.db.commits.waitPublished(t.db.commits.lastAssigned(nil))
+	}
 	return err
 }
 
