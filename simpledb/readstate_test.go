@@ -29,15 +29,9 @@ func newTestVersion(tc *tableCache, num uint64) *version {
 }
 
 // publish installs the state of mem, imm and v as installReadState does:
-// the state takes a reference on each.
+// the state takes a reference on each (newReadState).
 func publish(r *readStates, mem *memTable, imm []*memTable, v *version) *readState {
-	rs := &readState{mem: mem, imm: imm, v: v}
-	rs.refs.Store(1)
-	v.ref()
-	mem.refs.Add(1)
-	for _, mt := range imm {
-		mt.refs.Add(1)
-	}
+	rs := newReadState(mem, imm, v)
 	r.swap(rs)
 	return rs
 }
