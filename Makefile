@@ -142,7 +142,7 @@ TEST_LINES := ^(=== RUN|--- |ok|FAIL|PASS|panic:)|^ +[^ ]+\.go:[0-9]+: |Error|Me
 # detector, the fault torture test and the races of releases with reads,
 # whole (a race report is many lines). Each prints what it checked.
 stress:
-	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix|TestFollowerWhileWriting|TestMergeModelWithSnapshots' \
+	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix|TestFollowerWhileWriting|TestMergeModelWithSnapshots|TestTxnWideReadSet' \
 		-count=1 -timeout 90m -v ./simpledb/ -long | grep -E '$(TEST_LINES)'
 	$(GO) test -race -run 'TestFaultTorture|TestFollowerSnapshotReleaseDuringReads|TestReadsDuringReleases' -count=1 -timeout 60m -v ./simpledb/ -long
 	$(GO) test -run 'TestModel|TestEveryByteFlipIsDetected|TestMergingIteratorMatchesModel' -count=1 -timeout 30m -v ./memstore/ ./sstables/ -long | grep -E '$(TEST_LINES)'

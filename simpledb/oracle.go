@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -45,53 +46,6 @@ type recordedWrite struct {
 	seq    uint64
 	keys   [][]byte
 	ranges []keyRange
-}
-
-// readSet is what a transaction read, which its commit is certified
-// against: its snapshot's sequence number, the keys it got (or found
-// absent) and the ranges it iterated.
-type readSet struct {
-	snapSeq uint64
-	reads   map[string]struct{}
-	ranges  []keyRange
-}
-
-// touchedBy reports whether keys or ranges written touch what t read.
-func (t *readSet) touchedBy(cmp func(a, b []byte) int, keys [][]byte, ranges []keyRange) bool {
-	for _, k := range keys {
-		if _, ok := t.reads[string(k)]; ok {
-			return true
-		}
-		for _, r := range t.ranges {
-			if r.contains(cmp, k) {
-				return true
-			}
-		}
-	}
-	for _, w := range ranges {
-		for k := range t.reads {
-			if w.contains(cmp, []byte(k)) {
-				return true
-			}
-		}
-		for _, r := range t.ranges {
-			if w.overlaps(cmp, r) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// keyRange is [lo, hi); nil is open, as everywhere.
-type keyRange struct{ lo, hi []byte }
-
-func (r keyRange) contains(cmp func(a, b []byte) int, k []byte) bool {
-	return (r.lo == nil || cmp(k, r.lo) >= 0) && (r.hi == nil || cmp(k, r.hi) < 0)
-}
-
-func (r keyRange) overlaps(cmp func(a, b []byte) int, o keyRange) bool {
-	return (r.hi == nil || o.lo == nil || cmp(o.lo, r.hi) < 0) && (o.hi == nil || r.lo == nil || cmp(r.lo, o.hi) < 0)
 }
 
 // begin registers a transaction, lastSeq being the last sequence number
@@ -220,29 +174,69 @@ func (b *Batch) writeSet(keep bool) (keys [][]byte, ranges []keyRange) {
 	return keys, ranges
 }
 
+// precertify checks t, sealed, against the writes recorded so far, before
+// its commit joins the pipeline, and raises t.certified to the last one
+// checked: certify then checks only the writes recorded after. It takes
+// the oracle's lock for a bounded chunk of writes at a time, so that an
+// append, which records under it, never waits long for a transaction that
+// read much, or came after many writes.
+func (o *oracle) precertify(t *readSet) error {
+	for {
+		o.mu.Lock()
+		done, err := o.check(t, precertifyChunk)
+		o.mu.Unlock()
+		if done || err != nil {
+			return err
+		}
+	}
+}
+
+// precertifyChunk is how many keys and ranges written precertify checks
+// under one hold of the oracle's lock: some 100 µs against a read set of
+// thousands of keys.
+const precertifyChunk = 1024
+
 // certify returns ErrConflict if a write numbered above t's snapshot
 // touched what t read, and ErrTxnTooOld if the oracle no longer knows every
-// such write. ahead are the batches ahead of t in its group, not yet
+// such write. t is sealed; precertify checked the writes up to
+// t.certified. ahead are the batches ahead of t in its group, not yet
 // recorded. The commit pipeline's leader calls it before the group
 // appends: groups append one after another, so every write numbered
 // before the transaction's is recorded by then, and none can come between
 // the check and the transaction's own append.
 func (o *oracle) certify(t *readSet, ahead iter.Seq[*Batch]) error {
-	cmp := o.cmp
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if t.snapSeq < o.dropped {
-		return fmt.Errorf("%w: its snapshot is at %d; writes up to %d were dropped", ErrTxnTooOld, t.snapSeq, o.dropped)
-	}
-	for i := len(o.writes) - 1; i >= 0 && o.writes[i].seq > t.snapSeq; i-- {
-		if t.touchedBy(cmp, o.writes[i].keys, o.writes[i].ranges) {
-			return ErrConflict
-		}
+	_, err := o.check(t, 0)
+	o.mu.Unlock()
+	if err != nil {
+		return err
 	}
 	for b := range ahead {
-		if keys, ranges := b.writeSet(false); t.touchedBy(cmp, keys, ranges) {
+		if keys, ranges := b.writeSet(false); t.touchedBy(o.cmp, keys, ranges) {
 			return ErrConflict
 		}
 	}
 	return nil
+}
+
+// check checks t against the writes recorded above t.certified, and
+// raises it: all of them, or if limit > 0 at least limit keys and ranges'
+// worth, done reporting whether it reached the last. The caller holds o.mu.
+func (o *oracle) check(t *readSet, limit int) (done bool, err error) {
+	if t.certified < o.dropped {
+		return false, fmt.Errorf("%w: writes above %d are not all checked, and those up to %d were dropped", ErrTxnTooOld, t.certified, o.dropped)
+	}
+	i := sort.Search(len(o.writes), func(i int) bool { return o.writes[i].seq > t.certified })
+	for n := 0; i < len(o.writes); i++ {
+		if limit > 0 && n >= limit {
+			return false, nil
+		}
+		w := &o.writes[i]
+		if t.touchedBy(o.cmp, w.keys, w.ranges) {
+			return false, ErrConflict
+		}
+		t.certified = w.seq
+		n += len(w.keys) + len(w.ranges)
+	}
+	return true, nil
 }

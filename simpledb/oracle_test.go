@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -19,12 +20,17 @@ func newTestOracle() *oracle { return &oracle{cmp: bytes.Compare} }
 func noneAhead(func(*Batch) bool) {}
 
 // readTxn is a transaction of snapshot snap that read keys and iterated
-// ranges, as Txn.read and Txn.NewIterator leave it.
+// ranges, as Txn.read and Txn.NewIterator leave it, sealed as Txn.Commit
+// seals it.
 func readTxn(snap uint64, keys []string, ranges ...keyRange) *readSet {
-	t := &readSet{snapSeq: snap, reads: map[string]struct{}{}, ranges: ranges}
+	t := &readSet{snapSeq: snap, certified: snap}
 	for _, k := range keys {
-		t.reads[k] = struct{}{}
+		t.addKey([]byte(k))
 	}
+	for _, r := range ranges {
+		t.addRange(r.lo, r.hi)
+	}
+	t.seal(bytes.Compare)
 	return t
 }
 
@@ -329,4 +335,77 @@ func TestOracleTooOld(t *testing.T) {
 	require.Equal(t, []uint64{12, 13}, recordedSeqs(o))
 	requireKeyBytes(t, o)
 	require.ErrorIs(t, o.certify(readTxn(10, nil), noneAhead), ErrTxnTooOld)
+}
+
+// precertify checks the writes recorded so far a chunk at a time, and
+// certify then checks only those recorded after: a conflict is found by
+// whichever sees its write, and a write dropped once checked does not make
+// the transaction too old.
+func TestOraclePrecertify(t *testing.T) {
+	const writes = 3*precertifyChunk + 10
+	record := func(o *oracle, from uint64, n int, key func(i int) string) {
+		for i := range n {
+			o.record(writeBatch(t, key(i)), from+uint64(i))
+		}
+	}
+	other := func(i int) string { return fmt.Sprintf("w%05d", i) }
+	begin := func() *oracle {
+		o := newTestOracle()
+		_, held := o.begin(10, 10)
+		o.started(10, held)
+		return o
+	}
+
+	t.Run("a chunk per hold of the lock", func(t *testing.T) {
+		o := begin()
+		record(o, 11, writes, other)
+		txn := readTxn(10, []string{"k"}, rng("a", "b"))
+		for chunk := 1; chunk <= 3; chunk++ {
+			done, err := o.check(txn, precertifyChunk)
+			require.NoError(t, err)
+			require.False(t, done)
+			require.Equal(t, uint64(10+chunk*precertifyChunk), txn.certified, "chunk %d", chunk)
+		}
+		done, err := o.check(txn, precertifyChunk)
+		require.NoError(t, err)
+		require.True(t, done)
+		require.Equal(t, uint64(10+writes), txn.certified)
+	})
+
+	t.Run("a conflict among the writes so far", func(t *testing.T) {
+		o := begin()
+		record(o, 11, writes, func(i int) string {
+			if i == writes-1 {
+				return "k"
+			}
+			return other(i)
+		})
+		require.ErrorIs(t, o.precertify(readTxn(10, []string{"k"})), ErrConflict)
+	})
+
+	t.Run("a conflict recorded after precertify", func(t *testing.T) {
+		o := begin()
+		record(o, 11, writes, other)
+		txn := readTxn(10, []string{"k"})
+		require.NoError(t, o.precertify(txn))
+		require.Equal(t, uint64(10+writes), txn.certified)
+		o.record(writeBatch(t, "k"), 11+writes)
+		require.ErrorIs(t, o.certify(txn, noneAhead), ErrConflict)
+	})
+
+	t.Run("writes dropped once checked", func(t *testing.T) {
+		saved := maxOracleBytes
+		maxOracleBytes = 2 * len(other(0))
+		t.Cleanup(func() { maxOracleBytes = saved })
+		o := begin()
+		record(o, 11, 2, other)
+		txn := readTxn(10, []string{"k"})
+		require.NoError(t, o.precertify(txn))
+		record(o, 13, 2, other) // drops 11 and 12, which txn was checked against
+		require.Equal(t, uint64(12), o.dropped)
+		require.NoError(t, o.certify(txn, noneAhead))
+
+		unchecked := readTxn(10, []string{"k"})
+		require.ErrorIs(t, o.certify(unchecked, noneAhead), ErrTxnTooOld)
+	})
 }

@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"bytes"
 	"errors"
 
 	"github.com/stratadb/strata/internal/base"
@@ -63,10 +62,9 @@ func (d *DB) NewTxn(update bool) (*Txn, error) {
 		return nil, err
 	}
 	t.snap = d.NewSnapshot() // registered, so that compaction keeps what it sees
-	t.snapSeq = t.snap.seq
+	t.snapSeq, t.certified = t.snap.seq, t.snap.seq
 	d.oracle.started(t.snapSeq, held)
 	t.batch = d.NewIndexedBatch()
-	t.reads = map[string]struct{}{}
 	return t, nil
 }
 
@@ -134,7 +132,7 @@ func (t *Txn) read(key, dst []byte, mode readMode) ([]byte, error) {
 		case memstore.Merge: // folded onto what the snapshot holds: a read of it
 			index = t.batch.index
 		}
-		t.reads[string(key)] = struct{}{}
+		t.addKey(key)
 	}
 	return t.snap.readUnder(index, key, dst, mode)
 }
@@ -153,7 +151,7 @@ func (t *Txn) NewIterator(lower, upper []byte) (*Iterator, error) {
 	var index *batchIndex
 	if t.batch != nil {
 		index = t.batch.index
-		t.ranges = append(t.ranges, keyRange{lo: bytes.Clone(lower), hi: bytes.Clone(upper)})
+		t.addRange(lower, upper)
 	}
 	return t.db.newIterator(rs, lower, upper, t.snapSeq, index), nil
 }
@@ -229,11 +227,17 @@ func (t *Txn) Commit(opts WriteOptions) error {
 			return err
 		}
 	}
-	w := waiterPool.Get().(*commitWaiter)
-	w.batch, w.sync, w.txn = b, sync, &t.readSet
-	err = t.db.commit(w)
-	w.batch, w.txn = nil, nil
-	waiterPool.Put(w)
+	// Checked against the writes so far outside the commit pipeline, the
+	// transaction holds up the writes behind it only for those that come
+	// while it waits to append.
+	t.seal(t.db.oracle.cmp)
+	if err = t.db.oracle.precertify(&t.readSet); err == nil {
+		w := waiterPool.Get().(*commitWaiter)
+		w.batch, w.sync, w.txn = b, sync, &t.readSet
+		err = t.db.commit(w)
+		w.batch, w.txn = nil, nil
+		waiterPool.Put(w)
+	}
 	if errors.Is(err, ErrConflict) {
 		// The write met may still await its fsync: a retry begun at once
 		// would read past it and meet it again.

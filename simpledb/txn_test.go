@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/testseed"
 	"github.com/stratadb/strata/vfs"
 	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
@@ -377,4 +378,95 @@ func TestTxnRetryLoopConverges(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, commits, total, "every increment counted once")
+}
+
+// A transaction that read much, committed after many writes: 5,000 prefix
+// iterators against 100,000 Puts, and 20,000 point reads against 5,000
+// range deletions beside them (a tenth of the writes without -long). It
+// commits, or conflicts with the one write that meets what it read,
+// wherever that write falls among the others; what it costs is
+// BenchmarkSimpleDBTxnWideReadSet's.
+func TestTxnWideReadSet(t *testing.T) {
+	const prefixes, reads = 5000, 20_000
+	puts, rangeDels := 10_000, 500
+	if testseed.Long() {
+		puts, rangeDels = 100_000, 5000
+	}
+	prefix := func(i int) []byte { return fmt.Appendf(nil, "p%05d/", i) }
+	readKey := func(i int) []byte { return fmt.Appendf(nil, "r%07d", 2*i) }
+	iterate := func(tx *Txn) error {
+		for i := range prefixes {
+			it, err := tx.NewPrefixIterator(prefix(i))
+			if err != nil {
+				return err
+			}
+			if it.First() {
+				return fmt.Errorf("prefix %d holds %q", i, it.Key())
+			}
+			if err := it.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	get := func(tx *Txn) error {
+		for i := range reads {
+			if _, err := tx.Get(readKey(i)); !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("read %d: %v", i, err)
+			}
+		}
+		return nil
+	}
+	put := func(meet int) func(db *DB, i int) error {
+		return func(db *DB, i int) error {
+			k := fmt.Appendf(nil, "w%07d", i)
+			if i == meet {
+				k = append(prefix(prefixes/3), 'x')
+			}
+			return db.Put(k, []byte("v"), NoSync)
+		}
+	}
+	deleteRange := func(meet int) func(db *DB, i int) error {
+		return func(db *DB, i int) error {
+			k := readKey(reads + i) // beside the reads
+			if i == meet {
+				k = readKey(reads / 2)
+			}
+			return db.DeleteRange(k, append(k, 0), NoSync)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		read   func(*Txn) error
+		writes int
+		write  func(db *DB, i int) error
+		err    error
+	}{
+		{"iterators, no write in them", iterate, puts, put(-1), nil},
+		{"iterators, the first write in one", iterate, puts, put(0), ErrConflict},
+		{"iterators, a middle write in one", iterate, puts, put(puts / 2), ErrConflict},
+		{"iterators, the last write in one", iterate, puts, put(puts - 1), ErrConflict},
+		{"reads, no range deletion over them", get, rangeDels, deleteRange(-1), nil},
+		{"reads, a middle range deletion over one", get, rangeDels, deleteRange(rangeDels / 2), ErrConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := txnDB(t)
+			tx, err := db.NewTxn(true)
+			require.NoError(t, err)
+			require.NoError(t, tc.read(tx))
+			require.NoError(t, tx.Put([]byte("txn"), []byte("v")))
+			for i := range tc.writes {
+				require.NoError(t, tc.write(db, i))
+			}
+			err = tx.Commit(NoSync)
+			_, getErr := db.Get([]byte("txn"))
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				require.ErrorIs(t, getErr, ErrNotFound, "the refused transaction wrote nothing")
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, getErr)
+		})
+	}
 }
