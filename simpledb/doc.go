@@ -14,6 +14,7 @@
 //	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
 //	b = db.NewIndexedBatch(); v, err = b.Get(key)    // a batch that reads its writes over the database
 //	err = db.Update(3, func(tx *simpledb.Txn) error {...}) // serializable; up to 3 retries on ErrConflict
+//	err = db.UpdateWith(simpledb.NoSync, 3, fn)      // the same, unsynced
 //	err = db.Merge(key, operand, opts)               // fold into the value, with Options.Merger: a counter's +1
 //	err = db.DeleteRange(start, end, opts)           // every key in [start, end), one write
 //	it, err := db.NewIterator(lower, upper)          // [lower, upper), a consistent snapshot
@@ -101,12 +102,13 @@
 // A read of a batch that is not indexed is ErrNotIndexed. A transaction's
 // Commit returns ErrConflict when a write since its snapshot touched what it
 // read, and ErrTxnTooOld when it outlived what the database keeps to check
-// it; a Txn used after Commit or Discard returns ErrTxnDone, and a write in
-// a read-only one ErrTxnReadOnly. A merge without Options.Merger is
+// it; a Txn used after Commit or Discard returns ErrTxnDone, a write in
+// a read-only one ErrTxnReadOnly, and a Commit inside Update's or View's
+// fn ErrTxnManaged. A merge without Options.Merger is
 // ErrNoMerger; an operand the merger refuses, or a fold it fails, is
 // ErrMergeFailed, naming the key.
-// Write options with Sync and NoSync both, or an unknown bit, are
-// ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
+// Write options with Sync and NoSync both, or an unknown bit, and
+// negative retries for Update, are ErrInvalidOption. A second Sequence of a key in use is ErrSequenceInUse;
 // one whose key holds another value, ErrSequenceMalformed. Calls after
 // Close return ErrClosed. A directory holding files but no database is
 // ErrNotDB. A Checkpoint into a directory that is not empty returns

@@ -80,6 +80,10 @@ var (
 	ErrTxnTooOld = errors.New("simpledb: transaction too old to check")
 	// ErrTxnDone: a transaction used after Commit or Discard.
 	ErrTxnDone = errors.New("simpledb: transaction done")
+	// ErrTxnManaged: a Commit inside Update's, UpdateWith's or View's fn,
+	// which commit or discard the transaction themselves when fn returns;
+	// it did nothing.
+	ErrTxnManaged = errors.New("simpledb: Commit inside Update or View: the transaction commits when fn returns")
 	// ErrTxnReadOnly: a write in a read-only transaction (View, or
 	// NewTxn(false)).
 	ErrTxnReadOnly = errors.New("simpledb: read-only transaction")

@@ -539,6 +539,52 @@ func ExampleDB_Update() {
 	// alice 10, bob 25
 }
 
+// UpdateWith commits with the write options it is given: here, an
+// unsynced transaction in a database whose writes are synced by default.
+// Its commit survives the process's crash, not the machine's, until a
+// later synced write.
+func ExampleDB_UpdateWith() {
+	dir, err := os.MkdirTemp("", "simpledb-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := simpledb.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	visit := func(page string) error {
+		return db.UpdateWith(simpledb.NoSync, 10, func(tx *simpledb.Txn) error {
+			n := 0
+			if v, err := tx.Get([]byte(page)); err == nil {
+				n, _ = strconv.Atoi(string(v))
+			} else if !errors.Is(err, simpledb.ErrNotFound) {
+				return err
+			}
+			return tx.Put([]byte(page), []byte(strconv.Itoa(n+1)))
+		})
+	}
+	for range 3 {
+		if err := visit("/home"); err != nil {
+			log.Fatal(err)
+		}
+	}
+	v, _ := db.Get([]byte("/home"))
+	fmt.Printf("/home visited %s times\n", v)
+
+	// The transaction is UpdateWith's to commit.
+	err = db.UpdateWith(simpledb.NoSync, 0, func(tx *simpledb.Txn) error {
+		tx.Put([]byte("/about"), []byte("1"))
+		return tx.Commit(simpledb.Sync)
+	})
+	fmt.Println(errors.Is(err, simpledb.ErrTxnManaged))
+	// Output:
+	// /home visited 3 times
+	// true
+}
+
 func ExampleDB_Merge() {
 	dir, err := os.MkdirTemp("", "simpledb-example")
 	if err != nil {

@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
@@ -15,9 +16,9 @@ import (
 // commit, so write skew and phantoms abort one of the transactions
 // involved, with ErrConflict; any write counts, a transaction's or not.
 //
-// On ErrConflict, run the transaction again in a new Txn: Update does, a
-// bounded number of times, if asked, and a plain loop of NewTxn, reads,
-// writes and Commit does as well. Commit returns ErrConflict only once
+// On ErrConflict, run the transaction again in a new Txn: Update and
+// UpdateWith do, a bounded number of times, if asked, and a plain loop of
+// NewTxn, reads, writes and Commit does as well. Commit returns ErrConflict only once
 // every write appended before it is published (or failed), within an
 // fsync, so the new transaction sees the write the old one met and
 // conflicts only with writes that come after it began.
@@ -32,6 +33,7 @@ type Txn struct {
 	batch   *Batch // indexed; nil for a read-only transaction
 	readSet        // what the oracle certifies its commit against
 	done    bool
+	managed bool // inside Update's or View's fn, which commit themselves
 }
 
 // NewTxn begins a transaction: one that may write if update, else
@@ -69,34 +71,54 @@ func (d *DB) NewTxn(update bool) (*Txn, error) {
 }
 
 // Update runs fn in an update transaction and commits it, with the
-// database's default durability; retries is how many times to run fn
-// again, in a new transaction, after ErrConflict. An error fn returns, or
-// a panic, discards the transaction (the panic goes on).
+// database's default durability: UpdateWith(DefaultSync, retries, fn).
 func (d *DB) Update(retries int, fn func(*Txn) error) error {
+	return d.UpdateWith(DefaultSync, retries, fn)
+}
+
+// UpdateWith runs fn in an update transaction and commits it as opts
+// says; retries is how many times to run fn again, in a new transaction,
+// after ErrConflict (ErrInvalidOption if negative, or if opts is not a
+// WriteOptions). An error fn returns, or a panic, discards the
+// transaction (the panic goes on), and UpdateWith returns the error.
+//
+// The transaction is UpdateWith's to end: inside fn, its Commit returns
+// ErrTxnManaged, doing nothing, and a Discard makes UpdateWith return
+// ErrTxnDone, having written nothing.
+func (d *DB) UpdateWith(opts WriteOptions, retries int, fn func(*Txn) error) error {
+	if retries < 0 {
+		return fmt.Errorf("%w: retries %d: it counts the runs after the first", ErrInvalidOption, retries)
+	}
+	if _, err := opts.sync(d.opts.NoSync); err != nil {
+		return err
+	}
 	for {
-		err := d.runTxn(true, fn)
-		if !errors.Is(err, ErrConflict) || retries <= 0 {
+		err := d.runTxn(true, opts, fn)
+		if !errors.Is(err, ErrConflict) || retries == 0 {
 			return err
 		}
 		retries--
 	}
 }
 
-// View runs fn in a read-only transaction.
+// View runs fn in a read-only transaction. Inside fn, the transaction's
+// Commit returns ErrTxnManaged.
 func (d *DB) View(fn func(*Txn) error) error {
-	return d.runTxn(false, fn)
+	return d.runTxn(false, DefaultSync, fn)
 }
 
-func (d *DB) runTxn(update bool, fn func(*Txn) error) error {
+func (d *DB) runTxn(update bool, opts WriteOptions, fn func(*Txn) error) error {
 	t, err := d.NewTxn(update)
 	if err != nil {
 		return err
 	}
 	defer t.Discard()
+	t.managed = true
 	if err := fn(t); err != nil {
 		return err
 	}
-	return t.Commit(DefaultSync)
+	t.managed = false
+	return t.Commit(opts)
 }
 
 // Get returns key's value as the transaction sees it: its own write, or the
@@ -209,6 +231,9 @@ func (t *Txn) DeleteRange(start, end []byte) error {
 func (t *Txn) Commit(opts WriteOptions) error {
 	if err := t.check(false); err != nil {
 		return err
+	}
+	if t.managed {
+		return ErrTxnManaged
 	}
 	defer t.Discard()
 	if t.batch == nil || t.batch.Len() == 0 {

@@ -470,3 +470,120 @@ func TestTxnWideReadSet(t *testing.T) {
 		})
 	}
 }
+
+// UpdateWith commits as its options say, refuses what it cannot take
+// before running fn, and keeps the transaction its own: a Commit inside fn
+// is refused, a Discard there ends the run with ErrTxnDone.
+func TestTxnUpdateWith(t *testing.T) {
+	put := func(tx *Txn) error { return tx.Put([]byte("k"), []byte("v")) }
+	for _, tc := range []struct {
+		name    string
+		opts    WriteOptions
+		retries int
+		fn      func(tx *Txn) error
+		err     error
+		runs    int  // how many times fn ran
+		written bool // whether k holds v after
+	}{
+		{"commits", NoSync, 0, put, nil, 1, true},
+		{"negative retries", NoSync, -1, put, ErrInvalidOption, 0, false},
+		{"write options it does not take", Sync | NoSync, 0, put, ErrInvalidOption, 0, false},
+		{"a Commit inside fn, returned", DefaultSync, 0, func(tx *Txn) error {
+			if err := put(tx); err != nil {
+				return err
+			}
+			return tx.Commit(Sync)
+		}, ErrTxnManaged, 1, false},
+		{"a Commit inside fn, ignored", DefaultSync, 0, func(tx *Txn) error {
+			if err := put(tx); err != nil {
+				return err
+			}
+			_ = tx.Commit(Sync) // refused: the transaction goes on
+			return put(tx)
+		}, nil, 1, true},
+		{"a Discard inside fn", DefaultSync, 0, func(tx *Txn) error {
+			if err := put(tx); err != nil {
+				return err
+			}
+			tx.Discard()
+			return nil
+		}, ErrTxnDone, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := txnDB(t)
+			runs := 0
+			err := db.UpdateWith(tc.opts, tc.retries, func(tx *Txn) error {
+				runs++
+				return tc.fn(tx)
+			})
+			if tc.err == nil {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, tc.err)
+			}
+			require.Equal(t, tc.runs, runs)
+			_, err = db.Get([]byte("k"))
+			if tc.written {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound)
+			}
+			require.Zero(t, db.oracle.open.Load(), "the transaction ended")
+		})
+	}
+
+	t.Run("View refuses a Commit", func(t *testing.T) {
+		db := txnDB(t)
+		require.ErrorIs(t, db.View(func(tx *Txn) error { return tx.Commit(DefaultSync) }), ErrTxnManaged)
+	})
+
+	// Durability as asked: in a synced database, an UpdateWith(NoSync)
+	// commit survives a crash of the process but not a power loss; Sync's
+	// and DefaultSync's survive both.
+	t.Run("durability", func(t *testing.T) {
+		for _, tc := range []struct {
+			opts      WriteOptions
+			powerLoss bool // survives it
+		}{{NoSync, false}, {Sync, true}, {DefaultSync, true}} {
+			mem := vfs.NewMem()
+			opts := testOptions(mem)
+			opts.NoSync = false
+			db, err := Open("/db", opts)
+			require.NoError(t, err)
+			require.NoError(t, db.UpdateWith(tc.opts, 0, put))
+			lost := mem.CrashClone(vfs.CrashOptions{})
+			require.NoError(t, db.Close())
+			opts.FS = lost
+			db, err = Open("/db", opts)
+			require.NoError(t, err)
+			_, err = db.Get([]byte("k"))
+			if tc.powerLoss {
+				require.NoError(t, err, "WriteOptions %d", tc.opts)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound, "WriteOptions %d", tc.opts)
+			}
+			require.NoError(t, db.Close())
+		}
+	})
+
+	// Retries count the runs after the first: a transaction that always
+	// conflicts runs retries+1 times, then returns ErrConflict.
+	t.Run("retries", func(t *testing.T) {
+		db := txnDB(t)
+		for _, retries := range []int{0, 1, 3} {
+			runs := 0
+			err := db.UpdateWith(NoSync, retries, func(tx *Txn) error {
+				runs++
+				if _, err := tx.Get([]byte("hot")); err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				if err := db.Put([]byte("hot"), []byte{byte(runs)}, NoSync); err != nil { // meets the read
+					return err
+				}
+				return tx.Put([]byte("k"), []byte("v"))
+			})
+			require.ErrorIs(t, err, ErrConflict)
+			require.Equal(t, retries+1, runs)
+		}
+	})
+}
