@@ -3,8 +3,6 @@ package memstore
 import (
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/stratadb/strata/internal/base"
 )
 
 const (
@@ -39,7 +37,8 @@ type addr uint64
 // is not lost, uncounted, to the size-class rounding of one allocation per
 // entry. Memory is never freed piecemeal: the arena lives as long as the
 // memstore. Only the writer allocates; a node and its value are written
-// before the node is published, and only the node's links change
+// before the node is published, and only the node's links, and its value
+// field when a fold gives it a new version (Memstore.ApplyMerge), change
 // afterwards.
 //
 // Keeping nodes apart from values, and tall nodes apart from short ones,
@@ -67,6 +66,7 @@ type arena struct {
 	bases  []unsafe.Pointer
 	nodes  [numHeightClasses]stream
 	values stream
+	folds  stream // foldRecords (see Memstore.ApplyMerge)
 }
 
 // stream is a series of chunks that the writer fills in turn.
@@ -179,20 +179,4 @@ func (a *arena) at(t []unsafe.Pointer, x addr) ([]unsafe.Pointer, unsafe.Pointer
 func (a *arena) node(t []unsafe.Pointer, x addr) ([]unsafe.Pointer, *node) {
 	t, p := a.at(t, x)
 	return t, (*node)(p)
-}
-
-// value returns n's value, resolved through t as at does: nil for a
-// tombstone, an empty, non-nil slice for an empty value, with capacity its
-// length.
-func (a *arena) value(t []unsafe.Pointer, n *node) ([]unsafe.Pointer, []byte) {
-	tail := n.tail()
-	if base.TrailerKind(tail.trailer) == KindDelete {
-		return t, nil
-	}
-	if n.valLen == 0 {
-		// Slicing keeps the pointer inside the node.
-		return t, n.key()[n.keyLen:]
-	}
-	t, p := a.at(t, tail.value)
-	return t, unsafe.Slice((*byte)(p), n.valLen)
 }

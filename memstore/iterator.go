@@ -127,10 +127,20 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 	return it
 }
 
-// covered reports whether a range tombstone visible to the live view hides
-// n.
-func (it *Iterator) covered(n *node) bool {
-	return len(it.rangeDels) > 0 && it.rangeDels.SeqAt(it.list.keyCompare(), n.key(), it.seq) > n.seq()
+// version returns n's version visible at the iterator's sequence number
+// (see Memstore.ApplyMerge).
+func (it *Iterator) version(n *node) version {
+	var v version
+	it.table, v = it.list.arena.version(it.table, n, it.seq)
+	return v
+}
+
+// deleted reports whether n's visible version is a tombstone, or a range
+// tombstone visible to the live view hides it.
+func (it *Iterator) deleted(n *node) bool {
+	v := it.version(n)
+	return v.kind() == KindDelete ||
+		len(it.rangeDels) > 0 && it.rangeDels.SeqAt(it.list.keyCompare(), n.key(), it.seq) > v.seq()
 }
 
 // First moves to the first entry and reports whether there is one.
@@ -244,14 +254,14 @@ func (it *Iterator) Prev() bool {
 func (it *Iterator) settle() bool {
 	for it.n != nil {
 		n := it.n
-		trailer := n.tail().trailer
 		switch {
 		case it.upper != nil && !it.list.less(n.key(), it.upper):
 			it.n = nil
-		case base.TrailerSeq(trailer) > it.seq:
-			// Written after the snapshot.
+		case n.seq() > it.seq:
+			// Written after the snapshot (its oldest version: see
+			// Memstore.ApplyMerge).
 			it.table, it.n = it.list.next(it.table, n)
-		case !it.versions && (base.TrailerKind(trailer) == KindDelete || it.covered(n)):
+		case !it.versions && it.deleted(n):
 			// The newest visible version deletes the key, or a range
 			// tombstone does.
 			it.skipVersions(n.key())
@@ -307,7 +317,7 @@ func (it *Iterator) settleBack(c *node, skip []byte) bool {
 				it.stepBack(q)
 				c = q
 			}
-			if c.kind() == KindDelete || it.covered(c) {
+			if it.deleted(c) {
 				skip = c.key()
 				continue
 			}
@@ -433,7 +443,7 @@ func (it *Iterator) Value() []byte {
 		return nil
 	}
 	var v []byte
-	it.table, v = it.list.arena.value(it.table, it.n)
+	it.table, v = it.list.arena.bytesOf(it.table, it.n, it.version(it.n))
 	return v
 }
 
@@ -443,7 +453,7 @@ func (it *Iterator) Seq() uint64 {
 	if it.n == nil {
 		return 0
 	}
-	return it.n.seq()
+	return it.version(it.n).seq()
 }
 
 // Kind returns the current entry's kind. When the iterator is not valid it
@@ -453,7 +463,7 @@ func (it *Iterator) Kind() Kind {
 	if it.n == nil {
 		return 0
 	}
-	return it.n.kind()
+	return it.version(it.n).kind()
 }
 
 // Err returns nil: an iterator over memory meets no errors. It exists so

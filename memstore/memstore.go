@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/rangedel"
@@ -235,17 +236,22 @@ func (m *Memstore) Get(key []byte) ([]byte, Result) {
 // a snapshot reads.
 func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
 	n, same := m.list.find(key, seekTrailer(seq), nil)
-	if tomb := m.rangeDelSeq(key, seq); tomb > 0 && (!same || n.seq() < tomb) {
+	var ver version
+	var t []unsafe.Pointer
+	if same {
+		t, ver = m.list.arena.version(m.list.arena.load(), n, seq)
+	}
+	if tomb := m.rangeDelSeq(key, seq); tomb > 0 && (!same || ver.seq() < tomb) {
 		return nil, Deleted
 	}
 	if !same {
 		return nil, Absent
 	}
-	kind := n.kind()
+	kind := ver.kind()
 	if kind == KindDelete {
 		return nil, Deleted
 	}
-	_, v := m.list.arena.value(m.list.arena.load(), n)
+	_, v := m.list.arena.bytesOf(t, n, ver)
 	if kind == KindMerge {
 		return v, Merge
 	}

@@ -16,8 +16,14 @@ import (
 
 // model is the simplest possible memstore: the list of every write. A
 // range deletion is a write of kind KindRangeDelete whose key is the
-// range's start and value its end ("" unbounded).
-type model []seen
+// range's start and value its end ("" unbounded). A merge ApplyMerge
+// folded is a write of the fold, and foldedAt maps the sequence number of
+// the version it folded into to its own: from there on, the raw view shows
+// the fold instead.
+type model struct {
+	writes   []seen
+	foldedAt map[uint64]uint64
+}
 
 // covers reports whether r, a range deletion, covers key in keyCmp's
 // order.
@@ -28,14 +34,15 @@ func (r seen) covers(keyCmp func(a, b []byte) int, key string) bool {
 
 // coveredAt reports whether a range deletion in (entrySeq, seq] covers key.
 func (md model) coveredAt(keyCmp func(a, b []byte) int, key string, entrySeq, seq uint64) bool {
-	return slices.ContainsFunc(md, func(r seen) bool { return r.seq > entrySeq && r.seq <= seq && r.covers(keyCmp, key) })
+	return slices.ContainsFunc(md.writes, func(r seen) bool { return r.seq > entrySeq && r.seq <= seq && r.covers(keyCmp, key) })
 }
 
-// points counts the writes that are entries: not range deletions.
+// points counts the writes that are entries: not range deletions, nor
+// versions folded into.
 func (md model) points() int {
 	n := 0
-	for _, r := range md {
-		if r.kind != KindRangeDelete {
+	for _, r := range md.writes {
+		if _, folded := md.foldedAt[r.seq]; r.kind != KindRangeDelete && !folded {
 			n++
 		}
 	}
@@ -57,26 +64,40 @@ var orders = []order{
 }
 
 func (md model) getAt(keyCmp func(a, b []byte) int, key string, seq uint64) (string, Result) {
-	for i := len(md) - 1; i >= 0; i-- {
-		if r := md[i]; r.seq <= seq && r.covers(keyCmp, key) {
+	if r, ok := md.newest(keyCmp, key, seq); ok {
+		switch r.kind {
+		case KindRangeDelete, KindDelete:
 			return "", Deleted
+		case KindMerge:
+			return r.value, Merge
 		}
-		if r := md[i]; r.key == key && r.seq <= seq && r.kind != KindRangeDelete {
-			if r.kind == KindDelete {
-				return "", Deleted
-			}
-			return r.value, Found
-		}
+		return r.value, Found
 	}
 	return "", Absent
+}
+
+// newest returns the newest write at or below seq that decides key: a
+// version of it, or a range deletion covering it.
+func (md model) newest(keyCmp func(a, b []byte) int, key string, seq uint64) (seen, bool) {
+	var best seen
+	found := false
+	for _, r := range md.writes {
+		if r.seq <= seq && (r.key == key && r.kind != KindRangeDelete || r.covers(keyCmp, key)) && (!found || r.seq > best.seq) {
+			best, found = r, true
+		}
+	}
+	return best, found
 }
 
 // entries returns the raw view at seq within [lo, hi) (nil: unbounded) in
 // keyCmp's order.
 func (md model) entries(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []seen {
 	var out []seen
-	for _, r := range md {
+	for _, r := range md.writes {
 		k := []byte(r.key)
+		if f, folded := md.foldedAt[r.seq]; folded && f <= seq {
+			continue // the fold above it shows instead
+		}
 		if r.kind != KindRangeDelete && r.seq <= seq && (lo == nil || keyCmp(k, lo) >= 0) && (hi == nil || keyCmp(k, hi) < 0) {
 			out = append(out, r)
 		}
@@ -96,11 +117,42 @@ func (md model) live(keyCmp func(a, b []byte) int, seq uint64, lo, hi []byte) []
 	entries := md.entries(keyCmp, seq, lo, hi)
 	for i, r := range entries {
 		// The first entry of each key is its newest version.
-		if (i == 0 || entries[i-1].key != r.key) && r.kind == KindSet && !md.coveredAt(keyCmp, r.key, r.seq, seq) {
+		if (i == 0 || entries[i-1].key != r.key) && r.kind != KindDelete && !md.coveredAt(keyCmp, r.key, r.seq, seq) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// concatMerge appends newer to older; it is associative. It refuses to
+// make a value over 40 bytes, so that some folds fail.
+func concatMerge(_, older, newer []byte) ([]byte, error) {
+	if len(older)+len(newer) > 40 {
+		return nil, fmt.Errorf("%d and %d bytes: too long", len(older), len(newer))
+	}
+	return append(slices.Clip(older), newer...), nil
+}
+
+// fold returns the write ApplyMerge(seq, key, operand) with Folder{Merge:
+// concatMerge, Above: above} makes, and whether it folds: it does onto
+// key's newest version, if that is numbered above above, no range
+// deletion came after it and the merge succeeds. A fold is recorded.
+func (md model) fold(keyCmp func(a, b []byte) int, key, operand string, seq, above uint64) (seen, bool) {
+	plain := seen{key, seq, KindMerge, operand}
+	r, ok := md.newest(keyCmp, key, MaxSeq)
+	if !ok || r.kind == KindRangeDelete || r.seq <= above {
+		return plain, false
+	}
+	kind, value := KindSet, operand
+	if r.kind != KindDelete {
+		v, err := concatMerge(nil, []byte(r.value), []byte(operand))
+		if err != nil {
+			return plain, false
+		}
+		kind, value = r.kind, string(v)
+	}
+	md.foldedAt[r.seq] = seq
+	return seen{key, seq, kind, value}, true
 }
 
 // heldIterator is an iterator opened earlier and moved a step at a time
@@ -172,7 +224,7 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 	m := New(&Options{Seed: seed, Comparator: c, OffHeap: seed%2 == 1})
 	defer m.Release()
 	keyCmp := c.Compare
-	var md model
+	md := model{foldedAt: map[uint64]uint64{}}
 	randomKey := func() []byte { return key(rng) }
 	randomValue := func() []byte {
 		switch rng.IntN(20) {
@@ -218,11 +270,11 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 		case op < 40:
 			k, v := randomKey(), randomValue()
 			require.NoError(t, m.Put(k, v))
-			md = append(md, seen{string(k), m.LastSeq(), KindSet, string(v)})
+			md.writes = append(md.writes, seen{string(k), m.LastSeq(), KindSet, string(v)})
 		case op < 55:
 			k := randomKey()
 			require.NoError(t, m.Delete(k))
-			md = append(md, seen{string(k), m.LastSeq(), KindDelete, ""})
+			md.writes = append(md.writes, seen{string(k), m.LastSeq(), KindDelete, ""})
 		case op < 60 && rng.IntN(2) == 0:
 			// A range deletion, now and then through Apply.
 			lo, hi := randomBound(), randomBound()
@@ -237,7 +289,7 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 				seq += rng.Uint64N(3)
 				require.NoError(t, m.Apply(seq, KindRangeDelete, lo, hi))
 			}
-			md = append(md, seen{string(lo), seq, KindRangeDelete, string(hi)})
+			md.writes = append(md.writes, seen{string(lo), seq, KindRangeDelete, string(hi)})
 		case op < 60:
 			k, v, kind := randomKey(), randomValue(), Kind(rng.IntN(2))
 			seq := m.LastSeq() + 1 + rng.Uint64N(3)
@@ -245,7 +297,20 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 			if kind == KindDelete {
 				v = nil
 			}
-			md = append(md, seen{string(k), seq, kind, string(v)})
+			md.writes = append(md.writes, seen{string(k), seq, kind, string(v)})
+		case op < 65:
+			// A merge, folded when the memstore can (see ApplyMerge).
+			k, v := randomKey(), randomValue()
+			seq := m.LastSeq() + 1 + rng.Uint64N(3)
+			above := uint64(0)
+			if rng.IntN(3) == 0 {
+				above = randomSeq()
+			}
+			want, wantFolded := md.fold(keyCmp, string(k), string(v), seq, above)
+			folded, err := m.ApplyMerge(seq, k, v, Folder{Merge: concatMerge, Above: above})
+			require.NoError(t, err)
+			require.Equal(t, wantFolded, folded, "step %d: ApplyMerge(%q) at %d above %d", step, k, seq, above)
+			md.writes = append(md.writes, want)
 		case op < 70:
 			k := randomKey()
 			want, wantFound := md.getAt(keyCmp, string(k), MaxSeq)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stratadb/strata/internal/filenames"
@@ -448,4 +449,72 @@ func TestCompactionFoldsOperands(t *testing.T) {
 	require.NoError(t, db.Flush())
 	require.Equal(t, []string{"a:set:101"}, entries(), "the stripes merged once the snapshot went")
 	require.Equal(t, int64(101), counterValue(t, db, "a"))
+}
+
+// Merges fold into their counters' entries while snapshots are taken,
+// read, flushed under and read again: a snapshot reads the same counts
+// before its memstore is flushed and after, though the flush writes only
+// each counter's newest fold, and counts taken later are never lower. A
+// snapshot taken while a group of folds is being applied is where a fold
+// could replace a version the snapshot reads (see mergeFolds).
+func TestMergeFoldsBesideSnapshots(t *testing.T) {
+	opts := testOptions(vfs.NewMem())
+	opts.Merger = Uint64AddMerger
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	defer db.Close()
+	const writers, keys = 4, 3
+	perWriter := 3000
+	if testseed.Long() {
+		perWriter = 100_000
+	}
+	key := func(i int) []byte { return fmt.Appendf(nil, "counter%d", i) }
+	counts := func(r pointReader) [keys]int64 {
+		var c [keys]int64
+		for i := range keys {
+			c[i] = max(counterValue(t, r, string(key(i))), 0)
+		}
+		return c
+	}
+	var done sync.WaitGroup
+	for w := range writers {
+		done.Go(func() {
+			for i := range perWriter {
+				if err := db.Merge(key((w+i)%keys), u64(1), NoSync); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	finished := make(chan struct{})
+	go func() { done.Wait(); close(finished) }()
+	var last [keys]int64
+	snapshots := 0
+	for running := true; running; snapshots++ {
+		select {
+		case <-finished:
+			running = false
+		default:
+		}
+		s := db.NewSnapshot()
+		before := counts(s)
+		for i := range keys {
+			require.GreaterOrEqual(t, before[i], last[i], "snapshot %d, counter %d: lower than an earlier snapshot's", snapshots, i)
+		}
+		require.NoError(t, db.Flush())
+		if snapshots%4 == 0 {
+			require.NoError(t, db.Compact())
+		}
+		require.Equal(t, before, counts(s), "snapshot %d: its counts changed with a flush", snapshots)
+		require.NoError(t, s.Release())
+		last = before
+	}
+	total := int64(0)
+	for _, c := range counts(db) {
+		total += c
+	}
+	require.Equal(t, int64(writers*perWriter), total)
+	require.Positive(t, db.Stats().MergesFolded, "no merge folded")
+	t.Logf("%d snapshots; %d of %d merges folded", snapshots, db.Stats().MergesFolded, writers*perWriter)
 }

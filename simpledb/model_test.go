@@ -135,13 +135,15 @@ func TestModel(t *testing.T) {
 	require.Positive(t, total.recycled, "rotations reused logs")
 	require.Positive(t, total.reopens, "reads reopened tables")
 	require.Positive(t, total.resumes, "faults were resumed from")
+	require.Positive(t, total.folds, "merges folded at insert")
 }
 
 // modelCounts counts what a model run exercised, over every session.
-type modelCounts struct{ moves, recycled, reopens, resumes int64 }
+type modelCounts struct{ moves, recycled, reopens, resumes, folds int64 }
 
 func (c *modelCounts) add(o modelCounts) {
 	c.moves, c.recycled, c.reopens, c.resumes = c.moves+o.moves, c.recycled+o.recycled, c.reopens+o.reopens, c.resumes+o.resumes
+	c.folds += o.folds
 }
 
 func testModel(t *testing.T, order modelOrder) modelCounts {
@@ -187,7 +189,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 		}
 		held = nil
 	}
-	var moves, recycled, reopens, resumes int64 // trivial moves, recycled logs, reopened tables and resumes, over every session
+	var moves, recycled, reopens, resumes, folds int64 // trivial moves, recycled logs, reopened tables, resumes and merges folded, over every session
 	key := func() []byte { return order.key(rng.IntN(2000)) }
 	value := func() []byte {
 		if rng.IntN(20) == 0 {
@@ -199,14 +201,22 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 		msg := fmt.Sprintf("seed %d step %d", seed, step)
 		switch op := rng.IntN(100); {
 		case op < 5:
-			k, operand := key(), operand(rng)
-			wo, ok := randomWriteOptions(rng)
-			if !ok {
-				require.ErrorIs(t, db.Merge(k, operand, wo), ErrInvalidOption, msg)
-				break
+			// Half of them a run of merges to one of a few hot keys, whose
+			// operands fold into its newest version in the memstore.
+			k, runs := key(), 1
+			if rng.IntN(2) == 0 {
+				k, runs = order.key(rng.IntN(8)), 1+rng.IntN(4)
 			}
-			require.NoError(t, db.Merge(k, operand, wo), msg)
-			m.merge(k, operand)
+			for range runs {
+				operand := operand(rng)
+				wo, ok := randomWriteOptions(rng)
+				if !ok {
+					require.ErrorIs(t, db.Merge(k, operand, wo), ErrInvalidOption, msg)
+					continue
+				}
+				require.NoError(t, db.Merge(k, operand, wo), msg)
+				m.merge(k, operand)
+			}
 		case op < 40:
 			k, v := key(), value()
 			wo, ok := randomWriteOptions(rng)
@@ -346,6 +356,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			closeHeld()
 			st := db.Stats()
 			moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes
+			folds += st.MergesFolded
 			require.NoError(t, db.Close(), msg)
 			if rng.IntN(2) == 0 {
 				// Read-only in between: the same contents, no writes.
@@ -407,9 +418,10 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	closeHeld()
 	st := db.Stats()
 	moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes
-	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults",
-		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens, resumes)
-	return modelCounts{moves, recycled, reopens, resumes}
+	folds += st.MergesFolded
+	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults, %d merges folded",
+		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens, resumes, folds)
+	return modelCounts{moves, recycled, reopens, resumes, folds}
 }
 
 // operand returns a merge operand for AppendMerger: short, so that values

@@ -83,6 +83,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 			return d.setBackgroundError(err)
 		},
 		failure: d.backgroundError,
+		merge:   d.opts.Merger.fold(),
 	})
 	d.cache = sstables.NewCache(o.MemoryBudget)
 	openFiles := o.MaxOpenFiles

@@ -97,6 +97,7 @@ type commitPipeline struct {
 
 	counters   writeCounters
 	visibleSeq atomic.Uint64 // every write up to it is applied and readable
+	folds      mergeFolds
 }
 
 // commitEnv is what the pipeline asks of the database around it. Each
@@ -123,6 +124,9 @@ type commitEnv struct {
 	// returns the database's error; failure returns it, nil if none.
 	fail    func(err error) error
 	failure func() error
+	// merge is Options.Merger's Merge, which folds merge operands as they
+	// are applied (see mergeFolds); nil without a merger. Under pub.mu.
+	merge func(key, older, newer []byte) ([]byte, error)
 }
 
 // maxGroupBytes bounds one group's log bytes.

@@ -189,7 +189,7 @@ func (p *commitPipeline) pendingUpTo(seq uint64) bool {
 func (p *commitPipeline) writeStats() writeStats {
 	c := &p.counters
 	return writeStats{writes: c.writes.Load(), userBytes: c.userBytes.Load(), logBytes: c.logBytes.Load(),
-		syncs: c.syncs.Load(), syncNanos: c.syncNanos.Load()}
+		syncs: c.syncs.Load(), syncNanos: c.syncNanos.Load(), mergesFolded: c.mergesFolded.Load()}
 }
 
 // release closes the log, unsynced, if the pipeline still has one: after

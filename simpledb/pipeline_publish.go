@@ -97,6 +97,13 @@ func (p *commitPipeline) apply(g *commitGroup) {
 			continue
 		}
 		_, _, err := logformat.Decode(logformat.Current, w.batch.data, func(seq uint64, kind base.Kind, key, value []byte) error {
+			if kind == base.KindMerge && p.env.merge != nil {
+				folded, err := g.mem.m.ApplyMerge(seq, key, value, p.folder(seq))
+				if folded {
+					p.counters.mergesFolded.Add(1)
+				}
+				return err
+			}
 			return g.mem.m.Apply(seq, kind, key, value)
 		})
 		if err != nil {

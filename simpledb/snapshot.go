@@ -31,6 +31,8 @@ type Snapshot struct {
 // the snapshot is born released: its reads return ErrClosed.
 func (d *DB) NewSnapshot() *Snapshot {
 	s := &Snapshot{db: d}
+	d.commits.beginSnapshot()
+	defer func() { d.commits.endSnapshot(s.seq) }() // after DB.mu's release: it is last in, first out
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {

@@ -27,11 +27,12 @@ type writeCounters struct {
 	// measures durability in.
 	logBytes         atomic.Int64
 	syncs, syncNanos atomic.Int64
+	mergesFolded     atomic.Int64
 }
 
 // writeStats are writeCounters' values at one moment.
 type writeStats struct {
-	writes, userBytes, logBytes, syncs, syncNanos int64
+	writes, userBytes, logBytes, syncs, syncNanos, mergesFolded int64
 }
 
 // LevelStats describes one level.
@@ -53,6 +54,10 @@ type Stats struct {
 	MemstoreBytes      int64
 	ImmutableMemstores int
 	MemstoreEntries    int
+	// MergesFolded counts merge operands folded, as they were applied,
+	// into the newest version of their key in the memstore, rather than
+	// added as entries (see Options.Merger).
+	MergesFolded int64
 	// Writes counts committed batches; UserBytes sums their keys and values.
 	Writes, UserBytes int64
 	// LogBytes counts bytes appended to write-ahead logs; LogSyncs counts
@@ -110,6 +115,7 @@ func (d *DB) Stats() Stats {
 	w := d.commits.writeStats()
 	s.Writes, s.UserBytes = w.writes, w.userBytes
 	s.LogBytes, s.LogSyncs, s.LogSyncTime = w.logBytes, w.syncs, time.Duration(w.syncNanos)
+	s.MergesFolded = w.mergesFolded
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for level, tables := range d.mu.versions.current().levels {

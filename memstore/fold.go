@@ -1,0 +1,176 @@
+package memstore
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/stratadb/strata/internal/base"
+)
+
+// Folder says how ApplyMerge folds an operand into the newest version of
+// its key.
+type Folder struct {
+	// Merge combines older, a value or an operand, with newer, an operand
+	// written after it, into new memory; it must be associative. An error
+	// leaves the operand unfolded.
+	Merge func(key, older, newer []byte) ([]byte, error)
+	// Above: only a version with a sequence number above it takes the
+	// fold. A database passes the newest sequence number any snapshot of
+	// it reads at, so that no snapshot needs the version the fold
+	// replaces once the memstore is flushed.
+	Above uint64
+}
+
+// ApplyMerge writes the merge operand at sequence number seq, as Apply
+// does, but folds it into the newest version of key when it can: when the
+// memstore holds a version of key numbered above f.Above, no range
+// tombstone of the memstore came after it, and f.Merge succeeds. The key
+// then keeps one entry, which reads at seq or above see as the fold (a
+// value, or onto an operand an operand), and reads below seq as it was:
+// a fold adds a small record to the entry rather than an entry to the
+// index, so a hot counter keeps the index small and its searches short.
+// A flush writes the fold alone, at seq. It reports whether it folded.
+func (m *Memstore) ApplyMerge(seq uint64, key, operand []byte, f Folder) (folded bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := validate(KindMerge, key, operand); err != nil {
+		return false, err
+	}
+	if err := m.checkSeq(seq); err != nil {
+		return false, err
+	}
+	if m.fold(seq, key, operand, f) {
+		m.lastSeq.Store(seq)
+		return true, nil
+	}
+	return false, m.writeLocked(seq, KindMerge, key, operand)
+}
+
+// fold folds operand into key's newest version, if it may (see
+// ApplyMerge). The caller holds mu.
+func (m *Memstore) fold(seq uint64, key, operand []byte, f Folder) bool {
+	if f.Merge == nil {
+		return false
+	}
+	n, same := m.list.find(key, seekTrailer(MaxSeq), nil)
+	if !same {
+		return false
+	}
+	a := &m.list.arena
+	t, newest := a.version(a.bases, n, MaxSeq)
+	below := base.TrailerSeq(newest.trailer)
+	if below <= f.Above || m.rangeDelSeq(key, seq) > below {
+		return false
+	}
+	kind := KindSet
+	var value []byte
+	switch base.TrailerKind(newest.trailer) {
+	case KindDelete:
+		value = operand // onto nothing: the operand is the value
+	case KindMerge:
+		kind = KindMerge
+		fallthrough
+	default:
+		_, older := a.bytesOf(t, n, newest)
+		var err error
+		if value, err = f.Merge(key, older, operand); err != nil {
+			return false
+		}
+	}
+	a.addVersion(n, base.MakeTrailer(seq, kind), value)
+	return true
+}
+
+// foldRecord is a version of a node's key that a fold left: the node's
+// value field then holds foldTag | the addr of the newest record, and each
+// record links to the version below it. The oldest record is the node's
+// own first version, moved there by the first fold.
+type foldRecord struct {
+	trailer uint64
+	prev    addr // 0: the oldest
+	value   addr
+	valLen  uint32
+	_       uint32
+}
+
+// foldTag marks a node's value field as the addr of a foldRecord.
+const foldTag addr = 1 << 63
+
+var foldRecordSize = int(unsafe.Sizeof(foldRecord{}))
+
+// version is one version of a node's key: its own, or a fold's.
+type version struct {
+	trailer uint64
+	value   addr
+	valLen  uint32
+}
+
+func (v version) seq() uint64 { return base.TrailerSeq(v.trailer) }
+func (v version) kind() Kind  { return base.TrailerKind(v.trailer) }
+
+// valueField is n's value field, which a fold changes while readers read.
+func (n *node) valueField() *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&n.tail().value))
+}
+
+// version returns the newest version of n at or below seq, resolved
+// through t as at does; the oldest if none is (a node is visible at seq
+// only if its oldest version is).
+func (a *arena) version(t []unsafe.Pointer, n *node, seq uint64) ([]unsafe.Pointer, version) {
+	x := addr(n.valueField().Load())
+	if x&foldTag == 0 {
+		return t, version{trailer: n.tail().trailer, value: x, valLen: n.valLen}
+	}
+	x &^= foldTag
+	for {
+		var p unsafe.Pointer
+		t, p = a.at(t, x)
+		r := (*foldRecord)(p)
+		if base.TrailerSeq(r.trailer) <= seq || r.prev == 0 {
+			return t, version{trailer: r.trailer, value: r.value, valLen: r.valLen}
+		}
+		x = r.prev
+	}
+}
+
+// bytesOf returns the value of v, a version of n: nil for a tombstone, an
+// empty, non-nil slice for an empty value, with capacity its length.
+func (a *arena) bytesOf(t []unsafe.Pointer, n *node, v version) ([]unsafe.Pointer, []byte) {
+	if v.kind() == KindDelete {
+		return t, nil
+	}
+	if v.valLen == 0 {
+		// Slicing keeps the pointer inside the node.
+		return t, n.key()[n.keyLen:]
+	}
+	t, p := a.at(t, v.value)
+	return t, unsafe.Slice((*byte)(p), v.valLen)
+}
+
+// addVersion makes (trailer, value) n's newest version. The caller is the
+// writer; readers see the node as before until the store of its value
+// field, and the new version from then, at sequence numbers from its own.
+func (a *arena) addVersion(n *node, trailer uint64, value []byte) {
+	prev := addr(n.valueField().Load())
+	if prev&foldTag == 0 {
+		// The first fold: the node's own version becomes the oldest
+		// record.
+		prev = a.newFoldRecord(version{trailer: n.tail().trailer, value: prev, valLen: n.valLen}, 0)
+	}
+	var v version
+	v.trailer, v.valLen = trailer, uint32(len(value))
+	if len(value) > 0 {
+		var b []byte
+		v.value, b = a.alloc(&a.values, len(value))
+		copy(b, value)
+	}
+	n.valueField().Store(uint64(a.newFoldRecord(v, prev&^foldTag) | foldTag))
+}
+
+// newFoldRecord writes a record of v over prev and returns its addr.
+func (a *arena) newFoldRecord(v version, prev addr) addr {
+	x, b := a.alloc(&a.folds, foldRecordSize)
+	r := (*foldRecord)(unsafe.Pointer(unsafe.SliceData(b)))
+	r.trailer, r.prev, r.value, r.valLen = v.trailer, prev, v.value, v.valLen
+	return x
+}
