@@ -38,6 +38,18 @@
 // its point in time while writes continue. An empty value is a value, not a
 // deletion.
 //
+// # Folded merges
+//
+// ApplyMerge writes a merge operand, and folds it into the newest version
+// of its key when it can (a database's counter: Folder.Merge adds, and
+// Folder.Above is the newest sequence number a snapshot reads at). The
+// key's entry then holds the fold as its newest version, numbered as the
+// operand, and keeps the version under it for reads at older sequence
+// numbers: GetAt and iterators at those see the key as it was, and the
+// raw view shows, of each entry, the version its sequence number sees. The
+// index does not grow, so a hot counter costs a search of a short list
+// and a small record per increment rather than an entry.
+//
 // # Range deletions
 //
 // DeleteRange(start, end) deletes, as one write with one sequence number,

@@ -22,8 +22,9 @@ import (
 // The oracle calls nothing: the commit pipeline calls record and certify,
 // a transaction begin, started and end. Its lock is innermost.
 type oracle struct {
-	cmp  func(a, b []byte) int // the database's key order
-	open atomic.Int32          // transactions open: writes are recorded while > 0
+	cmp      func(a, b []byte) int // the database's key order
+	open     atomic.Int32          // transactions open: writes are recorded while > 0
+	recorded atomic.Uint64         // the last sequence number of the last write recorded
 
 	mu sync.Mutex
 	// from: every write numbered above it is recorded, from when
@@ -65,10 +66,30 @@ func (o *oracle) begin(lastSeq, visible uint64) (from, held uint64) {
 	return o.from, visible
 }
 
+// join registers a transaction while others are open, as begin does,
+// without the last sequence number assigned: writes are being recorded
+// already, from o.from, and go on being so while it is open. It reports
+// false, registering nothing, if no transaction is open; begin must then
+// start the recording, under the commit pipeline's log lock.
+func (o *oracle) join(visible func() uint64) (from, held uint64, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.open.Load() == 0 {
+		return 0, 0, false
+	}
+	o.open.Add(1)
+	held = visible()
+	o.hold(held)
+	return o.from, held, true
+}
+
 // started replaces held, begin's, with snap, the transaction's snapshot:
 // one taken once every write up to from was published or had failed, so
 // that it misses none of the writes that are not recorded.
 func (o *oracle) started(snap, held uint64) {
+	if snap == held {
+		return // the same hold
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.hold(snap)
@@ -142,6 +163,7 @@ func (o *oracle) record(b *Batch, seq uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes = append(o.writes, w)
+	o.recorded.Store(seq)
 	o.keyBytes += size
 	for o.keyBytes > maxOracleBytes && len(o.writes) > 1 {
 		o.dropped = o.writes[0].seq
@@ -181,6 +203,11 @@ func (b *Batch) writeSet(keep bool) (keys [][]byte, ranges []keyRange) {
 // append, which records under it, never waits long for a transaction that
 // read much, or came after many writes.
 func (o *oracle) precertify(t *readSet) error {
+	if r := o.recorded.Load(); r <= t.certified || r-t.certified <= precertifyChunk {
+		// Each write has a sequence number of its own: at most a chunk
+		// is left to check, which certify may as well.
+		return nil
+	}
 	for {
 		o.mu.Lock()
 		done, err := o.check(t, precertifyChunk)

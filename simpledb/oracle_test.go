@@ -393,19 +393,61 @@ func TestOraclePrecertify(t *testing.T) {
 		require.ErrorIs(t, o.certify(txn, noneAhead), ErrConflict)
 	})
 
+	t.Run("a few writes left to certify", func(t *testing.T) {
+		o := begin()
+		record(o, 11, precertifyChunk, func(i int) string {
+			if i == 0 {
+				return "k"
+			}
+			return other(i)
+		})
+		txn := readTxn(10, []string{"k"})
+		require.NoError(t, o.precertify(txn), "a chunk or less is certify's")
+		require.Equal(t, uint64(10), txn.certified)
+		require.ErrorIs(t, o.certify(txn, noneAhead), ErrConflict)
+	})
+
 	t.Run("writes dropped once checked", func(t *testing.T) {
+		const n = precertifyChunk + 2
 		saved := maxOracleBytes
-		maxOracleBytes = 2 * len(other(0))
+		maxOracleBytes = n * len(other(0))
 		t.Cleanup(func() { maxOracleBytes = saved })
 		o := begin()
-		record(o, 11, 2, other)
+		record(o, 11, n, other)
 		txn := readTxn(10, []string{"k"})
 		require.NoError(t, o.precertify(txn))
-		record(o, 13, 2, other) // drops 11 and 12, which txn was checked against
+		record(o, 11+n, 2, other) // drops 11 and 12, which txn was checked against
 		require.Equal(t, uint64(12), o.dropped)
 		require.NoError(t, o.certify(txn, noneAhead))
 
 		unchecked := readTxn(10, []string{"k"})
 		require.ErrorIs(t, o.certify(unchecked, noneAhead), ErrTxnTooOld)
 	})
+}
+
+// join registers a transaction beside open ones without the last sequence
+// number: recording goes on from the first's from. With none open it
+// registers nothing, and begin starts the recording.
+func TestOracleJoin(t *testing.T) {
+	o := newTestOracle()
+	visible := func() uint64 { return 7 }
+	_, _, ok := o.join(visible)
+	require.False(t, ok, "no transaction is open")
+	require.Zero(t, o.open.Load())
+
+	from, held := o.begin(5, 5)
+	o.started(5, held)
+	o.record(writeBatch(t, "k"), 6)
+	from2, held2, ok := o.join(visible)
+	require.True(t, ok)
+	require.Equal(t, from, from2, "recording goes on from the first's start")
+	require.Equal(t, uint64(7), held2)
+	require.Equal(t, int32(2), o.open.Load())
+	o.end(5)
+	require.Empty(t, o.writes, "the joined transaction's hold is above the write")
+	o.record(writeBatch(t, "k"), 8)
+	o.started(7, held2)
+	require.ErrorIs(t, o.certify(readTxn(7, []string{"k"}), noneAhead), ErrConflict)
+	o.end(7)
+	require.Zero(t, o.open.Load())
 }

@@ -167,6 +167,9 @@ func (p *commitPipeline) lastAssigned(fn func(last uint64)) uint64 {
 // sequence number need not reach it). A write appended is resolved within
 // an fsync: its leader publishes it, or sees it published.
 func (p *commitPipeline) waitPublished(seq uint64) {
+	if p.visible() >= seq {
+		return // every group up to seq is published: none waits
+	}
 	p.pub.mu.Lock()
 	defer p.pub.mu.Unlock()
 	for p.pendingUpTo(seq) {

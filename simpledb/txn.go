@@ -18,10 +18,10 @@ import (
 //
 // On ErrConflict, run the transaction again in a new Txn: Update and
 // UpdateWith do, a bounded number of times, if asked, and a plain loop of
-// NewTxn, reads, writes and Commit does as well. Commit returns ErrConflict only once
-// every write appended before it is published (or failed), within an
-// fsync, so the new transaction sees the write the old one met and
-// conflicts only with writes that come after it began.
+// NewTxn, reads, writes and Commit does as well. Commit returns
+// ErrConflict only once every write appended before it is published (or
+// failed), within an fsync, so the new transaction sees the write the old
+// one met and conflicts only with writes that come after it began.
 //
 // A Txn is not safe for concurrent use. Slices it returns are the caller's
 // (Get) or valid until the iterator moves (Iterator). A Txn after Commit or
@@ -54,8 +54,12 @@ func (d *DB) NewTxn(update bool) (*Txn, error) {
 	if err := d.checkWritable(); err != nil {
 		return nil, err
 	}
-	var from, held uint64
-	d.commits.lastAssigned(func(last uint64) { from, held = d.oracle.begin(last, d.commits.visible()) })
+	// Beside open transactions the oracle records already: joining them
+	// needs no log lock, which appends hold.
+	from, held, ok := d.oracle.join(d.commits.visible)
+	if !ok {
+		d.commits.lastAssigned(func(last uint64) { from, held = d.oracle.begin(last, d.commits.visible()) })
+	}
 	// The snapshot must not miss what is not recorded: the writes appended
 	// before recording started are published (or failed) first.
 	d.commits.waitPublished(from)
