@@ -144,8 +144,8 @@ TEST_LINES := ^(=== RUN|--- |ok|FAIL|PASS|panic:)|^ +[^ ]+\.go:[0-9]+: |Error|Me
 stress:
 	$(GO) test -run 'TestModel|TestDataFlows|TestConcurrent|TestPowerLoss|TestLinearizability|TestCorruption|TestDamageMatrix|TestFollowerWhileWriting|TestMergeModelWithSnapshots|TestTxnWideReadSet' \
 		-count=1 -timeout 90m -v ./simpledb/ -long | grep -E '$(TEST_LINES)'
-	$(GO) test -race -run 'TestFaultTorture|TestFollowerSnapshotReleaseDuringReads|TestReadsDuringReleases' -count=1 -timeout 60m -v ./simpledb/ -long
-	$(GO) test -run 'TestModel|TestEveryByteFlipIsDetected|TestMergingIteratorMatchesModel' -count=1 -timeout 30m -v ./memstore/ ./sstables/ -long | grep -E '$(TEST_LINES)'
+	$(GO) test -race -run 'TestFaultTorture|TestFollowerSnapshotReleaseDuringReads|TestReadsDuringReleases|TestMergeFoldsBesideSnapshots' -count=1 -timeout 60m -v ./simpledb/ -long
+	$(GO) test -run 'TestModel|TestEveryByteFlipIsDetected|TestMergingIteratorMatchesModel|TestConcurrentReadersDuringFolds' -count=1 -timeout 30m -v ./memstore/ ./sstables/ -long | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -race -run 'TestLinearizability' -count=1 -timeout 30m -v ./kv/ -long | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -run 'TestCluster' -count=5 -timeout 30m -v ./kv/ | grep -E '$(TEST_LINES)'
 	cd raftstore && $(GO) test -run '^TestProcessKill$$' -count=1 -timeout 30m -v ./cmd/raftkv/ -kill-cycles 40 | grep -E '$(TEST_LINES)'

@@ -113,14 +113,24 @@ func txnIncrement(db *simpledb.DB, key []byte, runs *atomic.Int64) error {
 
 // BenchmarkSimpleDBGetMerged reads a counter whose newest versions are
 // operands, in the memstore or compacted to one table entry, against one
-// written with Put: what a read that folds costs.
+// written with Put: what a read that folds costs. A snapshot taken before
+// each merge keeps the operands entries of their own; folded, the
+// operands merged at insert into the value below them.
 func BenchmarkSimpleDBGetMerged(b *testing.B) {
 	one := binary.LittleEndian.AppendUint64(nil, 1)
 	for _, tc := range []struct {
 		name     string
 		operands int
+		unfolded bool // a snapshot between the merges keeps each an entry
 		compact  bool
-	}{{"put", 0, false}, {"operands=1", 1, false}, {"operands=10", 10, false}, {"operands=100", 100, false}, {"operands=100/compacted", 100, true}} {
+	}{
+		{"put", 0, false, false},
+		{"operands=100/folded", 100, false, false},
+		{"operands=1", 1, true, false},
+		{"operands=10", 10, true, false},
+		{"operands=100", 100, true, false},
+		{"operands=100/compacted", 100, true, true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			db, err := simpledb.Open(benchDir(b), &simpledb.Options{NoSync: true, Merger: simpledb.Uint64AddMerger})
 			if err != nil {
@@ -131,8 +141,17 @@ func BenchmarkSimpleDBGetMerged(b *testing.B) {
 			if err := db.Put(key, make([]byte, 8), simpledb.DefaultSync); err != nil {
 				b.Fatal(err)
 			}
+			var snaps []*simpledb.Snapshot
 			for range tc.operands {
+				if tc.unfolded {
+					snaps = append(snaps, db.NewSnapshot())
+				}
 				if err := db.Merge(key, one, simpledb.DefaultSync); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, s := range snaps { // the entries stay
+				if err := s.Release(); err != nil {
 					b.Fatal(err)
 				}
 			}
