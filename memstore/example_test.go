@@ -167,3 +167,26 @@ func ExampleIterator_SeekLT() {
 	// Output:
 	// e c a then c
 }
+
+// ApplyMerge folds operands into a counter's entry: the memstore keeps one
+// entry, and a read at an older sequence number still sees the count as
+// it was then.
+func ExampleMemstore_ApplyMerge() {
+	m := memstore.New(nil)
+	concat := memstore.Folder{Merge: func(_, older, newer []byte) ([]byte, error) {
+		return append(append([]byte{}, older...), newer...), nil
+	}}
+	m.Apply(1, memstore.KindSet, []byte("log"), []byte("a"))
+	for seq, op := range []string{"b", "c", "d"} {
+		folded, _ := m.ApplyMerge(uint64(seq+2), []byte("log"), []byte(op), concat)
+		fmt.Println("folded:", folded)
+	}
+	v, _ := m.Get([]byte("log"))
+	old, _ := m.GetAt([]byte("log"), 2)
+	fmt.Printf("%s, at 2: %s; %d entry\n", v, old, m.Len())
+	// Output:
+	// folded: true
+	// folded: true
+	// folded: true
+	// abcd, at 2: ab; 1 entry
+}
