@@ -174,6 +174,9 @@ func FuzzDB(f *testing.F) {
 	// Puts, range deletions, a flush, a compaction, reads and scans.
 	f.Add([]byte("\x00\x01a\x03\x00\x02b\x03\x00\x05c\x03\x0a\x01\x01\x01\x04\x08\x00\x03\x02" +
 		"\x05\x00\x08\x01\x03\x03\x0a\x00\x01\x09\x05\x00\x03\x05"))
+	// Deletions, each followed by a merge of the key (op 12), which folds
+	// into the tombstone's entry; then a flush and reads.
+	f.Add([]byte("\x0c\x01\x00\x0c\x01\x00\x0c\x02\x01\x0c\x01\x02\x05\x00\x03\x01\x03\x02"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := vfs.NewMem()
 		faults := newResumeFaults()

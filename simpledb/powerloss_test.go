@@ -222,12 +222,14 @@ func TestPowerLoss(t *testing.T) {
 	for cycle := range cycles {
 		c := powerLossCycle(t, seed+uint64(cycle), crashMode(cycle%3))
 		total.moves, total.recycled, total.reopens, total.resumes = total.moves+c.moves, total.recycled+c.recycled, total.reopens+c.reopens, total.resumes+c.resumes
+		total.folds += c.folds
 	}
-	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults", cycles, total.moves, total.recycled, total.reopens, total.resumes)
+	t.Logf("%d power-loss cycles, %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults, %d merges folded", cycles, total.moves, total.recycled, total.reopens, total.resumes, total.folds)
 	require.Positive(t, total.resumes, "faults were resumed from")
 	require.Positive(t, total.moves, "compaction moved tables")
 	require.Positive(t, total.recycled, "rotations reused logs")
 	require.Positive(t, total.reopens, "reads reopened tables")
+	require.Positive(t, total.folds, "merges folded at insert")
 }
 
 // crashMode is what a power loss does to the unsynced end of each file.
@@ -332,15 +334,16 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 }
 
 // cycleCounts sums what a power-loss cycle's sessions did that the test
-// requires to happen: trivial moves, recycled logs, reopened tables and
-// resumes after faults.
-type cycleCounts struct{ moves, recycled, reopens, resumes int64 }
+// requires to happen: trivial moves, recycled logs, reopened tables,
+// resumes after faults and merges folded at insert.
+type cycleCounts struct{ moves, recycled, reopens, resumes, folds int64 }
 
 func (c *cycleCounts) add(s Stats) {
 	c.moves += s.TrivialMoves
 	c.recycled += s.LogsRecycled
 	c.reopens += s.TableReopens
 	c.resumes += s.Resumes
+	c.folds += s.MergesFolded
 }
 
 // A power loss that keeps the unsynced end of the log with pages lost in
