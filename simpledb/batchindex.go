@@ -43,7 +43,8 @@ type indexEntry struct {
 }
 
 func newBatchIndex(c *sstables.Comparator) *batchIndex {
-	return &batchIndex{comp: c}
+	// Room for a transaction's few writes without growing.
+	return &batchIndex{comp: c, entries: make([]indexEntry, 0, 8), buf: make([]byte, 0, 256)}
 }
 
 // apply adds a write at seq, above every earlier one: a range deletion's

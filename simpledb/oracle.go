@@ -1,7 +1,6 @@
 package simpledb
 
 import (
-	"bytes"
 	"fmt"
 	"iter"
 	"sort"
@@ -174,9 +173,22 @@ func (o *oracle) record(b *Batch, seq uint64) {
 // writeSet returns the keys a batch writes and its range deletions'
 // bounds, copies if keep, else views of the batch.
 func (b *Batch) writeSet(keep bool) (keys [][]byte, ranges []keyRange) {
+	var copies []byte // the copies, in one allocation
+	if keep {
+		n := 0
+		logformat.Ops(b.data, b.count, func(kind base.Kind, key, value []byte) {
+			if n += len(key); kind == base.KindRangeDelete {
+				n += len(value)
+			}
+		})
+		copies = make([]byte, 0, n)
+		keys = make([][]byte, 0, b.count)
+	}
 	clone := func(k []byte) []byte {
 		if keep {
-			return bytes.Clone(k)
+			at := len(copies)
+			copies = append(copies, k...)
+			return copies[at:len(copies):len(copies)]
 		}
 		return k
 	}

@@ -24,6 +24,7 @@ type readSet struct {
 	certified uint64
 	keys      [][]byte   // the keys read, copies
 	ranges    []keyRange // the ranges iterated, copies
+	copies    []byte     // holds the copies, appended to
 }
 
 // addKey records a read of key.
@@ -31,12 +32,29 @@ func (t *readSet) addKey(key []byte) {
 	if n := len(t.keys); n > 0 && bytes.Equal(t.keys[n-1], key) {
 		return // read again at once: a transaction's usual get-then-check
 	}
-	t.keys = append(t.keys, bytes.Clone(key))
+	if t.keys == nil {
+		t.keys = make([][]byte, 0, 8)
+	}
+	t.keys = append(t.keys, t.copy(key))
 }
 
 // addRange records an iteration of [lo, hi).
 func (t *readSet) addRange(lo, hi []byte) {
-	t.ranges = append(t.ranges, keyRange{lo: bytes.Clone(lo), hi: bytes.Clone(hi)})
+	t.ranges = append(t.ranges, keyRange{lo: t.copy(lo), hi: t.copy(hi)})
+}
+
+// copy returns a copy of b (nil for nil) in t.copies, whose earlier
+// copies stay where they are when it grows.
+func (t *readSet) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if cap(t.copies)-len(t.copies) < len(b) {
+		t.copies = make([]byte, 0, max(256, 2*cap(t.copies), len(b)))
+	}
+	at := len(t.copies)
+	t.copies = append(t.copies, b...)
+	return t.copies[at:len(t.copies):len(t.copies)]
 }
 
 // seal sorts the keys and merges the ranges, in cmp's order, in place.
