@@ -127,10 +127,6 @@ func (b *Batch) Reset() {
 
 func (b *Batch) init() {
 	if len(b.data) == 0 {
-		if cap(b.data) == 0 {
-			// Room for a transaction's few writes without growing.
-			b.data = make([]byte, 0, 256)
-		}
 		b.data = logformat.AppendHeader(b.data)
 	}
 }

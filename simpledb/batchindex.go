@@ -43,8 +43,7 @@ type indexEntry struct {
 }
 
 func newBatchIndex(c *sstables.Comparator) *batchIndex {
-	// Room for a transaction's few writes without growing.
-	return &batchIndex{comp: c, entries: make([]indexEntry, 0, 8), buf: make([]byte, 0, 256)}
+	return &batchIndex{comp: c}
 }
 
 // apply adds a write at seq, above every earlier one: a range deletion's

@@ -33,7 +33,7 @@ func (t *readSet) addKey(key []byte) {
 		return // read again at once: a transaction's usual get-then-check
 	}
 	if t.keys == nil {
-		t.keys = make([][]byte, 0, 8)
+		t.keys = make([][]byte, 0, 4)
 	}
 	t.keys = append(t.keys, t.copy(key))
 }
@@ -50,7 +50,7 @@ func (t *readSet) copy(b []byte) []byte {
 		return nil
 	}
 	if cap(t.copies)-len(t.copies) < len(b) {
-		t.copies = make([]byte, 0, max(256, 2*cap(t.copies), len(b)))
+		t.copies = make([]byte, 0, max(64, 2*cap(t.copies), len(b)))
 	}
 	at := len(t.copies)
 	t.copies = append(t.copies, b...)
