@@ -39,7 +39,9 @@ import (
 // queueing behind one lock and one fsync per write.
 //
 // The pipeline owns the queue, the log it appends to, the sequence
-// numbers, the sync stage and the log's failure. What it needs of the
+// numbers, the sync stage, the log's failure, and when a merge may fold
+// into its key's entry as it is applied, which snapshots, taken beside it,
+// also decide (mergeFolds). What it needs of the
 // database around it (room in a memstore, a transaction's certification,
 // the database's failure) it asks of its commitEnv, and nothing else: it
 // can run, and is tested, over a fake one. Its locks are taken in the
