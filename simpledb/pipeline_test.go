@@ -584,3 +584,27 @@ func TestCommitPipelineAllocatesNothing(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// The fold gate: a merge may fold above the newest snapshot's sequence
+// number, and not at all while a snapshot is being taken; a snapshot
+// raises the floor only upward.
+func TestPipelineFoldGate(t *testing.T) {
+	merge := func(_, older, newer []byte) ([]byte, error) { return append(slices.Clip(older), newer...), nil }
+	p := newCommitPipeline(commitEnv{merge: merge})
+	require.NotNil(t, p.folder(5).Merge)
+	require.Zero(t, p.folder(5).Above)
+
+	p.beginSnapshot() // the merge at 5 is not published, but no group awaits: it returns
+	require.Nil(t, p.folder(6).Merge, "no fold while a snapshot is being taken")
+	p.endSnapshot(10)
+	require.Equal(t, uint64(10), p.folder(7).Above)
+
+	p.beginSnapshot()
+	p.endSnapshot(4) // an older snapshot's number lowers nothing
+	f := p.folder(8)
+	require.NotNil(t, f.Merge)
+	require.Equal(t, uint64(10), f.Above)
+	require.Zero(t, p.folds.starting.Load())
+
+	require.Nil(t, newCommitPipeline(commitEnv{}).folder(1).Merge, "no merger, no fold")
+}
