@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"sync/atomic"
 	"unsafe"
 
@@ -39,21 +40,23 @@ func (m *Memstore) ApplyMerge(seq uint64, key, operand []byte, f Folder) (folded
 	if err := m.checkSeq(seq); err != nil {
 		return false, err
 	}
-	if m.fold(seq, key, operand, f) {
-		m.lastSeq.Store(seq)
-		return true, nil
+	// One search serves both: the operand, numbered above every version,
+	// goes right before the key's newest, which it may fold into.
+	trailer := base.MakeTrailer(seq, KindMerge)
+	var preds [maxHeight]addr
+	next := m.list.position(key, trailer, &preds)
+	folded = next != nil && bytes.Equal(next.key(), key) && m.fold(next, seq, key, operand, f)
+	if !folded {
+		m.list.insertAt(key, operand, trailer, &preds)
 	}
-	return false, m.writeLocked(seq, KindMerge, key, operand)
+	m.lastSeq.Store(seq)
+	return folded, nil
 }
 
-// fold folds operand into key's newest version, if it may (see
+// fold folds operand into n, the newest version of key, if it may (see
 // ApplyMerge). The caller holds mu.
-func (m *Memstore) fold(seq uint64, key, operand []byte, f Folder) bool {
+func (m *Memstore) fold(n *node, seq uint64, key, operand []byte, f Folder) bool {
 	if f.Merge == nil {
-		return false
-	}
-	n, same := m.list.find(key, seekTrailer(MaxSeq), nil)
-	if !same {
 		return false
 	}
 	a := &m.list.arena

@@ -254,9 +254,30 @@ func (l *list) less(a, b []byte) bool {
 // is not in the list yet: every write has its own sequence number.
 func (l *list) insert(key, value []byte, trailer uint64) {
 	var preds [maxHeight]addr
-	if !l.spliceAt(key, trailer, &preds) {
-		l.find(key, trailer, &preds)
+	l.position(key, trailer, &preds)
+	l.insertAt(key, value, trailer, &preds)
+}
+
+// position fills in preds for (key, trailer), which is not in the list
+// yet, and returns the node that follows it (nil: none). The caller is the
+// writer.
+func (l *list) position(key []byte, trailer uint64, preds *[maxHeight]addr) *node {
+	if !l.spliceAt(key, trailer, preds) {
+		next, _ := l.find(key, trailer, preds)
+		return next
 	}
+	t := l.arena.bases
+	_, p := l.arena.node(t, preds[0])
+	x := addr(p.link(0).Load())
+	if x == 0 {
+		return nil
+	}
+	_, next := l.arena.node(t, x)
+	return next
+}
+
+// insertAt adds an entry after preds, as position left them.
+func (l *list) insertAt(key, value []byte, trailer uint64, preds *[maxHeight]addr) {
 	height := l.randomHeight()
 	if height > int(l.height.Load()) {
 		// preds holds the head at the new levels. A reader that sees
@@ -276,7 +297,7 @@ func (l *list) insert(key, value []byte, trailer uint64) {
 		pn[level].link(level).Store(uint64(x))
 	}
 	l.length.Add(1)
-	l.last, l.lastHeight, l.before = x, height, preds
+	l.last, l.lastHeight, l.before = x, height, *preds
 }
 
 // spliceAt fills in preds for (key, trailer) without a search, and reports

@@ -43,6 +43,9 @@ func (p *commitPipeline) folder(seq uint64) memstore.Folder {
 // sequence number: until endSnapshot, no merge folds, and every fold made
 // before is published. The caller holds no lock.
 func (p *commitPipeline) beginSnapshot() {
+	if p.env.merge == nil {
+		return // no merger, no fold
+	}
 	f := &p.folds
 	f.starting.Add(1)
 	if last := f.last.Load(); last > p.visible() {
@@ -54,6 +57,9 @@ func (p *commitPipeline) beginSnapshot() {
 // fold onto a version at or below it would hide that version from the
 // snapshot once flushed.
 func (p *commitPipeline) endSnapshot(seq uint64) {
+	if p.env.merge == nil {
+		return
+	}
 	f := &p.folds
 	for {
 		floor := f.floor.Load()

@@ -66,12 +66,14 @@ func TestFaultTorture(t *testing.T) {
 		}
 	}
 	acked, unknown, refused := tt.outcomes()
+	tt.counts.folds += tt.db.Stats().MergesFolded
 	t.Logf("seed %d, %d rounds: %d faults armed, %d operations failed by them, %d failing the database; %s; "+
 		"%d acknowledged writes checked, %d refused, %d of unknown outcome (%d found whole after a reopen); %d values read checked, %d follower views",
 		seed, rounds, tt.counts.faults, tt.faults.hits.Load(), tt.counts.failures, &tt.counts, acked, refused, unknown,
 		tt.counts.unknownKept, tt.counts.observed, tt.counts.followerViews.Load())
 	require.Positive(t, tt.faults.hits.Load(), "faults were injected")
 	require.Positive(t, tt.counts.failures, "faults failed the database")
+	require.Positive(t, tt.counts.folds, "merges folded at insert, beside everything else")
 	require.Positive(t, acked, "writes were checked")
 }
 
@@ -86,15 +88,15 @@ const (
 type tortureCounts struct {
 	faults, failures                                              int64
 	resumes, autoResumes, reopens, reopenFaults, clones, pageLoss int64
-	checkpoints                                                   int64
+	checkpoints, folds                                            int64
 	unknownKept, observed                                         int64
 	followerViews                                                 atomic.Int64
 }
 
 // String describes the recoveries.
 func (c *tortureCounts) String() string {
-	return fmt.Sprintf("%d Resumes of a failed database, %d automatic resumes, %d reopens (%d Opens refused under a fault first), %d power losses (%d losing unsynced pages), %d checkpoints checked",
-		c.resumes, c.autoResumes, c.reopens, c.reopenFaults, c.clones, c.pageLoss, c.checkpoints)
+	return fmt.Sprintf("%d Resumes of a failed database, %d automatic resumes, %d reopens (%d Opens refused under a fault first), %d power losses (%d losing unsynced pages), %d checkpoints checked, %d merges folded",
+		c.resumes, c.autoResumes, c.reopens, c.reopenFaults, c.clones, c.pageLoss, c.checkpoints, c.folds)
 }
 
 // outcomes counts the writers' writes by outcome.
@@ -249,6 +251,7 @@ func (tt *torture) round(round int) {
 		if tt.rng.IntN(3) > 0 {
 			tt.faults.clear()
 		}
+		tt.counts.folds += db.Stats().MergesFolded
 		db.Close() // its error is the failure's, or the fault's
 		tt.faults.clear()
 		tt.reopen(round, "after Close", func(got map[int]model) { tt.settle(got, round) })
@@ -259,6 +262,7 @@ func (tt *torture) round(round int) {
 		clone := tt.mem.CrashClone(mode.options(tt.rng))
 		tt.stop(w)
 		tt.faults.clear()
+		tt.counts.folds += db.Stats().MergesFolded
 		db.Close()
 		tt.mem = clone
 		tt.counts.clones++
