@@ -384,7 +384,8 @@ func TestTxnRetryLoopConverges(t *testing.T) {
 // iterators against 100,000 Puts, and 20,000 point reads against 5,000
 // range deletions beside them (a tenth of the writes without -long). It
 // commits, or conflicts with the one write that meets what it read,
-// wherever that write falls among the others; what it costs is
+// wherever that write falls among the others, while another goroutine
+// writes beside the commit; what it costs is
 // BenchmarkSimpleDBTxnWideReadSet's.
 func TestTxnWideReadSet(t *testing.T) {
 	const prefixes, reads = 5000, 20_000
@@ -458,7 +459,27 @@ func TestTxnWideReadSet(t *testing.T) {
 			for i := range tc.writes {
 				require.NoError(t, tc.write(db, i))
 			}
+			// Another goroutine writes, outside what the transaction
+			// read, while its commit checks a chunk at a time: the
+			// appends record under the lock the check lets go of.
+			stop := make(chan struct{})
+			var other sync.WaitGroup
+			other.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := db.Put(fmt.Appendf(nil, "o%07d", i), []byte("v"), NoSync); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
 			err = tx.Commit(NoSync)
+			close(stop)
+			other.Wait()
 			_, getErr := db.Get([]byte("txn"))
 			if tc.err != nil {
 				require.ErrorIs(t, err, tc.err)
