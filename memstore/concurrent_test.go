@@ -79,7 +79,7 @@ func testConcurrentReadersSeeSnapshots(t *testing.T, format string) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	const n = 20_000
 	script := newScriptedWrites(rng, n, 300, format)
-	m := New(&Options{Seed: seed, OffHeap: seed%2 == 1})
+	m := New(&Options{Seed: seed, OffHeap: seed%2 == 1, FilterSize: int(seed%2) * 1024})
 	defer m.Release()
 
 	var done atomic.Bool
@@ -159,6 +159,10 @@ func readSnapshots(m *Memstore, script *scriptedWrites, done *atomic.Bool, seed 
 		}
 		if ok {
 			return fmt.Errorf("pass %d: entry iterator at %d: unexpected %s@%d", pass, snap, raw.Key(), raw.Seq())
+		}
+		// And backward, through stacks that grow meanwhile.
+		if fwd, back := drain(raw, raw.First()), drainBack(raw, raw.Last()); !slices.Equal(back, reversed(fwd)) {
+			return fmt.Errorf("pass %d: entry iterator at %d, backward: %v, want %v", pass, snap, back, reversed(fwd))
 		}
 		if last {
 			return nil

@@ -60,7 +60,10 @@ func (m *Memstore) fold(n *node, seq uint64, key, operand []byte, f Folder) bool
 		return false
 	}
 	a := &m.list.arena
-	t, newest := a.version(a.bases, n, MaxSeq)
+	if _, depth := a.stackDepth(a.bases, n); depth > 0 {
+		return false // a stack's versions are entries, which a fold would sum twice
+	}
+	t, newest, _ := a.version(a.bases, n, MaxSeq)
 	below := base.TrailerSeq(newest.trailer)
 	if below <= f.Above || m.rangeDelSeq(key, seq) > below {
 		return false
@@ -80,20 +83,25 @@ func (m *Memstore) fold(n *node, seq uint64, key, operand []byte, f Folder) bool
 			return false
 		}
 	}
-	a.addVersion(n, base.MakeTrailer(seq, kind), value)
+	a.addVersion(n, base.MakeTrailer(seq, kind), value, 0)
 	return true
 }
 
-// foldRecord is a version of a node's key that a fold left: the node's
-// value field then holds foldTag | the addr of the newest record, and each
-// record links to the version below it. The oldest record is the node's
-// own first version, moved there by the first fold.
+// foldRecord is a version of a node's key that a fold or a stack left: the
+// node's value field then holds foldTag | the addr of the newest record,
+// and each record links to the version below it. The oldest record is the
+// node's own first version, moved there by the first fold or stack.
+//
+// A node's records are all a fold's (stack 0), each taking in the one below
+// it, or all a stack's (stack > 0, the record's depth, 1 for the oldest),
+// each a version of its own (see Memstore.Apply). The raw view shows one
+// version of a fold's node, and every version of a stack's.
 type foldRecord struct {
 	trailer uint64
 	prev    addr // 0: the oldest
 	value   addr
 	valLen  uint32
-	_       uint32
+	stack   uint32
 }
 
 // foldTag marks a node's value field as the addr of a foldRecord.
@@ -118,22 +126,43 @@ func (n *node) valueField() *atomic.Uint64 {
 
 // version returns the newest version of n at or below seq, resolved
 // through t as at does; the oldest if none is (a node is visible at seq
-// only if its oldest version is).
-func (a *arena) version(t []unsafe.Pointer, n *node, seq uint64) ([]unsafe.Pointer, version) {
+// only if its oldest version is). rec is the version's record, 0 for a
+// node without records.
+func (a *arena) version(t []unsafe.Pointer, n *node, seq uint64) (_ []unsafe.Pointer, v version, rec addr) {
 	x := addr(n.valueField().Load())
 	if x&foldTag == 0 {
-		return t, version{trailer: n.tail().trailer, value: x, valLen: n.valLen}
+		return t, version{trailer: n.tail().trailer, value: x, valLen: n.valLen}, 0
 	}
 	x &^= foldTag
 	for {
-		var p unsafe.Pointer
-		t, p = a.at(t, x)
-		r := (*foldRecord)(p)
+		var r *foldRecord
+		t, r = a.record(t, x)
 		if base.TrailerSeq(r.trailer) <= seq || r.prev == 0 {
-			return t, version{trailer: r.trailer, value: r.value, valLen: r.valLen}
+			return t, r.version(), x
 		}
 		x = r.prev
 	}
+}
+
+// record returns the record at x, resolved through t as at does.
+func (a *arena) record(t []unsafe.Pointer, x addr) ([]unsafe.Pointer, *foldRecord) {
+	t, p := a.at(t, x)
+	return t, (*foldRecord)(p)
+}
+
+func (r *foldRecord) version() version {
+	return version{trailer: r.trailer, value: r.value, valLen: r.valLen}
+}
+
+// stackDepth returns the depth of n's newest record if n holds a stack, 0
+// if it holds a fold's records or none, resolved through t as at does.
+func (a *arena) stackDepth(t []unsafe.Pointer, n *node) ([]unsafe.Pointer, int) {
+	x := addr(n.valueField().Load())
+	if x&foldTag == 0 {
+		return t, 0
+	}
+	t, r := a.record(t, x&^foldTag)
+	return t, int(r.stack)
 }
 
 // bytesOf returns the value of v, a version of n: nil for a tombstone, an
@@ -150,15 +179,16 @@ func (a *arena) bytesOf(t []unsafe.Pointer, n *node, v version) ([]unsafe.Pointe
 	return t, unsafe.Slice((*byte)(p), v.valLen)
 }
 
-// addVersion makes (trailer, value) n's newest version. The caller is the
-// writer; readers see the node as before until the store of its value
+// addVersion makes (trailer, value) n's newest version, a record at depth
+// stack of a stack (see foldRecord), or with stack 0 a fold. The caller is
+// the writer; readers see the node as before until the store of its value
 // field, and the new version from then, at sequence numbers from its own.
-func (a *arena) addVersion(n *node, trailer uint64, value []byte) {
+func (a *arena) addVersion(n *node, trailer uint64, value []byte, stack int) {
 	prev := addr(n.valueField().Load())
 	if prev&foldTag == 0 {
-		// The first fold: the node's own version becomes the oldest
-		// record.
-		prev = a.newFoldRecord(version{trailer: n.tail().trailer, value: prev, valLen: n.valLen}, 0)
+		// The first fold or stack: the node's own version becomes the
+		// oldest record.
+		prev = a.newFoldRecord(version{trailer: n.tail().trailer, value: prev, valLen: n.valLen}, 0, min(stack, 1))
 	}
 	var v version
 	v.trailer, v.valLen = trailer, uint32(len(value))
@@ -167,13 +197,13 @@ func (a *arena) addVersion(n *node, trailer uint64, value []byte) {
 		v.value, b = a.alloc(&a.values, len(value))
 		copy(b, value)
 	}
-	n.valueField().Store(uint64(a.newFoldRecord(v, prev&^foldTag) | foldTag))
+	n.valueField().Store(uint64(a.newFoldRecord(v, prev&^foldTag, stack) | foldTag))
 }
 
 // newFoldRecord writes a record of v over prev and returns its addr.
-func (a *arena) newFoldRecord(v version, prev addr) addr {
+func (a *arena) newFoldRecord(v version, prev addr, stack int) addr {
 	x, b := a.alloc(&a.folds, foldRecordSize)
 	r := (*foldRecord)(unsafe.Pointer(unsafe.SliceData(b)))
-	r.trailer, r.prev, r.value, r.valLen = v.trailer, prev, v.value, v.valLen
+	r.trailer, r.prev, r.value, r.valLen, r.stack = v.trailer, prev, v.value, v.valLen, uint32(stack)
 	return x
 }

@@ -58,6 +58,9 @@ type Iterator struct {
 	// rangeDels are the memstore's range deletions when the live view was
 	// created (nil for the raw view): they hide the versions they cover.
 	rangeDels rangedel.List
+	// rec is, in the raw view at a stack's entry (see Memstore.Apply),
+	// the record of the version the iterator is at; 0 elsewhere.
+	rec addr
 }
 
 const (
@@ -131,8 +134,70 @@ func (m *Memstore) newIterator(o *IterOptions, versions bool) *Iterator {
 // (see Memstore.ApplyMerge).
 func (it *Iterator) version(n *node) version {
 	var v version
-	it.table, v = it.list.arena.version(it.table, n, it.seq)
+	it.table, v, _ = it.list.arena.version(it.table, n, it.seq)
 	return v
+}
+
+// current returns the version the iterator is at.
+func (it *Iterator) current() version {
+	if it.rec == 0 {
+		return it.version(it.n)
+	}
+	var r *foldRecord
+	it.table, r = it.list.arena.record(it.table, it.rec)
+	return r.version()
+}
+
+// newest returns the record of n's newest version visible at the
+// iterator's sequence number if the raw view shows n's versions one by
+// one (n holds a stack), 0 if it shows one version of n.
+func (it *Iterator) newest(n *node) addr {
+	if !it.versions {
+		return 0
+	}
+	var depth int
+	if it.table, depth = it.list.arena.stackDepth(it.table, n); depth == 0 {
+		return 0
+	}
+	var rec addr
+	it.table, _, rec = it.list.arena.version(it.table, n, it.seq)
+	return rec
+}
+
+// olderInStack moves to the next older version of the stack the iterator
+// is at, and reports whether there is one.
+func (it *Iterator) olderInStack() bool {
+	if it.rec == 0 {
+		return false
+	}
+	var r *foldRecord
+	it.table, r = it.list.arena.record(it.table, it.rec)
+	if r.prev == 0 {
+		return false
+	}
+	it.rec = r.prev
+	return true
+}
+
+// newerInStack moves to the next newer version, visible at the iterator's
+// sequence number, of the stack the iterator is at, and reports whether
+// there is one: the record whose prev is the current one, which a walk
+// from the newest visible finds within maxStack steps.
+func (it *Iterator) newerInStack() bool {
+	if it.rec == 0 {
+		return false
+	}
+	x := it.newest(it.n)
+	for x != it.rec {
+		var r *foldRecord
+		it.table, r = it.list.arena.record(it.table, x)
+		if r.prev == it.rec {
+			it.rec = x
+			return true
+		}
+		x = r.prev
+	}
+	return false
 }
 
 // deleted reports whether n's visible version is a tombstone, or a range
@@ -212,6 +277,9 @@ func (it *Iterator) Next() bool {
 		return false
 	}
 	if it.versions {
+		if it.olderInStack() {
+			return true
+		}
 		it.table, it.n = it.list.next(it.table, it.n)
 	} else {
 		it.skipVersions(it.n.key())
@@ -245,6 +313,8 @@ func (it *Iterator) Prev() bool {
 	if !it.versions {
 		// Newer versions of the key, invisible here, come before it.
 		skip = it.n.key()
+	} else if it.newerInStack() {
+		return true
 	}
 	return it.settleBack(it.n, skip)
 }
@@ -266,10 +336,11 @@ func (it *Iterator) settle() bool {
 			// tombstone does.
 			it.skipVersions(n.key())
 		default:
+			it.rec = it.newest(n)
 			return true
 		}
 	}
-	it.edge = base.EdgeEnd
+	it.edge, it.rec = base.EdgeEnd, 0
 	return false
 }
 
@@ -295,7 +366,7 @@ func (it *Iterator) settleBack(c *node, skip []byte) bool {
 	for {
 		p := it.before(c)
 		if p == nil || it.lower != nil && it.list.less(p.key(), it.lower) {
-			it.n, it.edge = nil, base.EdgeStart
+			it.n, it.edge, it.rec = nil, base.EdgeStart, 0
 			return false
 		}
 		it.stepBack(p)
@@ -305,7 +376,11 @@ func (it *Iterator) settleBack(c *node, skip []byte) bool {
 		case p.seq() > it.seq:
 			// Written after the snapshot.
 		case it.versions:
-			it.n = p
+			// A stack's oldest version, the last the raw view shows
+			// of it.
+			it.n, it.rec = p, it.newest(p)
+			for it.olderInStack() {
+			}
 			return true
 		default:
 			// p is the oldest visible version of its key.
@@ -321,7 +396,7 @@ func (it *Iterator) settleBack(c *node, skip []byte) bool {
 				skip = c.key()
 				continue
 			}
-			it.n = c
+			it.n, it.rec = c, 0
 			return true
 		}
 	}
@@ -443,7 +518,7 @@ func (it *Iterator) Value() []byte {
 		return nil
 	}
 	var v []byte
-	it.table, v = it.list.arena.bytesOf(it.table, it.n, it.version(it.n))
+	it.table, v = it.list.arena.bytesOf(it.table, it.n, it.current())
 	return v
 }
 
@@ -453,7 +528,7 @@ func (it *Iterator) Seq() uint64 {
 	if it.n == nil {
 		return 0
 	}
-	return it.version(it.n).seq()
+	return it.current().seq()
 }
 
 // Kind returns the current entry's kind. When the iterator is not valid it
@@ -463,7 +538,7 @@ func (it *Iterator) Kind() Kind {
 	if it.n == nil {
 		return 0
 	}
-	return it.version(it.n).kind()
+	return it.current().kind()
 }
 
 // Err returns nil: an iterator over memory meets no errors. It exists so

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/bloom"
 )
 
 const (
@@ -62,6 +63,10 @@ type list struct {
 	// cmp orders keys; nil is bytewise order, which find searches a word
 	// at a time.
 	cmp func(a, b []byte) int
+	// filter holds the keys inserted, or is nil: insertAt adds each key
+	// before it links the node, so a reader that can reach the node finds
+	// the key in the filter.
+	filter *bloom.Concurrent
 
 	// The rest belongs to the writer. heights draws node heights. last is
 	// the node inserted last, of height lastHeight, and before[l] its
@@ -286,6 +291,9 @@ func (l *list) insertAt(key, value []byte, trailer uint64, preds *[maxHeight]add
 		l.height.Store(int32(height))
 	}
 	x, n := l.arena.newNode(height, key, value, trailer)
+	if l.filter != nil {
+		l.filter.Add(bloom.Hash(key))
+	}
 	var pn [maxHeight]*node
 	for level := range height {
 		_, pn[level] = l.arena.node(l.arena.bases, preds[level])

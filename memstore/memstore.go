@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/bloom"
 	"github.com/stratadb/strata/internal/rangedel"
 )
 
@@ -75,6 +76,9 @@ func New(opts *Options) *Memstore {
 		runtime.AddCleanup(m, (*offHeap).release, mem)
 	}
 	m.list.init(o.Seed, o.Comparator)
+	if o.FilterSize > 0 {
+		m.list.filter = bloom.NewConcurrent(o.FilterSize)
+	}
 	return m
 }
 
@@ -148,11 +152,43 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 	if err := m.checkSeq(seq); err != nil {
 		return err
 	}
-	m.list.insert(key, value, base.MakeTrailer(seq, kind))
+	// The new version goes right before the key's newest, on whose stack
+	// it lands if there is room.
+	trailer := base.MakeTrailer(seq, kind)
+	var preds [maxHeight]addr
+	next := m.list.position(key, trailer, &preds)
+	if !m.stack(next, key, value, trailer) {
+		m.list.insertAt(key, value, trailer, &preds)
+	}
 	// Publish the sequence number after the entry, so that a reader that
 	// sees LastSeq() finds every entry up to it.
 	m.lastSeq.Store(seq)
 	return nil
+}
+
+// maxStack bounds the versions a stack holds: a read at an old sequence
+// number walks at most that many records, below a search that finds the
+// right entry among the key's.
+const maxStack = 32
+
+// stack adds (trailer, value) to the versions of n, the key's newest entry
+// (nil: the key has none), and reports whether it could: when n holds no
+// fold (see ApplyMerge) and fewer than maxStack versions. A hot key then
+// grows its entry, not the index: the searches of every read and write of
+// it stay short, where thousands of entries of one key would make each a
+// walk through cold memory. The caller holds mu.
+func (m *Memstore) stack(n *node, key, value []byte, trailer uint64) bool {
+	if n == nil || !bytes.Equal(n.key(), key) {
+		return false
+	}
+	a := &m.list.arena
+	_, depth := a.stackDepth(a.bases, n)
+	if depth == 0 && addr(n.valueField().Load())&foldTag != 0 || depth >= maxStack {
+		return false
+	}
+	a.addVersion(n, trailer, value, max(depth, 1)+1)
+	m.list.length.Add(1)
+	return true
 }
 
 // checkSeq checks that seq may follow LastSeq.
@@ -235,11 +271,33 @@ func (m *Memstore) Get(key []byte) ([]byte, Result) {
 // key whose sequence number is at most seq, ignoring later writes. It is how
 // a snapshot reads.
 func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
+	if m.list.filter == nil {
+		return m.getAt(key, seq)
+	}
+	return m.GetAtHash(key, bloom.Hash(key), seq)
+}
+
+// GetAtHash is GetAt for a key whose hash the caller has computed: the
+// XXH64 hash of key, which sstables.HashKey returns too, so that a read
+// across memstores and tables hashes the key once. The memstore's filter
+// (Options.FilterSize) answers with it; another hash may miss the key.
+func (m *Memstore) GetAtHash(key []byte, hash, seq uint64) ([]byte, Result) {
+	if f := m.list.filter; f != nil && !f.MayContainHash(hash) {
+		if m.rangeDelSeq(key, seq) > 0 {
+			return nil, Deleted
+		}
+		return nil, Absent
+	}
+	return m.getAt(key, seq)
+}
+
+// getAt is GetAt without the filter.
+func (m *Memstore) getAt(key []byte, seq uint64) ([]byte, Result) {
 	n, same := m.list.find(key, seekTrailer(seq), nil)
 	var ver version
 	var t []unsafe.Pointer
 	if same {
-		t, ver = m.list.arena.version(m.list.arena.load(), n, seq)
+		t, ver, _ = m.list.arena.version(m.list.arena.load(), n, seq)
 	}
 	if tomb := m.rangeDelSeq(key, seq); tomb > 0 && (!same || ver.seq() < tomb) {
 		return nil, Deleted
@@ -266,10 +324,18 @@ func (m *Memstore) Len() int {
 
 // SizeBytes returns the memory the memstore holds: the arena chunks that
 // hold its entries (whole chunks, used or not), the allocations of large
-// entries, the table that addresses them, and the range deletions. It is
-// what a database compares with its flush threshold.
+// entries, the table that addresses them, the range deletions and the
+// filter. It is what a database compares with its flush threshold.
 func (m *Memstore) SizeBytes() int64 {
-	return m.list.arena.allocated.Load() + m.rangeDelBytes.Load()
+	return m.list.arena.allocated.Load() + m.rangeDelBytes.Load() + int64(m.filterSize())
+}
+
+// filterSize returns the size of the filter, 0 without one.
+func (m *Memstore) filterSize() int {
+	if m.list.filter == nil {
+		return 0
+	}
+	return m.list.filter.Size()
 }
 
 // LastSeq returns the sequence number of the latest write, 0 for an empty

@@ -20,9 +20,24 @@ import (
 // folded is a write of the fold, and foldedAt maps the sequence number of
 // the version it folded into to its own: from there on, the raw view shows
 // the fold instead.
+//
+// stacks holds, for each key, what its newest entry is: a stack of that
+// many versions (1: a single version), or -1 for a fold's entry. Apply
+// stacks onto a stack with room, and ApplyMerge folds into any entry but a
+// stack of more than one version.
 type model struct {
 	writes   []seen
 	foldedAt map[uint64]uint64
+	stacks   map[string]int
+}
+
+// wrote notes a write of key through Put, Delete or Apply.
+func (md model) wrote(key string) {
+	if d := md.stacks[key]; d > 0 && d < maxStack {
+		md.stacks[key] = d + 1
+		return
+	}
+	md.stacks[key] = 1
 }
 
 // covers reports whether r, a range deletion, covers key in keyCmp's
@@ -140,18 +155,21 @@ func concatMerge(_, older, newer []byte) ([]byte, error) {
 func (md model) fold(keyCmp func(a, b []byte) int, key, operand string, seq, above uint64) (seen, bool) {
 	plain := seen{key, seq, KindMerge, operand}
 	r, ok := md.newest(keyCmp, key, MaxSeq)
-	if !ok || r.kind == KindRangeDelete || r.seq <= above {
+	if !ok || r.kind == KindRangeDelete || r.seq <= above || md.stacks[key] > 1 {
+		md.stacks[key] = 1
 		return plain, false
 	}
 	kind, value := KindSet, operand
 	if r.kind != KindDelete {
 		v, err := concatMerge(nil, []byte(r.value), []byte(operand))
 		if err != nil {
+			md.stacks[key] = 1
 			return plain, false
 		}
 		kind, value = r.kind, string(v)
 	}
 	md.foldedAt[r.seq] = seq
+	md.stacks[key] = -1
 	return seen{key, seq, kind, value}, true
 }
 
@@ -221,10 +239,13 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	// Odd seeds run off the heap: the arena's other allocator.
-	m := New(&Options{Seed: seed, Comparator: c, OffHeap: seed%2 == 1})
+	// No filter, one so small that it answers "maybe" for most keys, or
+	// one that answers "no" for most keys never written.
+	filter := []int{0, 64, 4096}[seed%3]
+	m := New(&Options{Seed: seed, Comparator: c, OffHeap: seed%2 == 1, FilterSize: filter})
 	defer m.Release()
 	keyCmp := c.Compare
-	md := model{foldedAt: map[uint64]uint64{}}
+	md := model{foldedAt: map[uint64]uint64{}, stacks: map[string]int{}}
 	randomKey := func() []byte { return key(rng) }
 	randomValue := func() []byte {
 		switch rng.IntN(20) {
@@ -270,10 +291,12 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 		case op < 40:
 			k, v := randomKey(), randomValue()
 			require.NoError(t, m.Put(k, v))
+			md.wrote(string(k))
 			md.writes = append(md.writes, seen{string(k), m.LastSeq(), KindSet, string(v)})
 		case op < 55:
 			k := randomKey()
 			require.NoError(t, m.Delete(k))
+			md.wrote(string(k))
 			md.writes = append(md.writes, seen{string(k), m.LastSeq(), KindDelete, ""})
 		case op < 60 && rng.IntN(2) == 0:
 			// A range deletion, now and then through Apply.
@@ -294,6 +317,7 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 			k, v, kind := randomKey(), randomValue(), Kind(rng.IntN(2))
 			seq := m.LastSeq() + 1 + rng.Uint64N(3)
 			require.NoError(t, m.Apply(seq, kind, k, v))
+			md.wrote(string(k))
 			if kind == KindDelete {
 				v = nil
 			}

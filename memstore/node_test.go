@@ -61,7 +61,7 @@ func TestNodeLayout(t *testing.T) {
 			for level := range tt.height {
 				require.Zero(t, n.link(level).Load(), "link %d", level)
 			}
-			tb, ver := a.version(a.load(), n, MaxSeq)
+			tb, ver, _ := a.version(a.load(), n, MaxSeq)
 			_, v := a.bytesOf(tb, n, ver)
 			if tt.kind == KindDelete {
 				require.Nil(t, v)

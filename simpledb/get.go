@@ -125,12 +125,13 @@ func (m readMode) value(dst, v []byte) []byte {
 // created after rs, so they come after all that rs holds: the read sees
 // the state after a prefix of the commits, between acquire and load.
 func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
+	hash := sstables.HashKey(key) // once for every memstore's and table's filter
 	for i := len(rs.imm); i >= 0; i-- {
 		mt := rs.mem
 		if i < len(rs.imm) {
 			mt = rs.imm[i]
 		}
-		switch v, res := mt.m.GetAt(key, seq); res {
+		switch v, res := mt.m.GetAtHash(key, uint64(hash), seq); res {
 		case memstore.Found:
 			return mode.value(dst, v), nil
 		case memstore.Deleted:
@@ -139,7 +140,6 @@ func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]b
 			return dst, errFold
 		}
 	}
-	hash := sstables.HashKey(key) // once for every table's filter
 	find := func(t *table) ([]byte, bool, error) {
 		out := dst
 		kind, found, err := t.find(key, hash, seq, func(v []byte) { out = mode.value(dst, v) })
