@@ -17,12 +17,16 @@ import (
 // share their first 10 bytes, in random and in ascending order; Scan reads
 // every entry of a full memstore as a flush does, and ScanBackward reads
 // them from the last down, in alternating turns with Scan (see pair).
+// GetHot gets 100 keys written 10,000 times each, their versions stacked
+// (Put) or each an entry (ApplyAll, which does not stack).
 func BenchmarkMemstore(b *testing.B) {
 	b.Run("Put", benchMemstorePut)
 	b.Run("PutDecimalRandom", func(b *testing.B) { benchMemstorePutKeys(b, decimalData().random) })
 	b.Run("PutDecimalSequential", func(b *testing.B) { benchMemstorePutKeys(b, decimalData().sequential) })
 	b.Run("Get", benchMemstoreGet)
 	b.Run("GetDecimal", benchMemstoreGetDecimal)
+	b.Run("GetHot/stacked", func(b *testing.B) { benchMemstoreGetHot(b, true) })
+	b.Run("GetHot/entries", func(b *testing.B) { benchMemstoreGetHot(b, false) })
 	b.Run("Scan", benchMemstoreScan)
 	b.Run("ScanBackward", benchMemstoreScanBackward)
 	b.Run("Overhead", benchMemstoreOverhead)
@@ -178,4 +182,35 @@ func benchMemstoreOverhead(b *testing.B) {
 	const payload = kvCount * (kvKeySize + kvValueSize)
 	b.ReportMetric(float64(m.SizeBytes()-payload)/kvCount, "overhead-B/entry")
 	b.ReportMetric(float64(m.SizeBytes())/(1<<20), "SizeBytes-MiB")
+}
+
+// benchMemstoreGetHot gets 100 keys, each written 10,000 times in turn,
+// at the latest sequence number, in random order; stacked: written by Put,
+// else by ApplyAll, which adds an entry for each version.
+func benchMemstoreGetHot(b *testing.B, stacked bool) {
+	const hot, rounds = 100, 10_000
+	d := kvData()
+	keys, values := d.keys[:hot], make([][]byte, hot)
+	m := memstore.New(&memstore.Options{Seed: kvSeed})
+	writes := make([]memstore.Write, 0, hot*rounds)
+	for r := range rounds {
+		for k, key := range keys {
+			values[k] = d.values[(r*hot+k)%kvCount]
+			writes = append(writes, memstore.Write{Seq: uint64(len(writes) + 1), Kind: memstore.KindSet, Key: key, Value: values[k]})
+		}
+	}
+	if stacked {
+		for _, w := range writes {
+			if err := m.Put(w.Key, w.Value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	} else if err := m.ApplyAll(writes); err != nil {
+		b.Fatal(err)
+	}
+	order := make([]int, len(d.order))
+	for i, j := range d.order {
+		order[i] = j % hot
+	}
+	benchGets(b, m, keys, values, order)
 }

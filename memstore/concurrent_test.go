@@ -79,7 +79,7 @@ func testConcurrentReadersSeeSnapshots(t *testing.T, format string) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	const n = 20_000
 	script := newScriptedWrites(rng, n, 300, format)
-	m := New(&Options{Seed: seed, OffHeap: seed%2 == 1, FilterSize: int(seed%2) * 1024})
+	m := New(&Options{Seed: seed, OffHeap: seed%2 == 1})
 	defer m.Release()
 
 	var done atomic.Bool

@@ -25,18 +25,33 @@
 //
 // # Versions
 //
-// Nothing is overwritten. Every Put, Delete and Apply adds an entry (key,
-// sequence number, kind, value), and entries are ordered by key ascending,
-// then sequence number descending, so the newest version of a key comes
-// first:
+// Nothing is overwritten. Every Put, Delete and Apply adds a version (key,
+// sequence number, kind, value), and versions are ordered by key
+// ascending, then sequence number descending, so the newest version of a
+// key comes first:
 //
 //	("a", 7, set, "x")  ("a", 4, delete)  ("a", 2, set, "w")  ("b", 5, set, "")
 //
-// A read at sequence number s takes, for each key, the first entry with a
+// A read at sequence number s takes, for each key, the first version with a
 // sequence number up to s: at 3 above, "a" is "w"; at 5 it is deleted; at 9
 // it is "x". An iterator or a GetAt at an older sequence number keeps seeing
 // its point in time while writes continue. An empty value is a value, not a
 // deletion.
+//
+// # Stacks
+//
+// A write to a key the memstore holds lands on the key's newest entry
+// rather than beside it: the entry keeps a stack of up to 32 versions,
+// newest on top, and the next write past that starts a new entry. Reads
+// see exactly what the order above gives (GetAt and the live view take the
+// newest version up to their sequence number; the raw view shows every
+// version, stacked or not, in the same order), but the index holds an
+// entry per 32 versions of a hot key instead of one per version, so that
+// the searches of every read and write of it stay short. Once a memstore
+// has taken 1,024 writes, it also remembers the newest entry of the keys
+// written last, in a table of 4,096 slots by the key's hash: a write that
+// stacks or folds onto a hot key, and a read of it at a recent sequence
+// number, then find its entry without a search.
 //
 // # Folded merges
 //
@@ -48,7 +63,8 @@
 // numbers: GetAt and iterators at those see the key as it was, and the
 // raw view shows, of each entry, the version its sequence number sees. The
 // index does not grow, so a hot counter costs a search of a short list
-// and a small record per increment rather than an entry.
+// and a small record per increment rather than an entry. A fold never
+// lands on a stack, nor a stack on a fold: an entry holds one or the other.
 //
 // # Range deletions
 //

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/bloom"
 )
 
 // Folder says how ApplyMerge folds an operand into the newest version of
@@ -40,14 +41,22 @@ func (m *Memstore) ApplyMerge(seq uint64, key, operand []byte, f Folder) (folded
 	if err := m.checkSeq(seq); err != nil {
 		return false, err
 	}
-	// One search serves both: the operand, numbered above every version,
-	// goes right before the key's newest, which it may fold into.
-	trailer := base.MakeTrailer(seq, KindMerge)
-	var preds [maxHeight]addr
-	next := m.list.position(key, trailer, &preds)
-	folded = next != nil && bytes.Equal(next.key(), key) && m.fold(next, seq, key, operand, f)
+	// The key's newest entry takes the fold: found without a search if
+	// the key is hot, else by the search that also places the operand,
+	// numbered above every version, right before it if it does not fold.
+	trailer, h := base.MakeTrailer(seq, KindMerge), bloom.Hash(key)
+	m.wrote()
+	n := m.list.newestOf(key, h)
+	folded = n != nil && m.fold(n, seq, key, operand, f)
 	if !folded {
-		m.list.insertAt(key, operand, trailer, &preds)
+		var preds [maxHeight]addr
+		next, x := m.list.position(key, trailer, &preds)
+		folded = n == nil && next != nil && bytes.Equal(next.key(), key) && m.fold(next, seq, key, operand, f)
+		if folded {
+			m.list.noteNewest(next, x, h)
+		} else {
+			m.list.insertAt(key, operand, trailer, &preds, h)
+		}
 	}
 	m.lastSeq.Store(seq)
 	return folded, nil

@@ -63,10 +63,9 @@ type list struct {
 	// cmp orders keys; nil is bytewise order, which find searches a word
 	// at a time.
 	cmp func(a, b []byte) int
-	// filter holds the keys inserted, or is nil: insertAt adds each key
-	// before it links the node, so a reader that can reach the node finds
-	// the key in the filter.
-	filter *bloom.Concurrent
+	// newest remembers hot keys' newest entries (see newestTable); nil
+	// while the list is short.
+	newest atomic.Pointer[newestTable]
 
 	// The rest belongs to the writer. heights draws node heights. last is
 	// the node inserted last, of height lastHeight, and before[l] its
@@ -260,29 +259,29 @@ func (l *list) less(a, b []byte) bool {
 func (l *list) insert(key, value []byte, trailer uint64) {
 	var preds [maxHeight]addr
 	l.position(key, trailer, &preds)
-	l.insertAt(key, value, trailer, &preds)
+	l.insertAt(key, value, trailer, &preds, bloom.Hash(key))
 }
 
 // position fills in preds for (key, trailer), which is not in the list
-// yet, and returns the node that follows it (nil: none). The caller is the
-// writer.
-func (l *list) position(key []byte, trailer uint64, preds *[maxHeight]addr) *node {
+// yet, and returns the node that follows it (nil: none) and its addr. The
+// caller is the writer.
+func (l *list) position(key []byte, trailer uint64, preds *[maxHeight]addr) (*node, addr) {
 	if !l.spliceAt(key, trailer, preds) {
-		next, _ := l.find(key, trailer, preds)
-		return next
+		l.find(key, trailer, preds)
 	}
 	t := l.arena.bases
 	_, p := l.arena.node(t, preds[0])
 	x := addr(p.link(0).Load())
 	if x == 0 {
-		return nil
+		return nil, 0
 	}
 	_, next := l.arena.node(t, x)
-	return next
+	return next, x
 }
 
-// insertAt adds an entry after preds, as position left them.
-func (l *list) insertAt(key, value []byte, trailer uint64, preds *[maxHeight]addr) {
+// insertAt adds an entry after preds, as position left them; h is the
+// key's Hash.
+func (l *list) insertAt(key, value []byte, trailer uint64, preds *[maxHeight]addr, h uint64) {
 	height := l.randomHeight()
 	if height > int(l.height.Load()) {
 		// preds holds the head at the new levels. A reader that sees
@@ -291,9 +290,6 @@ func (l *list) insertAt(key, value []byte, trailer uint64, preds *[maxHeight]add
 		l.height.Store(int32(height))
 	}
 	x, n := l.arena.newNode(height, key, value, trailer)
-	if l.filter != nil {
-		l.filter.Add(bloom.Hash(key))
-	}
 	var pn [maxHeight]*node
 	for level := range height {
 		_, pn[level] = l.arena.node(l.arena.bases, preds[level])
@@ -305,6 +301,7 @@ func (l *list) insertAt(key, value []byte, trailer uint64, preds *[maxHeight]add
 		pn[level].link(level).Store(uint64(x))
 	}
 	l.length.Add(1)
+	l.noteNewest(n, x, h)
 	l.last, l.lastHeight, l.before = x, height, *preds
 }
 

@@ -61,6 +61,8 @@ type Memstore struct {
 	// size, which SizeBytes counts.
 	rangeDels     atomic.Pointer[rangedel.List]
 	rangeDelBytes atomic.Int64
+	// writes counts the writes, up to newestAfter; the writer's.
+	writes int
 }
 
 // New returns an empty memstore. A nil opts selects the defaults.
@@ -76,9 +78,6 @@ func New(opts *Options) *Memstore {
 		runtime.AddCleanup(m, (*offHeap).release, mem)
 	}
 	m.list.init(o.Seed, o.Comparator)
-	if o.FilterSize > 0 {
-		m.list.filter = bloom.NewConcurrent(o.FilterSize)
-	}
 	return m
 }
 
@@ -152,13 +151,22 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 	if err := m.checkSeq(seq); err != nil {
 		return err
 	}
-	// The new version goes right before the key's newest, on whose stack
-	// it lands if there is room.
-	trailer := base.MakeTrailer(seq, kind)
-	var preds [maxHeight]addr
-	next := m.list.position(key, trailer, &preds)
-	if !m.stack(next, key, value, trailer) {
-		m.list.insertAt(key, value, trailer, &preds)
+	// The new version goes on the stack of the key's newest entry if
+	// there is room, found without a search if the key is hot; else
+	// right before that entry.
+	trailer, h := base.MakeTrailer(seq, kind), bloom.Hash(key)
+	m.wrote()
+	if n := m.list.newestOf(key, h); n == nil || !m.stack(n, key, value, trailer) {
+		var preds [maxHeight]addr
+		next, x := m.list.position(key, trailer, &preds)
+		switch {
+		case n != nil: // n is next, and full
+			m.list.insertAt(key, value, trailer, &preds, h)
+		case m.stack(next, key, value, trailer):
+			m.list.noteNewest(next, x, h)
+		default:
+			m.list.insertAt(key, value, trailer, &preds, h)
+		}
 	}
 	// Publish the sequence number after the entry, so that a reader that
 	// sees LastSeq() finds every entry up to it.
@@ -271,29 +279,22 @@ func (m *Memstore) Get(key []byte) ([]byte, Result) {
 // key whose sequence number is at most seq, ignoring later writes. It is how
 // a snapshot reads.
 func (m *Memstore) GetAt(key []byte, seq uint64) ([]byte, Result) {
-	if m.list.filter == nil {
-		return m.getAt(key, seq)
-	}
 	return m.GetAtHash(key, bloom.Hash(key), seq)
 }
 
 // GetAtHash is GetAt for a key whose hash the caller has computed: the
 // XXH64 hash of key, which sstables.HashKey returns too, so that a read
-// across memstores and tables hashes the key once. The memstore's filter
-// (Options.FilterSize) answers with it; another hash may miss the key.
+// across memstores and tables hashes the key once. The memory of hot keys'
+// entries answers with it; another hash may miss the key's entry there,
+// and search for it.
 func (m *Memstore) GetAtHash(key []byte, hash, seq uint64) ([]byte, Result) {
-	if f := m.list.filter; f != nil && !f.MayContainHash(hash) {
-		if m.rangeDelSeq(key, seq) > 0 {
-			return nil, Deleted
-		}
-		return nil, Absent
+	// A hot key's newest entry holds the version if it is not too new
+	// for seq; else the search finds the entry that does.
+	n := m.list.newestOf(key, hash)
+	same := n != nil && n.seq() <= seq
+	if !same {
+		n, same = m.list.find(key, seekTrailer(seq), nil)
 	}
-	return m.getAt(key, seq)
-}
-
-// getAt is GetAt without the filter.
-func (m *Memstore) getAt(key []byte, seq uint64) ([]byte, Result) {
-	n, same := m.list.find(key, seekTrailer(seq), nil)
 	var ver version
 	var t []unsafe.Pointer
 	if same {
@@ -325,17 +326,14 @@ func (m *Memstore) Len() int {
 // SizeBytes returns the memory the memstore holds: the arena chunks that
 // hold its entries (whole chunks, used or not), the allocations of large
 // entries, the table that addresses them, the range deletions and the
-// filter. It is what a database compares with its flush threshold.
+// memory of hot keys' entries. It is what a database compares with its
+// flush threshold.
 func (m *Memstore) SizeBytes() int64 {
-	return m.list.arena.allocated.Load() + m.rangeDelBytes.Load() + int64(m.filterSize())
-}
-
-// filterSize returns the size of the filter, 0 without one.
-func (m *Memstore) filterSize() int {
-	if m.list.filter == nil {
-		return 0
+	size := m.list.arena.allocated.Load() + m.rangeDelBytes.Load()
+	if m.list.newest.Load() != nil {
+		size += int64(unsafe.Sizeof(newestTable{}))
 	}
-	return m.list.filter.Size()
+	return size
 }
 
 // LastSeq returns the sequence number of the latest write, 0 for an empty

@@ -239,10 +239,7 @@ func testModel(t *testing.T, c *Comparator, key func(*rand.Rand) []byte) {
 	seed := testseed.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	// Odd seeds run off the heap: the arena's other allocator.
-	// No filter, one so small that it answers "maybe" for most keys, or
-	// one that answers "no" for most keys never written.
-	filter := []int{0, 64, 4096}[seed%3]
-	m := New(&Options{Seed: seed, Comparator: c, OffHeap: seed%2 == 1, FilterSize: filter})
+	m := New(&Options{Seed: seed, Comparator: c, OffHeap: seed%2 == 1})
 	defer m.Release()
 	keyCmp := c.Compare
 	md := model{foldedAt: map[uint64]uint64{}, stacks: map[string]int{}}

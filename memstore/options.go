@@ -24,14 +24,6 @@ type Options struct {
 	// faults. A memstore never released is freed once it is unreachable,
 	// as the garbage collector finds it. Default: false, the Go heap.
 	OffHeap bool
-	// FilterSize is the size in bytes of a bloom filter of the keys
-	// written, which GetAt asks before it searches: a key the memstore
-	// never held then costs one cache miss instead of a search of the
-	// list. It is fixed when the memstore is created, so size it for the
-	// writes the memstore will take: a 64th of the bytes it will hold
-	// gives about 19 bits a key, and 0.05% of wrong answers, for 100-byte
-	// values. SizeBytes counts it. Default: 0, no filter.
-	FilterSize int
 }
 
 // Comparator orders keys. It is the same type as sstables.Comparator, so

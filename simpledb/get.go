@@ -125,7 +125,7 @@ func (m readMode) value(dst, v []byte) []byte {
 // created after rs, so they come after all that rs holds: the read sees
 // the state after a prefix of the commits, between acquire and load.
 func (rs *readState) get(key []byte, seq uint64, dst []byte, mode readMode) ([]byte, error) {
-	hash := sstables.HashKey(key) // once for every memstore's and table's filter
+	hash := sstables.HashKey(key) // once for every memstore and table
 	for i := len(rs.imm); i >= 0; i-- {
 		mt := rs.mem
 		if i < len(rs.imm) {

@@ -312,14 +312,9 @@ const tableBytesPerSync = 512 << 10
 // what they hold before a collection. Its memory is released when the last
 // read state holding it goes (see memTable.refs), or, for one that never
 // joined a read state (a log replayed at Open), once it is unreachable.
-// Its filter of keys, a 64th of its size, spares a point read the search
-// of a memstore that does not hold its key (docs/5-reads.md).
 func (o *Options) newMemstore() *memstore.Memstore {
-	return memstore.New(&memstore.Options{Comparator: o.Comparator, OffHeap: true, FilterSize: int(o.MemstoreSize / memstoreFilterRatio)})
+	return memstore.New(&memstore.Options{Comparator: o.Comparator, OffHeap: true})
 }
-
-// memstoreFilterRatio is a memstore's size over its filter's.
-const memstoreFilterRatio = 64
 
 // tableWriterOptions are the options for the tables the database writes,
 // each with a new identity.
