@@ -66,6 +66,9 @@ var (
 	// ErrSequenceExhausted: a Sequence handed out its last id, the one
 	// below math.MaxUint64.
 	ErrSequenceExhausted = errors.New("simpledb: sequence exhausted")
+	// ErrCounterMalformed: DecodeCounter was given a value that is not a
+	// Uint64AddMerger counter (8 bytes).
+	ErrCounterMalformed = errors.New("simpledb: malformed counter value")
 	// ErrReadOnly: the database was opened with Options.ReadOnly, and
 	// refuses every write (Put, Delete, DeleteRange, Write, NewSequence,
 	// Flush, Compact).

@@ -3,7 +3,6 @@ package simpledb_test
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
@@ -596,7 +595,7 @@ func ExampleDB_Merge() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	one := binary.LittleEndian.AppendUint64(nil, 1)
+	one := simpledb.EncodeCounter(1)
 	for range 3 {
 		// Counts a page view without reading the count: writers never
 		// conflict, and the reads fold the increments.
@@ -608,7 +607,11 @@ func ExampleDB_Merge() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(binary.LittleEndian.Uint64(v))
+	views, err := simpledb.DecodeCounter(v)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(views)
 	fmt.Println(db.Merge([]byte("views:/home"), []byte("1"), simpledb.NoSync) != nil) // not 8 bytes: refused
 	// Output:
 	// 3

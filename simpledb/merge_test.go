@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -517,4 +518,24 @@ func TestMergeFoldsBesideSnapshots(t *testing.T) {
 	require.Equal(t, int64(writers*perWriter), total)
 	require.Positive(t, db.Stats().MergesFolded, "no merge folded")
 	t.Logf("%d snapshots; %d of %d merges folded", snapshots, db.Stats().MergesFolded, writers*perWriter)
+}
+
+// EncodeCounter and DecodeCounter are Uint64AddMerger's format: what one
+// writes the merger adds, and what a Get of the sum returns the other
+// reads; a value of another length is ErrCounterMalformed.
+func TestCounterEncoding(t *testing.T) {
+	for _, n := range []uint64{0, 1, 255, 256, 1 << 40, math.MaxUint64} {
+		got, err := DecodeCounter(EncodeCounter(n))
+		require.NoError(t, err)
+		require.Equal(t, n, got)
+	}
+	sum, err := Uint64AddMerger.Merge(nil, EncodeCounter(math.MaxUint64), EncodeCounter(2))
+	require.NoError(t, err)
+	got, err := DecodeCounter(sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), got, "added with wraparound")
+	for _, v := range [][]byte{nil, {}, []byte("1234567"), []byte("123456789")} {
+		_, err := DecodeCounter(v)
+		require.ErrorIs(t, err, ErrCounterMalformed, "%q", v)
+	}
 }

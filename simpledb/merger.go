@@ -39,8 +39,8 @@ type Merger struct {
 // Uint64AddMerger makes Merge add to a counter: values and operands are
 // unsigned 64-bit integers, 8 bytes little-endian, added with wraparound. A
 // key with no value counts from 0, so Merge(key, 1) counts how often it
-// ran. Binary's LittleEndian.AppendUint64 makes operands; a Get returns
-// the sum, read with LittleEndian.Uint64. An operand of another length is
+// ran. EncodeCounter makes operands (and values, for Put); a Get returns
+// the sum, which DecodeCounter reads. An operand of another length is
 // refused at Merge; a value of another length, written with Put, fails the
 // reads that fold onto it.
 var Uint64AddMerger = &Merger{
@@ -57,6 +57,21 @@ var Uint64AddMerger = &Merger{
 		}
 		return nil
 	},
+}
+
+// EncodeCounter returns n as Uint64AddMerger's values and operands hold it:
+// 8 bytes, little-endian.
+func EncodeCounter(n uint64) []byte {
+	return binary.LittleEndian.AppendUint64(nil, n)
+}
+
+// DecodeCounter returns the count a Uint64AddMerger value holds, and
+// ErrCounterMalformed for a value of another length than 8 bytes.
+func DecodeCounter(value []byte) (uint64, error) {
+	if len(value) != 8 {
+		return 0, fmt.Errorf("%w: %d bytes, a counter is 8", ErrCounterMalformed, len(value))
+	}
+	return binary.LittleEndian.Uint64(value), nil
 }
 
 // AppendMerger makes Merge append: the value becomes the older value with

@@ -35,8 +35,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	o := opts.withDefaults()
 	o.ReadOnly = o.ReadOnly || o.Follow
-	if o.ReadOnly || o.ErrorIfNotExists {
-		if err := checkReadOnlyDir(o.FS, dir); err != nil {
+	if fi, err := o.FS.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("simpledb: open %s: %w: it is a file, not a directory", dir, ErrNotDB)
+	}
+	if how := o.createsNothing(); how != "" {
+		if err := checkExistingDir(o.FS, dir, how); err != nil {
 			return nil, err
 		}
 	} else if err := createDir(o.FS, dir); err != nil {
@@ -108,15 +111,30 @@ func Open(dir string, opts *Options) (*DB, error) {
 	return d, nil
 }
 
-// checkReadOnlyDir returns ErrNotDB unless dir holds a database's CURRENT,
+// createsNothing returns why an Open with o creates nothing, for its
+// errors ("read-only", "with ErrorIfNotExists"), or "" if it may create
+// the database.
+func (o *Options) createsNothing() string {
+	switch {
+	case o.Follow:
+		return "to follow"
+	case o.ReadOnly:
+		return "read-only"
+	case o.ErrorIfNotExists:
+		return "with ErrorIfNotExists"
+	}
+	return ""
+}
+
+// checkExistingDir returns ErrNotDB unless dir holds a database's CURRENT,
 // and ErrCorruption where it lacks one but holds a database's files, as
-// recovery would, so that a read-only Open of anything else, or one with
-// ErrorIfNotExists, fails before it creates a LOCK file. (Recovery checks
-// again, under the lock.)
-func checkReadOnlyDir(fsys vfs.FS, dir string) error {
+// recovery would, so that an Open that creates nothing (how says why)
+// fails before it creates a LOCK file. (Recovery checks again, under the
+// lock.)
+func checkExistingDir(fsys vfs.FS, dir, how string) error {
 	names, err := fsys.List(dir)
 	if err != nil {
-		return fmt.Errorf("simpledb: open %s read-only: %w: %w", dir, ErrNotDB, err)
+		return fmt.Errorf("simpledb: open %s %s: %w: %w", dir, how, ErrNotDB, err)
 	}
 	if slices.Contains(names, filenames.CurrentName) {
 		return nil
@@ -124,13 +142,13 @@ func checkReadOnlyDir(fsys vfs.FS, dir string) error {
 	if err := checkNewDir(fsys, dir, names); err != nil {
 		return err
 	}
-	return errNoDatabase(dir)
+	return errNoDatabase(dir, how)
 }
 
-// errNoDatabase is a read-only Open's error for a directory that holds no
-// database, nor the files of one.
-func errNoDatabase(dir string) error {
-	return fmt.Errorf("%w: %s holds none, and this Open creates none (read-only or ErrorIfNotExists)", ErrNotDB, dir)
+// errNoDatabase is the error of an Open that creates nothing (how says
+// why) for a directory that holds no database, nor the files of one.
+func errNoDatabase(dir, how string) error {
+	return fmt.Errorf("simpledb: open %s %s: %w: it holds none, and this Open creates none", dir, how, ErrNotDB)
 }
 
 // createDir creates dir if it is missing, and makes its entry in the parent
@@ -212,8 +230,8 @@ func (d *DB) recover() error {
 		}
 	} else if err := checkNewDir(d.fs, d.dir, names); err != nil {
 		return err
-	} else if d.opts.ReadOnly || d.opts.ErrorIfNotExists {
-		return errNoDatabase(d.dir)
+	} else if how := d.opts.createsNothing(); how != "" {
+		return errNoDatabase(d.dir, how)
 	}
 	recovered := d.opts.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {

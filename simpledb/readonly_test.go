@@ -276,6 +276,10 @@ func TestErrorIfNotExists(t *testing.T) {
 		}
 		_, err := Open("/db", &Options{FS: mem, ErrorIfNotExists: true})
 		require.ErrorIs(t, err, ErrNotDB)
+		require.NotContains(t, err.Error(), "read-only", "the Open was not read-only")
+		if len(files) == 0 {
+			require.ErrorContains(t, err, "open /db with ErrorIfNotExists")
+		}
 		if files == nil {
 			_, err := mem.Stat("/db")
 			require.ErrorIs(t, err, fs.ErrNotExist, "not created")
@@ -288,4 +292,27 @@ func TestErrorIfNotExists(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Put([]byte("k"), []byte("v"), DefaultSync))
 	require.NoError(t, db.Close())
+}
+
+// A regular file given as the directory is ErrNotDB, however it is
+// opened, and stays as it was.
+func TestOpenOfAFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"to write", Options{}},
+		{"read-only", Options{ReadOnly: true}},
+		{"with ErrorIfNotExists", Options{ErrorIfNotExists: true}},
+		{"to follow", Options{Follow: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := writeDirFiles(t, "/dir", map[string][]byte{"afile": []byte("hello")})
+			tc.opts.FS, tc.opts.Logger = mem, quietLogger
+			_, err := Open("/dir/afile", &tc.opts)
+			require.ErrorIs(t, err, ErrNotDB)
+			require.ErrorContains(t, err, "/dir/afile")
+			require.Equal(t, map[string][]byte{"afile": []byte("hello")}, readDirFiles(t, mem, "/dir"))
+		})
+	}
 }

@@ -136,7 +136,7 @@ func (v *verifier) done(bytes int64) {
 }
 
 func (v *verifier) run() error {
-	if err := checkReadOnlyDir(v.opts.FS, v.dir); err != nil {
+	if err := checkExistingDir(v.opts.FS, v.dir, "to verify"); err != nil {
 		if !errors.Is(err, ErrCorruption) {
 			return err
 		}
