@@ -13,15 +13,19 @@ keys and values:
   a double quote is such a string, any other is the text itself (0x1886 is
   six characters of text). What strata prints is what to pass back, in
   single quotes for the shell. With --hex, keys and values print in hex and
-  those arguments are read in hex (00ff or 0x00ff). With --json, a key or
-  value goes under its name when it is printable text that does not begin
-  with a double quote, which reads back as itself; else under its name
-  with _hex, in hex.`
+  those arguments are read in hex (00ff or 0x00ff). --value-format sets
+  how values alone print and VALUE reads: text (the syntax above, whatever
+  --hex says), hex, or uint64le or uint64be, an 8-byte number in decimal
+  (a Uint64AddMerger counter, a sequence; a value of another length prints
+  its length, then the value as text). With --json, a key or value goes
+  under its name when it is printable text that does not begin with a
+  double quote, which reads back as itself; else under its name with
+  _hex, in hex; a uint64 value is a JSON number.`
 
 // commands lists strata's commands, in the order help shows them.
 var commands = []command{
 	{
-		name: "db ls", args: "DIR", nargs: 1, run: dbLs,
+		name: "db ls", args: "DIR", nargs: 1, run: dbLs, flags: withMerger(nil),
 		summary: "levels, tables, logs, the manifest and stats of a database",
 		help: `Follows the database (no lock: another process may be writing it) and
 prints its manifest, the tables of each level (number, size, entries,
@@ -33,7 +37,7 @@ example:
   strata db ls /var/lib/app/db`,
 	},
 	{
-		name: "db scan", args: "DIR", nargs: 1, run: dbScan, flags: scanFlags,
+		name: "db scan", args: "DIR", nargs: 1, run: dbScan, flags: withMerger(scanFlags),
 		summary: "print the key-value pairs, in key order",
 		help: `Follows the database (no lock: another process may be writing it) and
 prints every live key and its value, in key order (--reverse: from the
@@ -44,7 +48,7 @@ examples:
   strata db scan /var/lib/app/db --lower '"\x18\x86"' --upper 0x1886` + keySyntax,
 	},
 	{
-		name: "db get", args: "DIR KEY", nargs: 2, run: dbGet,
+		name: "db get", args: "DIR KEY", nargs: 2, run: dbGet, flags: withMerger(nil),
 		summary: "print the value of a key (exit status 1 if it has none)",
 		help: `Follows the database (no lock: another process may be writing it) and
 prints KEY's value. A key with no value is an error, with exit status 1.
@@ -54,7 +58,7 @@ examples:
   strata db get /var/lib/app/db '"\x18\x86"'` + keySyntax,
 	},
 	{
-		name: "db put", args: "DIR KEY VALUE", nargs: 3, run: dbPut, flags: putFlags,
+		name: "db put", args: "DIR KEY VALUE", nargs: 3, run: dbPut, flags: withMerger(putFlags),
 		summary: "write a value, synced",
 		help: `Opens the database for writing and writes VALUE under KEY, synced, then
 closes it. DIR must hold a database, unless --create is given.
@@ -64,7 +68,7 @@ examples:
   strata db put /var/lib/app/db '"\x18\x86"' '"\x00"'` + keySyntax,
 	},
 	{
-		name: "db delete", args: "DIR KEY", nargs: 2, run: dbDelete,
+		name: "db delete", args: "DIR KEY", nargs: 2, run: dbDelete, flags: withMerger(nil),
 		summary: "delete a key, synced",
 		help: `Opens the database for writing and deletes KEY, synced.
 
@@ -88,7 +92,7 @@ example:
   strata db verify /var/lib/app/db`,
 	},
 	{
-		name: "db compact", args: "DIR", nargs: 1, run: dbCompact,
+		name: "db compact", args: "DIR", nargs: 1, run: dbCompact, flags: withMerger(nil),
 		summary: "compact the whole database",
 		help: `Opens the database for writing, compacts everything down into the
 deepest level that holds data (at least L1), dropping every deleted or
@@ -98,7 +102,7 @@ example:
   strata db compact /var/lib/app/db`,
 	},
 	{
-		name: "db checkpoint", args: "DIR DEST", nargs: 2, run: dbCheckpoint,
+		name: "db checkpoint", args: "DIR DEST", nargs: 2, run: dbCheckpoint, flags: withMerger(nil),
 		summary: "write a consistent copy of the database into DEST",
 		help: `Follows the database (no lock: another process may be writing it) and
 writes a checkpoint into DEST, which must not exist or be empty: tables

@@ -19,32 +19,32 @@ import (
 // moment; else for writing, creating one only when asked. A database
 // another process holds is refused at once for writing, with the lock's
 // error.
-func openDB(dir string, readOnly bool, create bool) (*simpledb.DB, error) {
+func openDB(c *cli, dir string, readOnly bool, create bool) (*simpledb.DB, error) {
 	if info, err := os.Stat(dir); err != nil && !create {
 		return nil, fmt.Errorf("%w: %s: %w", simpledb.ErrNotDB, dir, err)
 	} else if err == nil && !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a file, not a database directory", simpledb.ErrNotDB, dir)
 	}
 	opts := &simpledb.Options{Follow: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true}
+	var written string
 	if layout, err := inspect.ReadLayout(dir, nil); err == nil {
-		// The mergers this build ships open the databases written with
-		// them; another is refused with ErrMergerMismatch.
-		for _, m := range []*simpledb.Merger{simpledb.Uint64AddMerger, simpledb.AppendMerger} {
-			if m.Name == layout.Merger {
-				opts.Merger = m
-			}
-		}
+		written = layout.Merger
 	}
+	merger, err := openMerger(c.merger, written, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	opts.Merger = merger
 	db, err := simpledb.Open(dir, opts)
 	if errors.Is(err, simpledb.ErrLocked) {
 		return nil, fmt.Errorf("%s is in use by another process: %w", dir, err)
 	}
-	return db, err
+	return db, mergerHint(err)
 }
 
 func dbLs(c *cli, args []string) error {
 	dir := args[0]
-	db, err := openDB(dir, true, false)
+	db, err := openDB(c, dir, true, false)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func dbScan(c *cli, args []string) error {
 	if len(lower) > 0 && len(upper) > 0 && bytes.Compare(lower, upper) > 0 {
 		return usagef("--lower %s is after --upper %s", c.out.key(lower), c.out.key(upper))
 	}
-	db, err := openDB(args[0], true, false)
+	db, err := openDB(c, args[0], true, false)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func dbScan(c *cli, args []string) error {
 		if c.out.json {
 			c.out.pair(k, v)
 		} else {
-			c.out.row(c.out.key(k), c.out.key(v))
+			c.out.row(c.out.key(k), c.out.value(v))
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -312,7 +312,7 @@ func dbGet(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(args[0], true, false)
+	db, err := openDB(c, args[0], true, false)
 	if err != nil {
 		return err
 	}
@@ -327,7 +327,7 @@ func dbGet(c *cli, args []string) error {
 	if c.out.json {
 		c.out.pair(key, v)
 	} else {
-		c.out.line("%s", c.out.key(v))
+		c.out.line("%s", c.out.value(v))
 	}
 	return nil
 }
@@ -341,11 +341,11 @@ func dbPut(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	value, err := c.arg(args[2], "VALUE")
+	value, err := c.valueArg(args[2])
 	if err != nil {
 		return err
 	}
-	return writeDB(args[0], c.create, func(db *simpledb.DB) error { return db.Put(key, value, simpledb.DefaultSync) })
+	return writeDB(c, args[0], c.create, func(db *simpledb.DB) error { return db.Put(key, value, simpledb.DefaultSync) })
 }
 
 func dbDelete(c *cli, args []string) error {
@@ -353,13 +353,13 @@ func dbDelete(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeDB(args[0], false, func(db *simpledb.DB) error { return db.Delete(key, simpledb.DefaultSync) })
+	return writeDB(c, args[0], false, func(db *simpledb.DB) error { return db.Delete(key, simpledb.DefaultSync) })
 }
 
 // writeDB opens the database for writing (creating it with create),
 // applies write, synced, and closes it.
-func writeDB(dir string, create bool, write func(*simpledb.DB) error) error {
-	db, err := openDB(dir, false, create)
+func writeDB(c *cli, dir string, create bool, write func(*simpledb.DB) error) error {
+	db, err := openDB(c, dir, false, create)
 	if err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ func dbCompact(c *cli, args []string) error {
 	bar := newProgress(c.stderr, -1, "compact", false)
 	defer bar.finish()
 	var before, after simpledb.Stats
-	err := writeDB(args[0], false, func(db *simpledb.DB) error {
+	err := writeDB(c, args[0], false, func(db *simpledb.DB) error {
 		before = db.Stats()
 		if err := db.Compact(); err != nil {
 			return err
@@ -452,7 +452,7 @@ func dbCompact(c *cli, args []string) error {
 }
 
 func dbCheckpoint(c *cli, args []string) error {
-	db, err := openDB(args[0], true, false)
+	db, err := openDB(c, args[0], true, false)
 	if err != nil {
 		return err
 	}

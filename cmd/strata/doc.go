@@ -45,6 +45,18 @@
 // the command reads, or a key or value the database refuses (empty, or
 // too large) or cannot read (a double-quoted string that is not one).
 //
+// --value-format sets how values alone print, and VALUE reads: text, hex,
+// or uint64le or uint64be, an 8-byte number in decimal (Uint64AddMerger's
+// counters, sequences), a JSON number with --json. Keys keep their own
+// form, so a counter under a text key prints as "hits 8".
+//
+// A database written with a merger opens with it when this build ships
+// it (simpledb.Uint64AddMerger, AppendMerger), or as --merger names one.
+// Another is refused with ErrMergerMismatch; --merger none opens it
+// read-only, and a key whose newest versions are merge operands prints as
+// the list of them over its value, unfolded: operands(5, 1, 2). A lone
+// operand prints as a value would.
+//
 // verify, compact, checkpoint and scan show a progress bar on standard
 // error when it is a terminal, and nothing otherwise. The bar is
 // github.com/schollz/progressbar/v3: maintained, small (two small

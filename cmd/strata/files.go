@@ -193,8 +193,12 @@ func logDump(c *cli, args []string) error {
 			for _, op := range r.Ops {
 				o := map[string]any{"seq": op.Seq, "kind": op.Kind.String()}
 				p.keyField(o, "key", op.Key)
-				if op.Kind != inspect.OpDelete {
-					p.keyField(o, "value", op.Value)
+				switch op.Kind {
+				case inspect.OpPut, inspect.OpMerge:
+					p.valueField(o, "value", op.Value)
+				case inspect.OpDelete:
+				default:
+					p.keyField(o, "value", op.Value) // a range deletion's end
 				}
 				ops = append(ops, o)
 			}
@@ -206,7 +210,7 @@ func logDump(c *cli, args []string) error {
 		for _, op := range r.Ops {
 			switch op.Kind {
 			case inspect.OpPut, inspect.OpMerge:
-				p.row("  ", fmt.Sprint(op.Seq), op.Kind.String(), p.key(op.Key), p.key(op.Value))
+				p.row("  ", fmt.Sprint(op.Seq), op.Kind.String(), p.key(op.Key), p.value(op.Value))
 			case inspect.OpDelete:
 				p.row("  ", fmt.Sprint(op.Seq), "delete", p.key(op.Key))
 			default:
@@ -311,13 +315,13 @@ func sstDump(c *cli, args []string) error {
 			obj := map[string]any{"type": "entry", "seq": it.Seq(), "kind": it.Kind().String()}
 			p.keyField(obj, "key", it.Key())
 			if it.Kind() != sstables.KindDelete {
-				p.keyField(obj, "value", it.Value())
+				p.valueField(obj, "value", it.Value())
 			}
 			p.object(obj)
 			continue
 		}
 		if it.Kind() != sstables.KindDelete {
-			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String(), p.key(it.Value()))
+			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String(), p.value(it.Value()))
 		} else {
 			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String())
 		}

@@ -49,6 +49,7 @@ type cli struct {
 	resync               bool
 	create               bool
 	logFormat            uint64
+	merger               string
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -72,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	jsonOut := fs.Bool("json", false, "print one JSON object per line")
 	hexKeys := fs.Bool("hex", false, hexUsage)
+	values := fs.String("value-format", "", valueFormatUsage)
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
 	}
@@ -79,11 +81,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil && len(positional) != cmd.nargs {
 		err = fmt.Errorf("takes %d argument(s) (%s), got %d", cmd.nargs, cmd.args, len(positional))
 	}
+	var format valueFormat
+	if err == nil {
+		format, err = parseValueFormat(*values)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "strata %s: %v\nusage: strata %s %s\nrun 'strata help %s' for more\n", cmd.name, err, cmd.name, cmd.args, cmd.name)
 		return exitUsage
 	}
-	c.out = newPrinter(stdout, *jsonOut, *hexKeys)
+	c.out = newPrinter(stdout, *jsonOut, *hexKeys, format)
 	err = cmd.run(c, positional)
 	if ferr := c.out.flush(); err == nil {
 		err = ferr
@@ -153,7 +159,7 @@ func findCommand(args []string) (*command, []string) {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `strata inspects, verifies, scans and edits Strata databases, tables and recordio files.
 
-usage: strata COMMAND [ARGUMENTS] [--json] [--hex]
+usage: strata COMMAND [ARGUMENTS] [--json] [--hex] [--value-format FORMAT]
 
 commands:
 `)
@@ -165,7 +171,9 @@ Keys and values print as text when they are plain text, else as Go
 double-quoted strings ("\x18\x86"); KEY, VALUE, --lower, --upper and
 --prefix are read in that form, so what strata prints is what to pass
 back ('strata help db get' for the details). Every command takes --json
-(one object per line, for scripts) and --hex (keys and values in hex).
+(one object per line, for scripts), --hex (keys and values in hex) and
+--value-format (values alone: text, hex, uint64le or uint64be, the last
+two 8-byte numbers such as Uint64AddMerger's counters and sequences).
 Exit status: 0 success, 1 damage found, key not found or failure, 2 usage
 error. 'strata help COMMAND' describes one.
 `)
@@ -200,6 +208,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.Bool("json", false, "print one JSON object per line")
 	fs.Bool("hex", false, hexUsage)
+	fs.String("value-format", "", valueFormatUsage)
 	if cmd.flags != nil {
 		cmd.flags(fs, &cli{})
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +42,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkdb":     cmdMkdb,
+			"mkcounts": cmdMkcounts,
 			"flipbyte": cmdFlipByte,
 			"truncate": cmdTruncate,
 			"lockdb":   cmdLockDB,
@@ -72,6 +76,38 @@ func cmdMkdb(ts *testscript.TestScript, neg bool, args []string) {
 	put(n/2, n)
 	ts.Check(db.Delete([]byte("key000001"), simpledb.DefaultSync))
 	ts.Check(db.DeleteRange([]byte("key000010"), []byte("key000020"), simpledb.DefaultSync))
+	ts.Check(db.Close())
+}
+
+// mkcounts DIR MERGER: a database written with the merger named MERGER,
+// strata.uint64add or example.max (a merger strata does not ship: the
+// largest of the 8-byte little-endian operands): the counter "hits" set
+// to 5 in a table, then merged with 1 and 2 in the log; "seq" holds 42,
+// 8 bytes big-endian, and "name" the text "ada".
+func cmdMkcounts(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mkcounts DIR MERGER")
+	}
+	merger := simpledb.Uint64AddMerger
+	if args[1] != merger.Name {
+		merger = &simpledb.Merger{Name: args[1], Merge: func(_, older, newer []byte) ([]byte, error) {
+			if len(older) != 8 || len(newer) != 8 {
+				return nil, fmt.Errorf("want 8 bytes")
+			}
+			return slices.Clone(slices.MaxFunc([][]byte{older, newer}, func(a, b []byte) int {
+				return cmp.Compare(binary.LittleEndian.Uint64(a), binary.LittleEndian.Uint64(b))
+			})), nil
+		}}
+	}
+	db, err := simpledb.Open(ts.MkAbs(args[0]), &simpledb.Options{Merger: merger, DisableAutoCompaction: true})
+	ts.Check(err)
+	ts.Check(db.Put([]byte("hits"), simpledb.EncodeCounter(5), simpledb.DefaultSync))
+	ts.Check(db.Put([]byte("seq"), binary.BigEndian.AppendUint64(nil, 42), simpledb.DefaultSync))
+	ts.Check(db.Put([]byte("name"), []byte("ada"), simpledb.DefaultSync))
+	ts.Check(db.Flush())
+	for _, n := range []uint64{1, 2} {
+		ts.Check(db.Merge([]byte("hits"), simpledb.EncodeCounter(n), simpledb.DefaultSync))
+	}
 	ts.Check(db.Close())
 }
 

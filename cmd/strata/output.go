@@ -20,14 +20,15 @@ type printer struct {
 	rows    int               // rows in tw since its last flush
 	json    bool
 	hexKeys bool
+	values  valueFormat
 }
 
 // tableBlock is the rows a table aligns at most: a tabwriter holds every
 // row until it is flushed, and a scan may print millions.
 const tableBlock = 256
 
-func newPrinter(w io.Writer, jsonOut, hexKeys bool) *printer {
-	return &printer{w: bufio.NewWriter(w), json: jsonOut, hexKeys: hexKeys}
+func newPrinter(w io.Writer, jsonOut, hexKeys bool, values valueFormat) *printer {
+	return &printer{w: bufio.NewWriter(w), json: jsonOut, hexKeys: hexKeys, values: values}
 }
 
 // object prints one JSON object (for --json).
@@ -97,7 +98,7 @@ func (p *printer) keyField(obj map[string]any, name string, b []byte) {
 func (p *printer) pair(k, v []byte) {
 	obj := map[string]any{}
 	p.keyField(obj, "key", k)
-	p.keyField(obj, "value", v)
+	p.valueField(obj, "value", v)
 	p.object(obj)
 }
 
