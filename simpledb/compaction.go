@@ -123,7 +123,29 @@ func (d *DB) compactLoop() {
 // runCompaction merges c's inputs into new tables of the next level and
 // installs them, or moves c's table. The caller holds d.mu; it is released
 // during a merge.
-func (d *DB) runCompaction(c *compaction) error {
+func (d *DB) runCompaction(c *compaction) (err error) {
+	info := CompactionInfo{JobID: d.events.job(), Level: c.level, Move: c.move}
+	for i, tables := range c.inputs {
+		for _, t := range tables {
+			info.Inputs[i] = append(info.Inputs[i], t.Num)
+		}
+	}
+	emit(d.events, d.listener().CompactionBegin, info)
+	start := time.Now()
+	var outputs []*table
+	defer func() {
+		if err == nil {
+			for _, t := range outputs {
+				info.Outputs = append(info.Outputs, t.Num)
+				info.BytesWritten += int64(t.Size)
+			}
+			if c.move {
+				info.Outputs = info.Inputs[0]
+			}
+		}
+		info.Duration, info.Err = time.Since(start), err
+		emit(d.events, d.listener().CompactionEnd, info)
+	}()
 	if c.move {
 		return d.moveTable(c)
 	}
@@ -132,8 +154,8 @@ func (d *DB) runCompaction(c *compaction) error {
 	c.v.ref()
 	snaps := d.mu.snapshots.seqs()
 	d.mu.Unlock()
-	start := time.Now()
 	outputs, read, err := d.compact(c, snaps)
+	info.BytesRead = read
 	c.v.unref()
 	d.mu.Lock()
 	if err != nil {

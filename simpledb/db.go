@@ -36,6 +36,9 @@ type DB struct {
 	fold   func(key, older, newer []byte) ([]byte, error) // Options.Merger's, for the merges below; nil without one
 	fs     vfs.FS
 	logger *slog.Logger
+	// events delivers Options.EventListener's events, from startBackground
+	// to Close; nil without a listener, or before.
+	events *eventQueue
 	lock   io.Closer
 	// removeLock: a read-only Open created the LOCK file, and Close
 	// removes it, so that the directory is left as it was found.
@@ -142,6 +145,7 @@ func (d *DB) Close() error {
 	logSize, err := d.commits.close()
 
 	d.bgWG.Wait()
+	d.events.close()
 	// A follower's CatchUp under way, which reads d.mu.versions.current() and opens
 	// tables, ends before they are released; it sees closed and stops.
 	d.followMu.Lock()

@@ -139,6 +139,19 @@
 // is known to allow it (ext4, XFS, btrfs, tmpfs); a write the filesystem
 // refuses there is an error like any other, never a signal.
 //
+// # Events
+//
+// Options.EventListener receives typed events as the background work
+// happens: a flush's begin and end (the memstore, the table written), a
+// compaction's (its level, input and output tables, bytes read and
+// written, or a table moved), a write stall's (memstores or L0 tables),
+// a background error and the Resume after it. Ends carry the duration and
+// the error, and share their JobID with their begin. The listener is
+// called from a goroutine of the database's, in order, outside its locks:
+// it never holds up a write, its panics are recovered and logged, and
+// Close returns once every event before it is delivered. Stats returns
+// the counters (flushes, bytes, stalls, cache hits, ...) at any moment.
+//
 // The design, and the measurements behind it, are in the repository's
 // docs directory; docs/README.md maps this package's parts and the order
 // in which to read them.

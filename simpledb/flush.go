@@ -13,6 +13,7 @@ import (
 )
 
 func (d *DB) startBackground() {
+	d.events = newEventQueue(d.opts.EventListener, d.logger)
 	d.bgWG.Add(2)
 	go func() {
 		defer d.bgWG.Done()
@@ -24,7 +25,7 @@ func (d *DB) startBackground() {
 // flushOldest writes mt, the oldest immutable memstore, to an L0 table and
 // installs it: the flush scheduler's flushEnv.flush. The caller holds
 // d.mu, which is released during the write.
-func (d *DB) flushOldest(mt *memTable) error {
+func (d *DB) flushOldest(mt *memTable) (err error) {
 	d.mu.Unlock()
 	// Groups appended before the rotation finish applying first. Only then
 	// is the list of snapshots complete: a snapshot taken while one of them
@@ -35,7 +36,16 @@ func (d *DB) flushOldest(mt *memTable) error {
 	snaps := d.mu.snapshots.seqs()
 	d.mu.Unlock()
 	start := time.Now()
+	info := FlushInfo{JobID: d.events.job(), MemstoreBytes: mt.m.SizeBytes(), Entries: mt.m.Len()}
+	emit(d.events, d.listener().FlushBegin, info)
 	t, err := d.writeL0(mt.m, snaps)
+	defer func() {
+		if t != nil && err == nil {
+			info.Table, info.TableBytes = t.Num, int64(t.Size)
+		}
+		info.Duration, info.Err = time.Since(start), err
+		emit(d.events, d.listener().FlushEnd, info)
+	}()
 	d.mu.Lock()
 	if err != nil {
 		return err

@@ -172,6 +172,9 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	// Faults it injects now and then, and resumes from.
 	faults := newResumeFaults()
 	opts.FS, opts.Logger = errorfs.Wrap(vfs.Default, faults.injector()), quietLogger
+	// Every event pairs, checked at each Close.
+	pairs := newEventPairs()
+	opts.EventListener = pairs.listener()
 	const openTables = 4
 	db, err := Open(dir, opts)
 	require.NoError(t, err)
@@ -358,6 +361,7 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes
 			folds += st.MergesFolded
 			require.NoError(t, db.Close(), msg)
+			pairs.closed(t, msg)
 			if rng.IntN(2) == 0 {
 				// Read-only in between: the same contents, no writes.
 				ro := *opts
@@ -384,7 +388,9 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 			require.NoError(t, db.Checkpoint(ckpt), msg)
 			checkpoints = append(checkpoints, modelCheckpoint{ckpt, maps.Clone(m)})
 			c := checkpoints[rng.IntN(len(checkpoints))]
-			cdb, err := Open(c.dir, opts)
+			co := *opts
+			co.EventListener = nil // its job numbers are its own
+			cdb, err := Open(c.dir, &co)
 			require.NoError(t, err, msg)
 			checkScan(t, keyCmp, cdb.NewIterator, c.state, nil, nil, msg+" (checkpoint)")
 			require.NoError(t, cdb.Close(), msg)
@@ -419,6 +425,11 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	st := db.Stats()
 	moves, recycled, reopens, resumes = moves+st.TrivialMoves, recycled+st.LogsRecycled, reopens+st.TableReopens, resumes+st.Resumes
 	folds += st.MergesFolded
+	require.NoError(t, db.Close())
+	pairs.closed(t, "final")
+	for _, event := range []string{"flush begin", "flush end", "compaction begin", "compaction end", "background error", "resumed"} {
+		require.Positive(t, pairs.counts[event], "%s events", event)
+	}
 	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults, %d merges folded",
 		st.Flushes, st.Compactions, st.Levels, st.WriteAmplification, moves, recycled, reopens, resumes, folds)
 	return modelCounts{moves, recycled, reopens, resumes, folds}

@@ -152,6 +152,9 @@ type Options struct {
 	// Logger receives background events (flushes and compactions at Debug,
 	// failures at Error). Default: slog.Default().
 	Logger *slog.Logger
+	// EventListener receives the database's background events, typed, as
+	// they happen (see EventListener). Default: nil, none.
+	EventListener *EventListener
 	// DisableAutoCompaction stops background compaction; Compact still
 	// works. For tests and tools. Default: false.
 	DisableAutoCompaction bool

@@ -100,6 +100,7 @@ func (d *DB) Resume() error {
 	d.mu.failure.clear()
 	d.failed.Store(false)
 	d.mu.stats.resumes++
+	emit(d.events, d.listener().Resumed, ResumeInfo{Err: failure})
 	d.cond.Broadcast()
 	d.logger.Info("simpledb: resumed writes after a background error", "err", failure)
 	return nil

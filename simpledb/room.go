@@ -29,6 +29,7 @@ func (d *DB) setBackgroundError(err error) error {
 		d.failed.Store(true)
 		d.mu.stats.backgroundErrors++
 		_, resumable := f.resumable()
+		emit(d.events, d.listener().BackgroundError, BackgroundErrorInfo{Err: err, Resumable: resumable, OutOfSpace: outOfSpace(err)})
 		switch {
 		case resumable && outOfSpace(err):
 			d.logger.Error("simpledb: out of space; writes are refused until space is back", "err", err)
@@ -102,6 +103,7 @@ func (d *DB) rotateForFlush() (uint64, error) {
 // memstore is full and may become immutable. The caller holds d.mu.
 func (d *DB) stall() (rotate bool, err error) {
 	var stalledAt time.Time
+	var cause string
 wait:
 	for {
 		switch {
@@ -125,13 +127,20 @@ wait:
 		}
 		if stalledAt.IsZero() {
 			stalledAt = time.Now()
+			cause = StallMemstores
+			if d.mu.memstores.active().m.SizeBytes() < d.opts.MemstoreSize {
+				cause = StallL0
+			}
+			emit(d.events, d.listener().WriteStallBegin, WriteStallInfo{Cause: cause})
 			d.mu.stats.stalls++
 			d.logger.Debug("simpledb: write stall", "immutable", d.mu.memstores.immutable(), "l0", len(d.mu.versions.current().levels[0]))
 		}
 		d.cond.Wait()
 	}
 	if !stalledAt.IsZero() {
-		d.mu.stats.stallTime += time.Since(stalledAt)
+		took := time.Since(stalledAt)
+		d.mu.stats.stallTime += took
+		emit(d.events, d.listener().WriteStallEnd, WriteStallInfo{Cause: cause, Duration: took})
 	}
 	return rotate, err
 }

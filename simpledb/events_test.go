@@ -1,0 +1,290 @@
+package simpledb
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
+	"github.com/stretchr/testify/require"
+)
+
+// eventPairs is a listener that checks the pairing of events: every End
+// follows its Begin (by JobID, for flushes and compactions, which may
+// overlap), stalls alternate, and by Close nothing is left begun. It also
+// keeps the events in order, as names, for the scripted test.
+type eventPairs struct {
+	mu      sync.Mutex
+	begun   map[string]bool // "flush 3", "compaction 4"
+	stalled bool
+	names   []string
+	counts  map[string]int
+	errs    []string
+}
+
+func newEventPairs() *eventPairs {
+	return &eventPairs{begun: map[string]bool{}, counts: map[string]int{}}
+}
+
+func (p *eventPairs) note(name string, check func() string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.names = append(p.names, name)
+	p.counts[name]++
+	if msg := check(); msg != "" {
+		p.errs = append(p.errs, msg)
+	}
+}
+
+func (p *eventPairs) begin(job string) string {
+	if p.begun[job] {
+		return job + " began twice"
+	}
+	p.begun[job] = true
+	return ""
+}
+
+func (p *eventPairs) end(job string) string {
+	if !p.begun[job] {
+		return job + " ended, not begun"
+	}
+	delete(p.begun, job)
+	return ""
+}
+
+func (p *eventPairs) listener() *EventListener {
+	return &EventListener{
+		FlushBegin: func(i FlushInfo) {
+			p.note("flush begin", func() string { return p.begin(fmt.Sprint("flush ", i.JobID)) })
+		},
+		FlushEnd: func(i FlushInfo) {
+			p.note("flush end", func() string {
+				if i.Err == nil && (i.Table == 0) != (i.TableBytes == 0) {
+					return fmt.Sprintf("flush %d: table %d of %d bytes", i.JobID, i.Table, i.TableBytes)
+				}
+				return p.end(fmt.Sprint("flush ", i.JobID))
+			})
+		},
+		CompactionBegin: func(i CompactionInfo) {
+			p.note("compaction begin", func() string {
+				if len(i.Inputs[0]) == 0 {
+					return fmt.Sprintf("compaction %d of L%d: no inputs", i.JobID, i.Level)
+				}
+				return p.begin(fmt.Sprint("compaction ", i.JobID))
+			})
+		},
+		CompactionEnd: func(i CompactionInfo) {
+			p.note("compaction end", func() string {
+				if i.Err == nil && i.Move && !slices.Equal(i.Outputs, i.Inputs[0]) {
+					return fmt.Sprintf("move %d: outputs %v, inputs %v", i.JobID, i.Outputs, i.Inputs)
+				}
+				return p.end(fmt.Sprint("compaction ", i.JobID))
+			})
+		},
+		WriteStallBegin: func(i WriteStallInfo) {
+			p.note("stall begin", func() string {
+				if p.stalled {
+					return "a stall began during one"
+				}
+				p.stalled = true
+				return ""
+			})
+		},
+		WriteStallEnd: func(i WriteStallInfo) {
+			p.note("stall end", func() string {
+				if !p.stalled {
+					return "a stall ended, not begun"
+				}
+				p.stalled = false
+				return ""
+			})
+		},
+		BackgroundError: func(i BackgroundErrorInfo) {
+			p.note("background error", func() string {
+				if i.Err == nil {
+					return "a background error without an error"
+				}
+				return ""
+			})
+		},
+		Resumed: func(i ResumeInfo) { p.note("resumed", func() string { return "" }) },
+	}
+}
+
+// closed checks, once the database is closed, that every event paired,
+// and starts over for the next Open: job IDs are a database's.
+func (p *eventPairs) closed(t *testing.T, msg string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	require.Empty(t, p.errs, msg)
+	require.Empty(t, p.begun, "%s: begun and not ended", msg)
+	require.False(t, p.stalled, "%s: a stall not ended", msg)
+	p.names = nil
+}
+
+// blockTables blocks the creation of tables while it is set, so that a
+// flush waits and writes stall behind it.
+type blockTables struct {
+	mu      sync.Mutex
+	blocked chan struct{} // nil: not blocking
+}
+
+func (b *blockTables) MaybeError(op errorfs.Op, path string) error {
+	b.mu.Lock()
+	ch := b.blocked
+	b.mu.Unlock()
+	if ch != nil && op == errorfs.OpCreate && errorfs.Suffix(".sst.tmp")(path) {
+		<-ch
+	}
+	return nil
+}
+
+func (b *blockTables) block() {
+	b.mu.Lock()
+	b.blocked = make(chan struct{})
+	b.mu.Unlock()
+}
+
+func (b *blockTables) release() {
+	b.mu.Lock()
+	close(b.blocked)
+	b.blocked = nil
+	b.mu.Unlock()
+}
+
+// A scripted run fires every event, in order, with what it describes, and
+// Close delivers them all.
+func TestEvents(t *testing.T) {
+	pairs := newEventPairs()
+	var mu sync.Mutex
+	var flushes []FlushInfo
+	var compactions []CompactionInfo
+	var stalls []WriteStallInfo
+	var failures []BackgroundErrorInfo
+	var resumes []ResumeInfo
+	l := pairs.listener()
+	listener := &EventListener{
+		FlushBegin: l.FlushBegin,
+		FlushEnd: func(i FlushInfo) {
+			l.FlushEnd(i)
+			mu.Lock()
+			flushes = append(flushes, i)
+			mu.Unlock()
+		},
+		CompactionBegin: l.CompactionBegin,
+		CompactionEnd: func(i CompactionInfo) {
+			l.CompactionEnd(i)
+			mu.Lock()
+			compactions = append(compactions, i)
+			mu.Unlock()
+		},
+		WriteStallBegin: l.WriteStallBegin,
+		WriteStallEnd: func(i WriteStallInfo) {
+			l.WriteStallEnd(i)
+			mu.Lock()
+			stalls = append(stalls, i)
+			mu.Unlock()
+		},
+		BackgroundError: func(i BackgroundErrorInfo) {
+			l.BackgroundError(i)
+			mu.Lock()
+			failures = append(failures, i)
+			mu.Unlock()
+		},
+		Resumed: func(i ResumeInfo) {
+			l.Resumed(i)
+			mu.Lock()
+			resumes = append(resumes, i)
+			mu.Unlock()
+		},
+	}
+	blocker := &blockTables{}
+	logSync := &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO}
+	opts := testOptions(errorfs.Wrap(vfs.NewMem(), injectors{blocker, logSync}))
+	opts.MaxImmutableMemstores, opts.DisableAutoCompaction, opts.EventListener = 1, true, listener
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+
+	// A flush and a compaction.
+	value := make([]byte, 1000)
+	for i := range 100 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), value, NoSync))
+	}
+	require.NoError(t, db.Compact())
+
+	// A stall: the flush of a full memstore waits, and so does the write
+	// that fills the next.
+	blocker.block()
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; err == nil && i < 2*MinMemstoreSize/1000; i++ {
+			err = db.Put(fmt.Appendf(nil, "stall%04d", i), value, NoSync)
+		}
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return db.Stats().Stalls > 0 }, 10*time.Second, time.Millisecond)
+	blocker.release()
+	require.NoError(t, <-done)
+
+	// A failure, and Resume.
+	logSync.Enable()
+	require.ErrorIs(t, db.Put([]byte("k"), []byte("v"), Sync), ErrWriteOutcomeUnknown)
+	logSync.Disable()
+	require.NoError(t, db.Resume())
+	require.NoError(t, db.Close())
+	pairs.closed(t, "scripted")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, flushes)
+	require.Positive(t, flushes[0].Table)
+	require.Positive(t, flushes[0].TableBytes)
+	require.Positive(t, flushes[0].Entries)
+	require.NotEmpty(t, compactions)
+	require.Equal(t, 0, compactions[0].Level)
+	require.NotEmpty(t, compactions[0].Outputs)
+	require.Positive(t, compactions[0].BytesRead)
+	require.Len(t, stalls, 1)
+	require.Equal(t, StallMemstores, stalls[0].Cause)
+	require.Positive(t, stalls[0].Duration)
+	require.Len(t, failures, 1)
+	require.ErrorIs(t, failures[0].Err, syscall.EIO)
+	require.True(t, failures[0].Resumable)
+	require.Len(t, resumes, 1)
+	require.ErrorIs(t, resumes[0].Err, syscall.EIO)
+}
+
+// A listener that panics loses its event, and nothing else: the database
+// goes on, and later events arrive.
+func TestEventListenerPanics(t *testing.T) {
+	var mu sync.Mutex
+	var ends []int
+	opts := testOptions(vfs.NewMem())
+	opts.EventListener = &EventListener{
+		FlushBegin: func(FlushInfo) { panic("a listener's bug") },
+		FlushEnd: func(i FlushInfo) {
+			mu.Lock()
+			ends = append(ends, i.JobID)
+			mu.Unlock()
+		},
+	}
+	db, err := Open("/db", opts)
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, db.Put([]byte("k"), fmt.Appendf(nil, "v%d", i), NoSync))
+		require.NoError(t, db.Flush())
+	}
+	v, err := db.Get([]byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "v2", string(v))
+	require.NoError(t, db.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, ends, 3)
+}
