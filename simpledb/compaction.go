@@ -182,6 +182,9 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 		return err
 	}
 	d.applyEdit(edit, added)
+	for _, t := range outputs {
+		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: c.level + 1, Bytes: int64(t.Size)})
+	}
 	d.mu.stats.compactions++
 	d.mu.stats.compactionRead += read
 	d.mu.stats.compactionBytes += written

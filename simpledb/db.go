@@ -36,8 +36,8 @@ type DB struct {
 	fold   func(key, older, newer []byte) ([]byte, error) // Options.Merger's, for the merges below; nil without one
 	fs     vfs.FS
 	logger *slog.Logger
-	// events delivers Options.EventListener's events, from startBackground
-	// to Close; nil without a listener, or before.
+	// events delivers Options.EventListener's events, from Open to Close;
+	// nil without a listener.
 	events *eventQueue
 	lock   io.Closer
 	// removeLock: a read-only Open created the LOCK file, and Close
@@ -145,7 +145,6 @@ func (d *DB) Close() error {
 	logSize, err := d.commits.close()
 
 	d.bgWG.Wait()
-	d.events.close()
 	// A follower's CatchUp under way, which reads d.mu.versions.current() and opens
 	// tables, ends before they are released; it sees closed and stops.
 	d.followMu.Lock()
@@ -166,6 +165,7 @@ func (d *DB) Close() error {
 	if rerr := d.releaseAll(); err == nil {
 		err = rerr
 	}
+	d.events.close() // after every file the close deletes
 	if err != nil {
 		return fmt.Errorf("simpledb: close: %w", err)
 	}
@@ -217,5 +217,12 @@ func (d *DB) releaseAll() error {
 func (d *DB) deleteFile(path string) {
 	if err := d.fs.Remove(path); err != nil {
 		d.logger.Error("simpledb: delete obsolete file", "file", path, "err", err)
+		return
+	}
+	switch kind, num := filenames.Parse(filepath.Base(path)); kind {
+	case filenames.Table:
+		emit(d.events, d.listener().TableDeleted, FileInfo{Num: num, Path: path})
+	case filenames.Log:
+		emit(d.events, d.listener().LogDeleted, FileInfo{Num: num, Path: path})
 	}
 }

@@ -145,8 +145,11 @@
 // happens: a flush's begin and end (the memstore, the table written), a
 // compaction's (its level, input and output tables, bytes read and
 // written, or a table moved), a write stall's (memstores or L0 tables),
-// a background error and the Resume after it. Ends carry the duration and
-// the error, and share their JobID with their begin. The listener is
+// a background error and the Resume after it; tables and logs created
+// (a log in a recycled file says so) and deleted, a new manifest, an
+// fsync of the log slower than Options.DiskSlowThreshold, and a
+// follower's catch-up. Ends carry the duration and the error, and share
+// their JobID with their begin, as a table created does with its job. The listener is
 // called from a goroutine of the database's, in order, outside its locks:
 // it never holds up a write, its panics are recovered and logged, and
 // Close returns once every event before it is delivered. Stats returns

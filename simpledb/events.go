@@ -33,6 +33,24 @@ type EventListener struct {
 	// Resume).
 	BackgroundError func(BackgroundErrorInfo)
 	Resumed         func(ResumeInfo)
+	// TableCreated reports a table a flush or a compaction installed, and
+	// TableDeleted a table file deleted, obsolete (or an orphan at Open).
+	TableCreated func(TableInfo)
+	TableDeleted func(FileInfo)
+	// LogCreated reports a write-ahead log started, in a new file or in
+	// an obsolete log's (LogInfo.Recycled), and LogDeleted a log file
+	// deleted, obsolete.
+	LogCreated func(LogInfo)
+	LogDeleted func(FileInfo)
+	// ManifestCreated reports a new manifest, at Open or at Resume after
+	// the last one failed.
+	ManifestCreated func(FileInfo)
+	// DiskSlow reports an fsync of the log that took longer than
+	// Options.DiskSlowThreshold.
+	DiskSlow func(DiskSlowInfo)
+	// CaughtUp reports a follower's catch-up (see Options.Follow): the
+	// sequence numbers it moved between.
+	CaughtUp func(CatchUpInfo)
 }
 
 // FlushInfo describes a flush. A FlushBegin and its FlushEnd share JobID.
@@ -97,6 +115,44 @@ type BackgroundErrorInfo struct {
 	Resumable, OutOfSpace bool
 }
 
+// TableInfo describes a table installed.
+type TableInfo struct {
+	// JobID is the flush's or compaction's that wrote it.
+	JobID int
+	Num   uint64
+	Level int
+	Bytes int64
+}
+
+// FileInfo names a file: its number and its path.
+type FileInfo struct {
+	Num  uint64
+	Path string
+}
+
+// LogInfo describes a log started.
+type LogInfo struct {
+	Num  uint64
+	Path string
+	// Recycled is the number of the obsolete log whose file it reuses, 0
+	// for a new file (see Options.RecycledLogs).
+	Recycled uint64
+}
+
+// DiskSlowInfo describes a slow fsync.
+type DiskSlowInfo struct {
+	Path     string
+	Duration time.Duration
+}
+
+// CatchUpInfo describes a follower's catch-up.
+type CatchUpInfo struct {
+	// FromSeq and ToSeq are the last sequence numbers it read before and
+	// after.
+	FromSeq, ToSeq uint64
+	Duration       time.Duration
+}
+
 // ResumeInfo describes the end of a background error without a reopen.
 type ResumeInfo struct {
 	// Err is the failure the database resumed from.
@@ -107,11 +163,14 @@ type ResumeInfo struct {
 var noListener EventListener
 
 // listener returns the database's listener, an empty one if none.
-func (d *DB) listener() *EventListener {
-	if l := d.opts.EventListener; l != nil {
-		return l
+func (d *DB) listener() *EventListener { return d.events.listener() }
+
+// listener returns the queue's listener, an empty one for a nil queue.
+func (q *eventQueue) listener() *EventListener {
+	if q == nil {
+		return &noListener
 	}
-	return &noListener
+	return q.l
 }
 
 // eventQueue delivers a listener's events in order, from a goroutine of
@@ -119,6 +178,7 @@ func (d *DB) listener() *EventListener {
 // waiting for the listener. The queue is unbounded: events are few (a
 // flush is megabytes of writes), and dropping one would unpair a Begin.
 type eventQueue struct {
+	l      *EventListener
 	logger *slog.Logger
 	jobs   atomic.Int64 // the last JobID
 
@@ -135,7 +195,7 @@ func newEventQueue(l *EventListener, logger *slog.Logger) *eventQueue {
 	if l == nil {
 		return nil
 	}
-	q := &eventQueue{logger: logger, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q := &eventQueue{l: l, logger: logger, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go q.run()
 	return q
 }
@@ -200,7 +260,7 @@ func (q *eventQueue) close() {
 		return
 	}
 	q.mu.Lock()
-	q.closed = true
+	q.closed = true // a second close waits as the first
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:

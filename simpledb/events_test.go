@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"syscall"
@@ -112,6 +113,40 @@ func (p *eventPairs) listener() *EventListener {
 			})
 		},
 		Resumed: func(i ResumeInfo) { p.note("resumed", func() string { return "" }) },
+		TableCreated: func(i TableInfo) {
+			p.note("table created", func() string {
+				if i.Num == 0 || i.Bytes <= 0 || i.JobID == 0 {
+					return fmt.Sprintf("table created: %+v", i)
+				}
+				return ""
+			})
+		},
+		TableDeleted: func(i FileInfo) { p.note("table deleted", func() string { return "" }) },
+		LogCreated: func(i LogInfo) {
+			name := "log created"
+			if i.Recycled != 0 {
+				name = "log recycled"
+			}
+			p.note(name, func() string { return "" })
+		},
+		LogDeleted:      func(i FileInfo) { p.note("log deleted", func() string { return "" }) },
+		ManifestCreated: func(i FileInfo) { p.note("manifest created", func() string { return "" }) },
+		DiskSlow: func(i DiskSlowInfo) {
+			p.note("disk slow", func() string {
+				if i.Duration <= 0 || i.Path == "" {
+					return fmt.Sprintf("disk slow: %+v", i)
+				}
+				return ""
+			})
+		},
+		CaughtUp: func(i CatchUpInfo) {
+			p.note("caught up", func() string {
+				if i.ToSeq < i.FromSeq {
+					return fmt.Sprintf("caught up backwards: %+v", i)
+				}
+				return ""
+			})
+		},
 	}
 }
 
@@ -202,11 +237,15 @@ func TestEvents(t *testing.T) {
 			resumes = append(resumes, i)
 			mu.Unlock()
 		},
+		TableCreated: l.TableCreated, TableDeleted: l.TableDeleted,
+		LogCreated: l.LogCreated, LogDeleted: l.LogDeleted,
+		ManifestCreated: l.ManifestCreated, DiskSlow: l.DiskSlow,
 	}
 	blocker := &blockTables{}
 	logSync := &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO}
 	opts := testOptions(errorfs.Wrap(vfs.NewMem(), injectors{blocker, logSync}))
 	opts.MaxImmutableMemstores, opts.DisableAutoCompaction, opts.EventListener = 1, true, listener
+	opts.DiskSlowThreshold = time.Nanosecond // every fsync of the log is slow
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 
@@ -237,8 +276,13 @@ func TestEvents(t *testing.T) {
 	require.ErrorIs(t, db.Put([]byte("k"), []byte("v"), Sync), ErrWriteOutcomeUnknown)
 	logSync.Disable()
 	require.NoError(t, db.Resume())
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), Sync))
 	require.NoError(t, db.Close())
+	counts := maps.Clone(pairs.counts)
 	pairs.closed(t, "scripted")
+	for _, event := range []string{"table created", "table deleted", "log created", "log recycled", "log deleted", "manifest created", "disk slow"} {
+		require.Positive(t, counts[event], "%s events in %v", event, counts)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -258,6 +302,34 @@ func TestEvents(t *testing.T) {
 	require.True(t, failures[0].Resumable)
 	require.Len(t, resumes, 1)
 	require.ErrorIs(t, resumes[0].Err, syscall.EIO)
+}
+
+// A follower reports its catch-ups.
+func TestEventsOfAFollower(t *testing.T) {
+	mem := vfs.NewMem()
+	db, err := Open("/db", testOptions(mem))
+	require.NoError(t, err)
+	defer db.Close()
+	var mu sync.Mutex
+	var caught []CatchUpInfo
+	fo := testOptions(mem)
+	fo.Follow = true
+	fo.EventListener = &EventListener{CaughtUp: func(i CatchUpInfo) {
+		mu.Lock()
+		caught = append(caught, i)
+		mu.Unlock()
+	}}
+	follower, err := Open("/db", fo)
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), []byte("v"), Sync))
+	}
+	require.NoError(t, follower.CatchUp())
+	require.NoError(t, follower.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, caught, 1)
+	require.Equal(t, uint64(3), caught[0].ToSeq-caught[0].FromSeq)
 }
 
 // A listener that panics loses its event, and nothing else: the database

@@ -13,7 +13,6 @@ import (
 )
 
 func (d *DB) startBackground() {
-	d.events = newEventQueue(d.opts.EventListener, d.logger)
 	d.bgWG.Add(2)
 	go func() {
 		defer d.bgWG.Done()
@@ -69,6 +68,7 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 	d.mu.memstores.flushed(mt)
 	d.applyEdit(edit, added)
 	if t != nil {
+		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: 0, Bytes: int64(t.Size)})
 		d.mu.stats.flushes++
 		d.mu.stats.flushBytes += int64(t.Size)
 		d.logger.Debug("simpledb: flushed memstore", "table", t.Num, "bytes", t.Size, "took", time.Since(start))

@@ -50,7 +50,12 @@ func (d *DB) CatchUp() error {
 	}
 	d.followMu.Lock()
 	defer d.followMu.Unlock()
-	return d.follow()
+	start, from := time.Now(), d.commits.visible()
+	if err := d.follow(); err != nil {
+		return err
+	}
+	emit(d.events, d.listener().CaughtUp, CatchUpInfo{FromSeq: from, ToSeq: d.commits.visible(), Duration: time.Since(start)})
+	return nil
 }
 
 // follow captures the database as its files hold it now and makes that

@@ -61,6 +61,7 @@ type logFiles struct {
 	fs     vfs.FS
 	dir    string
 	logger *slog.Logger
+	events *eventQueue // LogCreated
 	// syncOften: the database syncs its log every write or few (see
 	// vfs.MappedOptions.SyncOften); plain: the filesystem cannot map logs.
 	syncOften, plain bool
@@ -94,6 +95,7 @@ func (l *logFiles) create(num uint64, recycled manifest.LogInfo) (*logWriter, vf
 		}
 		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
 	}
+	emit(l.events, l.events.listener().LogCreated, LogInfo{Num: num, Path: path, Recycled: recycled.Num})
 	return lw, f, nil
 }
 

@@ -427,7 +427,8 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	folds += st.MergesFolded
 	require.NoError(t, db.Close())
 	pairs.closed(t, "final")
-	for _, event := range []string{"flush begin", "flush end", "compaction begin", "compaction end", "background error", "resumed"} {
+	for _, event := range []string{"flush begin", "flush end", "compaction begin", "compaction end", "background error", "resumed",
+		"table created", "table deleted", "log created", "manifest created", "caught up"} {
 		require.Positive(t, pairs.counts[event], "%s events", event)
 	}
 	t.Logf("stats: %d flushes, %d compactions, levels %v, write amplification %.1f (the last session); %d trivial moves, %d logs recycled, %d tables reopened, %d resumes after faults, %d merges folded",

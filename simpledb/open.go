@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -63,7 +64,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		closing: make(chan struct{}),
 	}
 	d.mu.snapshots = liveSnapshots{}
-	d.logs = logFiles{fs: o.FS, dir: dir, logger: o.Logger, syncOften: !o.NoSync}
+	d.events = newEventQueue(o.EventListener, o.Logger)
+	d.logs = logFiles{fs: o.FS, dir: dir, logger: o.Logger, syncOften: !o.NoSync, events: d.events}
 	d.cond = sync.NewCond(&d.mu.Mutex)
 	d.mu.memstores = flushScheduler{cond: d.cond, env: flushEnv{
 		flush:  d.flushOldest,
@@ -71,7 +73,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		closed: d.closed.Load,
 		fail:   func(err error) { d.setBackgroundError(err) },
 	}}
-	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, cmpName: o.Comparator.Name,
+	d.mu.versions = versionSet{fs: o.FS, dir: dir, logger: o.Logger, events: d.events, cmpName: o.Comparator.Name,
 		mergeName: d.opts.mergerName(), maxRecycled: o.RecycledLogs}
 	d.oracle.cmp = o.Comparator.Compare
 	d.commits = newCommitPipeline(commitEnv{
@@ -87,6 +89,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 		},
 		failure: d.backgroundError,
 		merge:   d.opts.Merger.fold(),
+		synced: func(num uint64, took time.Duration) {
+			if took > o.DiskSlowThreshold {
+				emit(d.events, d.listener().DiskSlow, DiskSlowInfo{Path: filenames.LogPath(dir, num), Duration: took})
+			}
+		},
 	})
 	d.cache = sstables.NewCache(o.MemoryBudget)
 	openFiles := o.MaxOpenFiles
@@ -94,6 +101,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		openFiles = math.MaxInt // see Options.Follow
 	}
 	d.tables = newTableCache(openFiles, dir, &o, d.cache)
+	d.tables.events = d.events
 	if err := d.recover(); err != nil {
 		// A failed Open leaves the directory as it found it: a LOCK file
 		// it created goes too, removed while still held.
@@ -101,6 +109,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 			d.deleteFile(filepath.Join(dir, filenames.LockName))
 		}
 		d.releaseAll()
+		d.events.close()
 		return nil, err
 	}
 	if o.ReadOnly {

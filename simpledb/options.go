@@ -3,6 +3,7 @@ package simpledb
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/manifest"
@@ -155,6 +156,9 @@ type Options struct {
 	// EventListener receives the database's background events, typed, as
 	// they happen (see EventListener). Default: nil, none.
 	EventListener *EventListener
+	// DiskSlowThreshold is how long an fsync of the log may take before
+	// EventListener.DiskSlow reports it. Default: 1 s.
+	DiskSlowThreshold time.Duration
 	// DisableAutoCompaction stops background compaction; Compact still
 	// works. For tests and tools. Default: false.
 	DisableAutoCompaction bool
@@ -197,6 +201,7 @@ func (o *Options) validate() error {
 		{"L0CompactionTrigger", int64(o.L0CompactionTrigger)}, {"L0StopWritesThreshold", int64(o.L0StopWritesThreshold)},
 		{"BaseLevelSize", o.BaseLevelSize}, {"LevelSizeRatio", int64(o.LevelSizeRatio)},
 		{"TargetTableSize", o.TargetTableSize}, {"BlockSize", int64(o.BlockSize)}, {"MaxOpenFiles", int64(o.MaxOpenFiles)},
+		{"DiskSlowThreshold", int64(o.DiskSlowThreshold)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s is %d", ErrInvalidOption, f.name, f.v)
@@ -226,6 +231,9 @@ func (o *Options) withDefaults() Options {
 	r.MemstoreSize = max(r.MemstoreSize, MinMemstoreSize)
 	if r.MaxImmutableMemstores <= 0 {
 		r.MaxImmutableMemstores = 1
+	}
+	if r.DiskSlowThreshold == 0 {
+		r.DiskSlowThreshold = time.Second
 	}
 	switch {
 	case r.RecycledLogs == 0:

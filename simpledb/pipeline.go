@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -129,6 +130,9 @@ type commitEnv struct {
 	// merge is Options.Merger's Merge, which folds merge operands as they
 	// are applied (see mergeFolds); nil without a merger. Under pub.mu.
 	merge func(key, older, newer []byte) ([]byte, error)
+	// synced reports an fsync of the log number num that took took,
+	// without the log's lock.
+	synced func(num uint64, took time.Duration)
 }
 
 // maxGroupBytes bounds one group's log bytes.

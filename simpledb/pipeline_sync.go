@@ -41,6 +41,10 @@ func (p *commitPipeline) syncLog(end uint64) {
 			err = p.log.w.Flush()
 		}
 		target, file := uint64(p.counters.logBytes.Load()), p.log.file
+		var num uint64
+		if p.log.w != nil {
+			num = p.log.w.info.Num
+		}
 		p.log.mu.Unlock()
 		if err == nil {
 			start := time.Now()
@@ -48,6 +52,9 @@ func (p *commitPipeline) syncLog(end uint64) {
 			took := time.Since(start)
 			p.counters.syncNanos.Add(int64(took))
 			p.gather.synced(took)
+			if p.env.synced != nil {
+				p.env.synced(num, took)
+			}
 		}
 		if err != nil {
 			// Recorded before the fsync counts as finished, so that a

@@ -37,6 +37,7 @@ type tableCache struct {
 	blocks     *sstables.Cache // the block cache
 	mmap       bool            // Options.MmapTables
 	logger     *slog.Logger
+	events     *eventQueue // TableDeleted
 	// retire removes what is left of an obsolete table once its last
 	// reference is gone (removeTable; a test's own, to watch).
 	retire func(num uint64)
@@ -181,7 +182,9 @@ func (c *tableCache) removeTable(num uint64) {
 	path := filenames.TablePath(c.dir, num)
 	if err := c.fs.Remove(path); err != nil {
 		c.logger.Error("simpledb: delete obsolete file", "file", path, "err", err)
+		return
 	}
+	emit(c.events, c.events.listener().TableDeleted, FileInfo{Num: num, Path: path})
 }
 
 // readerOptions are the options for a table's Reader: mapped as

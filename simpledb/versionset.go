@@ -27,6 +27,7 @@ type versionSet struct {
 	fs     vfs.FS
 	dir    string
 	logger *slog.Logger
+	events *eventQueue // ManifestCreated
 	// cmpName and mergeName are the names every manifest records;
 	// maxRecycled is Options.RecycledLogs.
 	cmpName, mergeName string
@@ -121,6 +122,7 @@ func (vs *versionSet) writeNewManifest(logs []manifest.LogInfo) error {
 		return err
 	}
 	vs.manifest.w, vs.manifest.num = w, num
+	emit(vs.events, vs.events.listener().ManifestCreated, FileInfo{Num: num, Path: path})
 	return nil
 }
 
