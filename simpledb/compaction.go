@@ -144,6 +144,9 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 			}
 		}
 		info.Duration, info.Err = time.Since(start), err
+		if !c.move {
+			d.latencies.compaction.add(info.Duration)
+		}
 		emit(d.events, d.listener().CompactionEnd, info)
 	}()
 	if c.move {
@@ -188,6 +191,15 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 	d.mu.stats.compactions++
 	d.mu.stats.compactionRead += read
 	d.mu.stats.compactionBytes += written
+	for i, tables := range c.inputs {
+		for _, t := range tables {
+			d.mu.stats.levelRead[c.level+i] += int64(t.Size)
+			if i == 0 {
+				d.mu.stats.levelIn[c.level+1] += int64(t.Size)
+			}
+		}
+	}
+	d.mu.stats.levelWritten[c.level+1] += written
 	d.logger.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
 		"read", read, "written", written, "took", time.Since(start))
 	return nil
@@ -210,6 +222,7 @@ func (d *DB) moveTable(c *compaction) error {
 	t.ref() // the new version's, which applyEdit hands it
 	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}})
 	d.mu.stats.trivialMoves++
+	d.mu.stats.levelIn[c.level+1] += int64(t.Size)
 	d.logger.Debug("simpledb: moved table", "table", t.Num, "from", c.level, "to", c.level+1, "bytes", t.Size)
 	return nil
 }

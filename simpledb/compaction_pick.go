@@ -17,15 +17,28 @@ func (o *Options) levelTarget(level int) int64 {
 	return t
 }
 
+// levelScore is how urgently a level of v needs a compaction, 1 and over
+// meaning it does: L0's tables over L0CompactionTrigger, a lower level's
+// size over its target; 0 for the last level, which none takes.
+func (o *Options) levelScore(v *version, level int) float64 {
+	switch level {
+	case 0:
+		return float64(len(v.levels[0])) / float64(o.L0CompactionTrigger)
+	case NumLevels - 1:
+		return 0
+	}
+	return float64(v.levelSize(level)) / float64(o.levelTarget(level))
+}
+
 // pick chooses the most urgent compaction of v, or nil: L0 when it has
 // L0CompactionTrigger tables, else the level furthest over its target.
 func (cs *compactionState) pick(v *version, o *Options) *compaction {
 	bestLevel, bestScore := -1, 1.0
-	if n := len(v.levels[0]); n >= o.L0CompactionTrigger {
-		bestLevel, bestScore = 0, float64(n)/float64(o.L0CompactionTrigger)
+	if score := o.levelScore(v, 0); score >= 1 {
+		bestLevel, bestScore = 0, score
 	}
 	for level := 1; level < NumLevels-1; level++ {
-		if score := float64(v.levelSize(level)) / float64(o.levelTarget(level)); score > bestScore {
+		if score := o.levelScore(v, level); score > bestScore {
 			bestLevel, bestScore = level, score
 		}
 	}

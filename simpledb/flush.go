@@ -43,6 +43,7 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 			info.Table, info.TableBytes = t.Num, int64(t.Size)
 		}
 		info.Duration, info.Err = time.Since(start), err
+		d.latencies.flush.add(info.Duration)
 		emit(d.events, d.listener().FlushEnd, info)
 	}()
 	d.mu.Lock()
@@ -71,6 +72,8 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: 0, Bytes: int64(t.Size)})
 		d.mu.stats.flushes++
 		d.mu.stats.flushBytes += int64(t.Size)
+		d.mu.stats.levelIn[0] += int64(t.Size)
+		d.mu.stats.levelWritten[0] += int64(t.Size)
 		d.logger.Debug("simpledb: flushed memstore", "table", t.Num, "bytes", t.Size, "took", time.Since(start))
 	}
 	// The edit is durable: the memstore's log is obsolete, to recycle or

@@ -2,6 +2,7 @@ package simpledb
 
 import (
 	"errors"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
@@ -57,7 +58,13 @@ func (d *DB) read(index *batchIndex, key, dst []byte, mode readMode) ([]byte, er
 		return dst, err
 	}
 	defer rs.unref()
-	return d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
+	if !sampleLatency() {
+		return d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
+	}
+	start := time.Now()
+	v, err := d.get(rs, index, key, d.commits.visible(), dst, mode)
+	d.latencies.get.add(time.Since(start))
+	return v, err
 }
 
 // get reads key from rs as of seq, under index's writes if not nil. A key

@@ -90,6 +90,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		failure: d.backgroundError,
 		merge:   d.opts.Merger.fold(),
 		synced: func(num uint64, took time.Duration) {
+			d.latencies.logSync.add(took)
 			if took > o.DiskSlowThreshold {
 				emit(d.events, d.listener().DiskSlow, DiskSlowInfo{Path: filenames.LogPath(dir, num), Duration: took})
 			}

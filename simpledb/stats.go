@@ -17,6 +17,10 @@ type statCounters struct {
 	stallTime                       time.Duration
 	backgroundErrors, resumes       int64
 	compactionsPaused               int64
+	// Per level: the bytes that came in from above (a flush's table, for
+	// L0; a compaction's inputs from the level above), the table bytes
+	// written into it, and the bytes compactions read from it.
+	levelIn, levelWritten, levelRead [NumLevels]int64
 }
 
 // writeCounters are the running totals behind Stats of the write path. The

@@ -3,6 +3,7 @@ package simpledb
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/sstables"
@@ -168,5 +169,11 @@ func (d *DB) commit(w *commitWaiter) error {
 			return err
 		}
 	}
-	return d.commits.commit(w)
+	if !sampleLatency() {
+		return d.commits.commit(w)
+	}
+	start := time.Now()
+	err := d.commits.commit(w)
+	d.latencies.commit.add(time.Since(start))
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/stratadb/strata/inspect"
+	"github.com/stratadb/strata/internal/units"
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/sstables"
 )
@@ -82,7 +83,7 @@ func dbLs(c *cli, args []string) error {
 		p.row("level", "tables", "size")
 		for level, ls := range levels {
 			if ls.Tables > 0 {
-				p.row(fmt.Sprintf("L%d", level), fmt.Sprint(ls.Tables), size(ls.Bytes))
+				p.row(fmt.Sprintf("L%d", level), fmt.Sprint(ls.Tables), units.Bytes(ls.Bytes))
 			}
 		}
 		p.line("")
@@ -100,7 +101,7 @@ func dbLs(c *cli, args []string) error {
 				p.object(obj)
 				continue
 			}
-			p.row(fmt.Sprintf("%06d", t.Number), fmt.Sprintf("L%d", t.Level), size(int64(t.Size)),
+			p.row(fmt.Sprintf("%06d", t.Number), fmt.Sprintf("L%d", t.Level), units.Bytes(int64(t.Size)),
 				fmt.Sprint(m.Records), fmt.Sprint(m.Tombstones), fmt.Sprint(m.RangeDeletions),
 				p.key(t.Smallest), p.key(t.Largest), fmt.Sprintf("%d-%d", t.SmallestSeq, t.LargestSeq))
 		}
@@ -120,9 +121,9 @@ func dbLs(c *cli, args []string) error {
 		}
 		recorded := "(being written)"
 		if l.Size > 0 {
-			recorded = size(int64(l.Size))
+			recorded = units.Bytes(int64(l.Size))
 		}
-		p.row(fmt.Sprintf("%06d.log", l.Number), size(onDisk), recorded)
+		p.row(fmt.Sprintf("%06d.log", l.Number), units.Bytes(onDisk), recorded)
 	}
 	if p.json {
 		var levelObjs []map[string]any
@@ -145,7 +146,7 @@ func dbLs(c *cli, args []string) error {
 		if stats.MemstoreEntries == 1 {
 			entries = "entry"
 		}
-		p.line("memstore   %d %s replayed from the logs, in %s of memory", stats.MemstoreEntries, entries, size(stats.MemstoreBytes))
+		p.line("memstore   %d %s replayed from the logs, in %s of memory", stats.MemstoreEntries, entries, units.Bytes(stats.MemstoreBytes))
 	}
 	if len(layout.Obsolete) > 0 {
 		p.line("not live   %v (the next Open deletes those that are obsolete database files)", layout.Obsolete)
@@ -402,7 +403,7 @@ func dbVerify(c *cli, args []string) error {
 			manifest = "no manifest (it could not be read)"
 		}
 		c.out.line("verified %d tables (%d entries), %d logs (%d batches), %s: %s read; %s",
-			report.Tables, report.Entries, report.Logs, report.Batches, manifest, size(report.Bytes), state)
+			report.Tables, report.Entries, report.Logs, report.Batches, manifest, units.Bytes(report.Bytes), state)
 	}
 	if len(report.Damage) > 0 {
 		return errDamaged
@@ -445,7 +446,7 @@ func dbCompact(c *cli, args []string) error {
 		if c.out.json {
 			c.out.object(map[string]any{"level": level, "tables_before": b.Tables, "bytes_before": b.Bytes, "tables": a.Tables, "bytes": a.Bytes})
 		} else {
-			c.out.row(fmt.Sprintf("L%d", level), fmt.Sprintf("%d tables, %s", b.Tables, size(b.Bytes)), "->", fmt.Sprintf("%d tables, %s", a.Tables, size(a.Bytes)))
+			c.out.row(fmt.Sprintf("L%d", level), fmt.Sprintf("%d tables, %s", b.Tables, units.Bytes(b.Bytes)), "->", fmt.Sprintf("%d tables, %s", a.Tables, units.Bytes(a.Bytes)))
 		}
 	}
 	return nil
@@ -467,7 +468,7 @@ func dbCheckpoint(c *cli, args []string) error {
 	if c.out.json {
 		c.out.object(map[string]any{"checkpoint": args[1], "bytes": total})
 	} else {
-		c.out.line("checkpoint of %s in %s: %s", args[0], args[1], size(total))
+		c.out.line("checkpoint of %s in %s: %s", args[0], args[1], units.Bytes(total))
 	}
 	return nil
 }

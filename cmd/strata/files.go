@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/inspect"
+	"github.com/stratadb/strata/internal/units"
 	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/sstables"
 )
@@ -137,7 +138,7 @@ func manifestDump(c *cli, args []string) error {
 			p.row("  delete", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number))
 		}
 		for _, t := range e.Added {
-			p.row("  add", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number), size(int64(t.Size)),
+			p.row("  add", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number), units.Bytes(int64(t.Size)),
 				p.key(t.Smallest)+" .. "+p.key(t.Largest), fmt.Sprintf("seqs %d-%d", t.SmallestSeq, t.LargestSeq), identity(t.ID))
 		}
 		for _, l := range e.Logs {
@@ -262,7 +263,7 @@ func sstDump(c *cli, args []string) error {
 		p.keyField(obj, "max_key", m.MaxKey)
 		p.object(obj)
 	} else {
-		p.line("%s: table format %d, %s", path, m.FormatVersion, size(int64(m.FileSize)))
+		p.line("%s: table format %d, %s", path, m.FormatVersion, units.Bytes(int64(m.FileSize)))
 		for _, kv := range [][2]string{
 			{"comparator", m.Comparator},
 			{"codec", m.Codec.String()},
@@ -270,11 +271,11 @@ func sstDump(c *cli, args []string) error {
 			{"entries", fmt.Sprintf("%d (%d tombstones)", m.Records, m.Tombstones)},
 			{"keys", p.key(m.MinKey) + " .. " + p.key(m.MaxKey)},
 			{"seqs", fmt.Sprintf("%d-%d", m.MinSeq, m.MaxSeq)},
-			{"raw keys, values", size(int64(m.RawKeySize)) + ", " + size(int64(m.RawValueSize))},
-			{"data blocks", fmt.Sprintf("%d, %s (block size %s, restart interval %d)", m.DataBlocks, size(int64(m.DataSize)), size(int64(m.BlockSize)), m.RestartInterval)},
-			{"index", fmt.Sprintf("%d entries, %s", len(index), size(int64(m.IndexSize)))},
+			{"raw keys, values", units.Bytes(int64(m.RawKeySize)) + ", " + units.Bytes(int64(m.RawValueSize))},
+			{"data blocks", fmt.Sprintf("%d, %s (block size %s, restart interval %d)", m.DataBlocks, units.Bytes(int64(m.DataSize)), units.Bytes(int64(m.BlockSize)), m.RestartInterval)},
+			{"index", fmt.Sprintf("%d entries, %s", len(index), units.Bytes(int64(m.IndexSize)))},
 			{"bloom filter", bloomLine(m)},
-			{"range deletions", fmt.Sprintf("%d fragment(s), %s", m.RangeDeletions, size(int64(m.RangeDelSize)))},
+			{"range deletions", fmt.Sprintf("%d fragment(s), %s", m.RangeDeletions, units.Bytes(int64(m.RangeDelSize)))},
 		} {
 			p.row(kv[0], kv[1])
 		}
@@ -333,7 +334,7 @@ func bloomLine(m sstables.Metadata) string {
 	if m.FilterSize == 0 {
 		return "none"
 	}
-	return fmt.Sprintf("%s, %d bits per key", size(int64(m.FilterSize)), m.BloomBitsPerKey)
+	return fmt.Sprintf("%s, %d bits per key", units.Bytes(int64(m.FilterSize)), m.BloomBitsPerKey)
 }
 
 func sstVerify(c *cli, args []string) error {
@@ -357,7 +358,7 @@ func sstVerify(c *cli, args []string) error {
 		if len(damage) > 0 {
 			state = fmt.Sprintf("%d damage(s) found", len(damage))
 		}
-		c.out.line("verified %d data blocks (%s), %d entries: %s", st.Blocks, size(int64(st.Bytes)), st.Entries, state)
+		c.out.line("verified %d data blocks (%s), %d entries: %s", st.Blocks, units.Bytes(int64(st.Bytes)), st.Entries, state)
 	}
 	if len(damage) > 0 {
 		return errDamaged
@@ -446,7 +447,7 @@ func rioVerify(c *cli, args []string) error {
 		if len(damage) > 0 {
 			state = fmt.Sprintf("%d damage(s) found", len(damage))
 		}
-		c.out.line("verified %d records (%s): %s", records, size(bytes), state)
+		c.out.line("verified %d records (%s): %s", records, units.Bytes(bytes), state)
 	}
 	if len(damage) > 0 {
 		return errDamaged

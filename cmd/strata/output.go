@@ -102,22 +102,6 @@ func (p *printer) pair(k, v []byte) {
 	p.object(obj)
 }
 
-// size formats a byte count: B, KiB, MiB, GiB.
-func size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, suffix := float64(n)/unit, "KiB"
-	for _, s := range []string{"MiB", "GiB", "TiB"} {
-		if f < unit {
-			break
-		}
-		f, suffix = f/unit, s
-	}
-	return fmt.Sprintf("%.1f %s", f, suffix)
-}
-
 // arg reads a KEY or VALUE argument or a key flag (what names it): in the
 // key syntax (keys.go), or with --hex as hex, 0x prefix optional.
 func (c *cli) arg(s, what string) ([]byte, error) {
