@@ -1,6 +1,8 @@
 package simpledb
 
 import (
+	"encoding/json"
+	"expvar"
 	"fmt"
 	"testing"
 
@@ -65,4 +67,22 @@ func TestMetrics(t *testing.T) {
 		require.Contains(t, s, want)
 	}
 	t.Log("\n" + s)
+}
+
+// PublishExpvar serves Metrics as JSON under its name, and refuses a name
+// taken.
+func TestPublishExpvar(t *testing.T) {
+	db, err := Open("/db", testOptions(vfs.NewMem()))
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Put([]byte("k"), []byte("v"), Sync))
+	name := fmt.Sprintf("strata-test-%p", db)
+	require.NoError(t, db.PublishExpvar(name))
+	require.ErrorIs(t, db.PublishExpvar(name), ErrInvalidOption)
+	require.ErrorIs(t, db.PublishExpvar(""), ErrInvalidOption)
+
+	var got Metrics
+	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &got))
+	require.Equal(t, int64(1), got.Writes)
+	require.Equal(t, int64(1), got.LogSync.Count)
 }

@@ -113,6 +113,22 @@ example:
   strata db checkpoint /var/lib/app/db /backup/db-2026-11-25`,
 	},
 	{
+		name: "db stats", args: "DIR", nargs: 1, run: dbStats, flags: withMerger(statsFlags),
+		summary: "print the metrics of a database, once or every --watch interval",
+		help: `Follows the database (no lock: another process may be writing it) and
+prints its metrics: a table of the levels (tables, size, compaction
+score, bytes in, written and read, write amplification), read
+amplification, memstores and the block cache. A follower sees the files,
+not the writer's process: latencies, stalls and transactions are the
+writer's, which its own DB.Metrics (or PublishExpvar) shows. With --watch
+INTERVAL it catches up and prints them again every INTERVAL (--count
+times, 0: until interrupted).
+
+examples:
+  strata db stats /var/lib/app/db
+  strata db stats /var/lib/app/db --watch 2s`,
+	},
+	{
 		name: "manifest dump", args: "DIR|FILE", nargs: 1, run: manifestDump,
 		summary: "print every edit of the manifest",
 		help: `Prints each edit of a manifest: tables added and deleted, logs started and

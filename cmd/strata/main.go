@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/stratadb/strata/inspect"
 	"github.com/stratadb/strata/simpledb"
@@ -50,6 +51,7 @@ type cli struct {
 	create               bool
 	logFormat            uint64
 	merger               string
+	watch                time.Duration
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
