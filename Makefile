@@ -28,7 +28,7 @@ SCALE_CONFIG ?= default
 BENCH_DIR ?= $(or $(TMPDIR),/tmp)/strata-bench
 # The modules, each with its own go.mod: the library and the three that keep
 # their dependencies out of it.
-MODULES := . benchmark/peers benchmark/ycsb raftstore
+MODULES := . benchmark/peers benchmark/ycsb raftstore prometheus
 
 # YCSB workloads for `make ycsb` (files in benchmark/ycsb/workloads).
 YCSB_WORKLOADS ?= workloada workloadb workloadc workloadd workloade workloadf simpledb
@@ -40,13 +40,13 @@ PEERS_DIR   ?= /tmp/strata-peers
 PEERS_FLAGS ?=
 PEERS_OUT   ?= results
 
-.PHONY: test vet race ycsb-test peers-test raftstore-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-peers-100m bench-memory bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
+.PHONY: test vet race ycsb-test peers-test raftstore-test prometheus-test examples bench bench-groups bench-smoke bench-smoke-run bench-full bench-scale bench-peers bench-peers-large bench-peers-100m bench-memory bench-peers-smoke bench-raft stress crash fs-matrix fuzz ycsb
 
 # make test vets and tests every module but the peers' (benchmark/peers):
 # its five engines take a minute to compile, and make bench-smoke, which
 # CI runs after make test, vets and tests it with its benchmarks.
-test: VET_MODULES = . benchmark/ycsb raftstore
-test: vet race ycsb-test raftstore-test examples
+test: VET_MODULES = . benchmark/ycsb raftstore prometheus
+test: vet race ycsb-test raftstore-test prometheus-test examples
 
 # The race detector's runtime waits a second at every exit, for reports
 # still on their way; the CLI's scripts and the kill tests start hundreds
@@ -85,6 +85,9 @@ peers-test:
 # processes killed (3 cycles; `make stress` runs more).
 raftstore-test:
 	cd raftstore && $(GO) test -race -vet=off -count=1 -timeout 10m ./...
+
+prometheus-test:
+	cd prometheus && $(GO) test -race -vet=off -count=1 -timeout 5m ./...
 
 # Every example, with the race detector (and the race tests' compilations).
 examples:

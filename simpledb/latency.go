@@ -14,8 +14,8 @@ import (
 // each other for it. Quantiles read from it are the middle of their
 // bucket: within 6% of the duration.
 type latencyHistogram struct {
-	counts [latencyBuckets]atomic.Int64
-	max    atomic.Int64 // nanoseconds
+	counts   [latencyBuckets]atomic.Int64
+	max, sum atomic.Int64 // nanoseconds
 }
 
 const (
@@ -50,6 +50,7 @@ func latencyBucketMiddle(b int) time.Duration {
 func (h *latencyHistogram) add(d time.Duration) {
 	ns := int64(d)
 	h.counts[latencyBucket(ns)].Add(1)
+	h.sum.Add(ns)
 	for {
 		m := h.max.Load()
 		if ns <= m || h.max.CompareAndSwap(m, ns) {
@@ -59,10 +60,23 @@ func (h *latencyHistogram) add(d time.Duration) {
 }
 
 // LatencyStats summarises a histogram of durations: how many, the median,
-// the 99th percentile (each within 6%), and the longest (exact).
+// the 99th percentile (each within 6%), the longest and the sum (exact),
+// and the counts by powers of two, for a histogram of one's own (a
+// Prometheus one, say).
 type LatencyStats struct {
 	Count         int64
 	P50, P99, Max time.Duration
+	Sum           time.Duration
+	// Buckets holds, for each power of two from 1 µs (2^10 ns) up to the
+	// one at or above Max, the durations at or below it: cumulative,
+	// ending at Count. Empty when Count is 0.
+	Buckets []LatencyBucket
+}
+
+// LatencyBucket is a bucket of LatencyStats.Buckets.
+type LatencyBucket struct {
+	UpperBound time.Duration
+	Count      int64 // durations at or below UpperBound
 }
 
 func (h *latencyHistogram) stats() LatencyStats {
@@ -75,8 +89,21 @@ func (h *latencyHistogram) stats() LatencyStats {
 	if s.Count == 0 {
 		return s
 	}
-	s.Max = time.Duration(h.max.Load())
+	s.Max, s.Sum = time.Duration(h.max.Load()), time.Duration(h.sum.Load())
 	s.P50, s.P99 = min(quantile(&counts, s.Count, 0.50), s.Max), min(quantile(&counts, s.Count, 0.99), s.Max)
+	// A power of two ends a run of 8 buckets: those below 2^e are the
+	// buckets before latencyBucket(2^e).
+	var below int64
+	b := 0
+	for e := 10; e < 63; e++ {
+		for end := latencyBucket(1 << e); b < end; b++ {
+			below += counts[b]
+		}
+		s.Buckets = append(s.Buckets, LatencyBucket{UpperBound: time.Duration(1<<e - 1), Count: below})
+		if below == s.Count {
+			break
+		}
+	}
 	return s
 }
 

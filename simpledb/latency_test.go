@@ -54,6 +54,18 @@ func TestLatencyQuantiles(t *testing.T) {
 	s := h.stats()
 	require.Equal(t, int64(len(durations)), s.Count)
 	require.Equal(t, durations[len(durations)-1], s.Max)
+	var sum time.Duration
+	for _, d := range durations {
+		sum += d
+	}
+	require.Equal(t, sum, s.Sum)
+	// The buckets by powers of two are exact: a bucket's boundaries are.
+	require.NotEmpty(t, s.Buckets)
+	require.Equal(t, s.Count, s.Buckets[len(s.Buckets)-1].Count)
+	for _, b := range s.Buckets {
+		n, _ := slices.BinarySearch(durations, b.UpperBound+1)
+		require.Equal(t, int64(n), b.Count, "at or below %v", b.UpperBound)
+	}
 	for _, tc := range []struct {
 		got  time.Duration
 		want time.Duration
