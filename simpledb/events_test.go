@@ -192,6 +192,17 @@ func (b *blockTables) release() {
 	b.mu.Unlock()
 }
 
+// keepInto returns a listener function that calls f and keeps its event
+// in *kept, under mu.
+func keepInto[T any](mu *sync.Mutex, kept *[]T, f func(T)) func(T) {
+	return func(info T) {
+		f(info)
+		mu.Lock()
+		*kept = append(*kept, info)
+		mu.Unlock()
+	}
+}
+
 // A scripted run fires every event, in order, with what it describes, and
 // Close delivers them all.
 func TestEvents(t *testing.T) {
@@ -202,45 +213,12 @@ func TestEvents(t *testing.T) {
 	var stalls []WriteStallInfo
 	var failures []BackgroundErrorInfo
 	var resumes []ResumeInfo
-	l := pairs.listener()
-	listener := &EventListener{
-		FlushBegin: l.FlushBegin,
-		FlushEnd: func(i FlushInfo) {
-			l.FlushEnd(i)
-			mu.Lock()
-			flushes = append(flushes, i)
-			mu.Unlock()
-		},
-		CompactionBegin: l.CompactionBegin,
-		CompactionEnd: func(i CompactionInfo) {
-			l.CompactionEnd(i)
-			mu.Lock()
-			compactions = append(compactions, i)
-			mu.Unlock()
-		},
-		WriteStallBegin: l.WriteStallBegin,
-		WriteStallEnd: func(i WriteStallInfo) {
-			l.WriteStallEnd(i)
-			mu.Lock()
-			stalls = append(stalls, i)
-			mu.Unlock()
-		},
-		BackgroundError: func(i BackgroundErrorInfo) {
-			l.BackgroundError(i)
-			mu.Lock()
-			failures = append(failures, i)
-			mu.Unlock()
-		},
-		Resumed: func(i ResumeInfo) {
-			l.Resumed(i)
-			mu.Lock()
-			resumes = append(resumes, i)
-			mu.Unlock()
-		},
-		TableCreated: l.TableCreated, TableDeleted: l.TableDeleted,
-		LogCreated: l.LogCreated, LogDeleted: l.LogDeleted,
-		ManifestCreated: l.ManifestCreated, DiskSlow: l.DiskSlow,
-	}
+	listener := pairs.listener()
+	listener.FlushEnd = keepInto(&mu, &flushes, listener.FlushEnd)
+	listener.CompactionEnd = keepInto(&mu, &compactions, listener.CompactionEnd)
+	listener.WriteStallEnd = keepInto(&mu, &stalls, listener.WriteStallEnd)
+	listener.BackgroundError = keepInto(&mu, &failures, listener.BackgroundError)
+	listener.Resumed = keepInto(&mu, &resumes, listener.Resumed)
 	blocker := &blockTables{}
 	logSync := &errorfs.Rule{Ops: errorfs.OpSync, Match: errorfs.Suffix(".log"), Err: syscall.EIO}
 	opts := testOptions(errorfs.Wrap(vfs.NewMem(), injectors{blocker, logSync}))
