@@ -379,7 +379,7 @@ func (it *Iterator) settleBack(c *node, skip []byte) bool {
 			// A stack's oldest version, the last the raw view shows
 			// of it.
 			it.n, it.rec = p, it.newest(p)
-			for it.olderInStack() {
+			for it.olderInStack() { // at most maxStack steps
 			}
 			return true
 		default:

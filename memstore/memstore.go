@@ -160,7 +160,7 @@ func (m *Memstore) writeLocked(seq uint64, kind Kind, key, value []byte) error {
 		var preds [maxHeight]addr
 		next, x := m.list.position(key, trailer, &preds)
 		switch {
-		case n != nil: // n is next, and full
+		case n != nil: // n is next, and took no stack
 			m.list.insertAt(key, value, trailer, &preds, h)
 		case m.stack(next, key, value, trailer):
 			m.list.noteNewest(next, x, h)

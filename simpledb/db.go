@@ -39,12 +39,12 @@ type DB struct {
 	// events delivers Options.EventListener's events, from Open to Close;
 	// nil without a listener.
 	events *eventQueue
-	// latencies and txns are Metrics' own counters, which the paths they
-	// time add to without a lock.
-	latencies  latencies
-	txnCommits atomic.Int64
-	txnAborts  atomic.Int64
-	lock       io.Closer
+	// latencies and the transactions' counts are Metrics' own: the paths
+	// they count add to them without a lock.
+	latencies    latencies
+	txnCommits   atomic.Int64
+	txnConflicts atomic.Int64
+	lock         io.Closer
 	// removeLock: a read-only Open created the LOCK file, and Close
 	// removes it, so that the directory is left as it was found.
 	removeLock bool

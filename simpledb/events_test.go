@@ -150,6 +150,13 @@ func (p *eventPairs) listener() *EventListener {
 	}
 }
 
+// count returns how many events of that name arrived.
+func (p *eventPairs) count(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts[name]
+}
+
 // closed checks, once the database is closed, that every event paired,
 // and starts over for the next Open: job IDs are a database's.
 func (p *eventPairs) closed(t *testing.T, msg string) {

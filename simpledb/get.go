@@ -2,7 +2,6 @@ package simpledb
 
 import (
 	"errors"
-	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
@@ -58,12 +57,9 @@ func (d *DB) read(index *batchIndex, key, dst []byte, mode readMode) ([]byte, er
 		return dst, err
 	}
 	defer rs.unref()
-	if !sampleLatency() {
-		return d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
-	}
-	start := time.Now()
-	v, err := d.get(rs, index, key, d.commits.visible(), dst, mode)
-	d.latencies.get.add(time.Since(start))
+	start := sampleStart()
+	v, err := d.get(rs, index, key, d.commits.visible(), dst, mode) // in this order: see readState.get
+	d.latencies.get.addSince(start)
 	return v, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/stratadb/strata/internal/units"
 )
@@ -14,10 +15,24 @@ type latencies struct {
 	commit, get, logSync, flush, compaction latencyHistogram
 }
 
-// sampleLatency reports whether to time this commit or Get: one in
-// latencySample, so that the two clock reads cost each 1/latencySample of
-// what they would (some 40 ns against a Get of a few microseconds).
-func sampleLatency() bool { return rand.Uint32()%latencySample == 0 }
+// sampleStart returns the time now for one commit or Get in
+// latencySample, to time it (see addSince), and the zero Time for the
+// others: the two clock reads then cost each 1/latencySample of what they
+// would (some 40 ns against a Get of a few microseconds).
+func sampleStart() time.Time {
+	if rand.Uint32()%latencySample != 0 {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// addSince adds the time since start, unless start is zero (see
+// sampleStart).
+func (h *latencyHistogram) addSince(start time.Time) {
+	if !start.IsZero() {
+		h.add(time.Since(start))
+	}
+}
 
 const latencySample = 8
 
@@ -85,7 +100,7 @@ func (d *DB) Metrics() Metrics {
 	}
 	m.Commit, m.Get, m.LogSync = d.latencies.commit.stats(), d.latencies.get.stats(), d.latencies.logSync.stats()
 	m.Flush, m.Compaction = d.latencies.flush.stats(), d.latencies.compaction.stats()
-	m.TxnCommits, m.TxnConflicts = d.txnCommits.Load(), d.txnAborts.Load()
+	m.TxnCommits, m.TxnConflicts = d.txnCommits.Load(), d.txnConflicts.Load()
 	return m
 }
 

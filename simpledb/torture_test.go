@@ -75,6 +75,11 @@ func TestFaultTorture(t *testing.T) {
 	require.Positive(t, tt.counts.failures, "faults failed the database")
 	require.Positive(t, tt.counts.folds, "merges folded at insert, beside everything else")
 	require.Positive(t, acked, "writes were checked")
+	tt.close() // delivers the last session's events
+	tt.db = nil
+	for _, event := range []string{"flush end", "compaction end", "background error", "resumed", "table created", "log created"} {
+		require.Positive(t, tt.pairs.count(event), "%s events, beside everything else", event)
+	}
 }
 
 const (
@@ -130,6 +135,9 @@ type torture struct {
 	session int              // counts the database's opens
 	gen     atomic.Uint64    // counts power losses; each op records it when it returns
 	counts  tortureCounts
+	// pairs checks the events of each session, through its faults,
+	// Resumes and Close, beside the writers, readers and followers.
+	pairs *eventPairs
 
 	obsMu    sync.Mutex
 	observed map[tortureTag]observation
@@ -153,6 +161,8 @@ func newTorture(t *testing.T, seed uint64) *torture {
 	o.MemoryBudget = 2 << 20
 	o.BaseLevelSize, o.TargetTableSize = 64<<10, 16<<10
 	o.NoSync = tt.rng.IntN(2) == 0
+	tt.pairs = newEventPairs()
+	o.EventListener = tt.pairs.listener()
 	tt.opts = o
 	for w := range tortureWriters {
 		tt.writers = append(tt.writers, &tortureWriter{id: w, rng: rand.New(rand.NewPCG(seed, uint64(10+w))), settled: model{}, ops: map[int]*tortureOp{}})
@@ -177,6 +187,7 @@ func (tt *torture) open() {
 func (tt *torture) close() {
 	if tt.db != nil {
 		tt.db.Close()
+		tt.pairs.closed(tt.t, tt.msg("the last close"))
 	}
 }
 
@@ -253,6 +264,7 @@ func (tt *torture) round(round int) {
 		}
 		tt.counts.folds += db.Stats().MergesFolded
 		db.Close() // its error is the failure's, or the fault's
+		tt.pairs.closed(t, tt.msg("round %d: Close", round))
 		tt.faults.clear()
 		tt.reopen(round, "after Close", func(got map[int]model) { tt.settle(got, round) })
 	default:
@@ -264,6 +276,7 @@ func (tt *torture) round(round int) {
 		tt.faults.clear()
 		tt.counts.folds += db.Stats().MergesFolded
 		db.Close()
+		tt.pairs.closed(t, tt.msg("round %d: Close after a power loss", round))
 		tt.mem = clone
 		tt.counts.clones++
 		if mode == crashLosesPages {
@@ -289,6 +302,7 @@ func (tt *torture) reopen(round int, when string, check func(got map[int]model))
 		tt.opts.FS = errorfs.Wrap(tt.mem, tt.faults)
 		if db, err := Open("/db", tt.opts); err == nil {
 			db.Close()
+			tt.pairs.closed(t, tt.msg("round %d: Close of an Open under a fault", round))
 		} else {
 			tt.counts.reopenFaults++
 		}
@@ -322,7 +336,7 @@ func (tt *torture) checkpoint(db *DB, round int, spec faultSpec) {
 	}
 	tt.counts.checkpoints++
 	opts := *tt.opts
-	opts.FS = tt.mem
+	opts.FS, opts.EventListener = tt.mem, nil // its job numbers are its own
 	c, err := Open(dir, &opts)
 	require.NoError(t, err, tt.msg("round %d: open the checkpoint", round))
 	got := tt.readWriters(c, round, "in a checkpoint")

@@ -271,7 +271,7 @@ func (t *Txn) Commit(opts WriteOptions) error {
 	case err == nil:
 		t.db.txnCommits.Add(1)
 	case errors.Is(err, ErrConflict):
-		t.db.txnAborts.Add(1)
+		t.db.txnConflicts.Add(1)
 		// The write met may still await its fsync: a retry begun at once
 		// would read past it and meet it again.
 		t.db.commits.waitPublished(t.db.commits.lastAssigned(nil))

@@ -3,7 +3,6 @@ package simpledb
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/sstables"
@@ -169,11 +168,8 @@ func (d *DB) commit(w *commitWaiter) error {
 			return err
 		}
 	}
-	if !sampleLatency() {
-		return d.commits.commit(w)
-	}
-	start := time.Now()
+	start := sampleStart()
 	err := d.commits.commit(w)
-	d.latencies.commit.add(time.Since(start))
+	d.latencies.commit.addSince(start)
 	return err
 }

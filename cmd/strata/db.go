@@ -21,11 +21,6 @@ import (
 // another process holds is refused at once for writing, with the lock's
 // error.
 func openDB(c *cli, dir string, readOnly bool, create bool) (*simpledb.DB, error) {
-	if info, err := os.Stat(dir); err != nil && !create {
-		return nil, fmt.Errorf("%w: %s: %w", simpledb.ErrNotDB, dir, err)
-	} else if err == nil && !info.IsDir() {
-		return nil, fmt.Errorf("%w: %s is a file, not a database directory", simpledb.ErrNotDB, dir)
-	}
 	opts := &simpledb.Options{Follow: readOnly, ErrorIfNotExists: !create, DisableAutoCompaction: true}
 	var written string
 	if layout, err := inspect.ReadLayout(dir, nil); err == nil {

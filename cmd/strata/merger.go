@@ -92,7 +92,7 @@ func rawMerge(_, older, newer []byte) ([]byte, error) {
 }
 
 // operands returns the versions a rawMerge fold holds, oldest first, or
-// v alone if it is not one.
+// v alone if it is not one: a fold holds two versions at least.
 func operands(v []byte) [][]byte {
 	rest, ok := bytes.CutPrefix(v, rawFold)
 	if !ok {
@@ -106,6 +106,9 @@ func operands(v []byte) [][]byte {
 		}
 		parts = append(parts, rest[k:k+int(n)])
 		rest = rest[k+int(n):]
+	}
+	if len(parts) < 2 {
+		return [][]byte{v}
 	}
 	return parts
 }

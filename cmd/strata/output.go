@@ -87,7 +87,12 @@ func (p *printer) key(b []byte) string {
 // string read back names it as an argument; else under name_hex, in hex,
 // which --hex reads.
 func (p *printer) keyField(obj map[string]any, name string, b []byte) {
-	if !p.hexKeys && printable(b) && !bytes.HasPrefix(b, []byte(`"`)) {
+	textField(obj, name, b, p.hexKeys)
+}
+
+// textField is keyField, with --hex as asHex says.
+func textField(obj map[string]any, name string, b []byte, asHex bool) {
+	if !asHex && printable(b) && !bytes.HasPrefix(b, []byte(`"`)) {
 		obj[name] = string(b)
 	} else {
 		obj[name+"_hex"] = hex.EncodeToString(b)
@@ -104,8 +109,11 @@ func (p *printer) pair(k, v []byte) {
 
 // arg reads a KEY or VALUE argument or a key flag (what names it): in the
 // key syntax (keys.go), or with --hex as hex, 0x prefix optional.
-func (c *cli) arg(s, what string) ([]byte, error) {
-	if c.out.hexKeys {
+func (c *cli) arg(s, what string) ([]byte, error) { return readArg(s, what, c.out.hexKeys) }
+
+// readArg is arg, with --hex as asHex says.
+func readArg(s, what string, asHex bool) ([]byte, error) {
+	if asHex {
 		b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
 		if err != nil {
 			return nil, usagef("%s %q is not hex: %v", what, s, err)

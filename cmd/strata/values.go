@@ -94,9 +94,7 @@ func (p *printer) valueField(obj map[string]any, name string, b []byte) {
 	}
 	switch p.values {
 	case valuesText:
-		text := *p
-		text.hexKeys = false
-		text.keyField(obj, name, b)
+		textField(obj, name, b, false)
 		return
 	case valuesHex:
 		obj[name+"_hex"] = hex.EncodeToString(b)
@@ -115,18 +113,8 @@ func (p *printer) valueField(obj map[string]any, name string, b []byte) {
 // valueArg reads a VALUE argument as --value-format says.
 func (c *cli) valueArg(s string) ([]byte, error) {
 	switch f := c.out.values; f {
-	case valuesText:
-		b, err := parseKey(s)
-		if err != nil {
-			return nil, usagef("VALUE %s begins with a double quote but is not a Go double-quoted string", s)
-		}
-		return b, nil
-	case valuesHex:
-		b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
-		if err != nil {
-			return nil, usagef("VALUE %q is not hex: %v", s, err)
-		}
-		return b, nil
+	case valuesText, valuesHex:
+		return readArg(s, "VALUE", f == valuesHex)
 	case valuesUint64L, valuesUint64B:
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
