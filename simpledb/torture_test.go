@@ -768,9 +768,21 @@ func (tt *torture) read(db *DB, rng *rand.Rand, stop *atomic.Bool, session int) 
 			var err error
 			buf, err = db.AppendValue(buf[:0], key())
 			check(buf, err)
-		case r < 50:
+		case r < 49:
 			if _, err := db.Has(key()); err != nil && !errors.Is(err, errorfs.ErrInjected) {
 				fail("Has: %v", err)
+			}
+		case r < 50:
+			// Metrics beside the writes, flushes, compactions and faults
+			// that add to them.
+			m := db.Metrics()
+			for _, l := range []LatencyStats{m.Commit, m.Get, m.LogSync, m.Flush, m.Compaction} {
+				if l.P50 > l.P99 || l.P99 > l.Max || l.Count > 0 && l.Buckets[len(l.Buckets)-1].Count != l.Count {
+					fail("latencies: %+v", l)
+				}
+			}
+			if m.String() == "" {
+				fail("Metrics prints nothing")
 			}
 		case r < 60 && len(helds) < 4:
 			w := rng.IntN(tortureWriters)
