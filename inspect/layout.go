@@ -3,11 +3,12 @@ package inspect
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/manifest"
@@ -86,10 +87,10 @@ func ReadLayout(dir string, opts *Options) (*Layout, error) {
 	o := opts.withDefaults()
 	names, err := o.FS.List(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotDB, err)
+		return nil, errs.Errorf("%w: %w", ErrNotDB, err)
 	}
 	if !slices.Contains(names, filenames.CurrentName) {
-		return nil, fmt.Errorf("%w: %s has no %s", ErrNotDB, dir, filenames.CurrentName)
+		return nil, errs.Errorf("%w: %s has no %s", ErrNotDB, dir, filenames.CurrentName)
 	}
 	path, err := CurrentManifest(dir, opts)
 	if err != nil {
@@ -130,10 +131,10 @@ func CurrentManifest(dir string, opts *Options) (string, error) {
 	o := opts.withDefaults()
 	name, err := manifest.ReadCurrent(o.FS, dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: %s has no %s", ErrNotDB, dir, filenames.CurrentName)
+		return "", errs.Errorf("%w: %s has no %s", ErrNotDB, dir, filenames.CurrentName)
 	}
 	if err != nil {
-		return "", fmt.Errorf("inspect: %w", err)
+		return "", errs.Errorf("inspect: %w", err)
 	}
 	return filepath.Join(dir, name), nil
 }

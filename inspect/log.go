@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
 	"github.com/stratadb/strata/recordio"
@@ -92,12 +94,12 @@ func ReadLog(path string, format uint64, opts *Options, fn func(LogRecord) error
 		format = logformat.Current
 	}
 	if format < logformat.V1 || format > logformat.Current {
-		return fmt.Errorf("%w: %d", ErrUnknownLogFormat, format)
+		return errs.Errorf("%w: %d", ErrUnknownLogFormat, format)
 	}
 	o := opts.withDefaults()
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: o.FS, NoMmap: true, ZeroCopy: true})
 	if err != nil {
-		return fmt.Errorf("inspect: log: %w", err)
+		return errs.Errorf("inspect: log: %w", err)
 	}
 	defer r.Close()
 	var ops []LogOp
@@ -107,7 +109,7 @@ func ReadLog(path string, format uint64, opts *Options, fn func(LogRecord) error
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("inspect: log: %w", err)
+			return errs.Errorf("inspect: log: %w", err)
 		}
 		info := r.Info()
 		if format >= logformat.Identity && info.Offset == recordio.FileHeaderSize {

@@ -1,8 +1,9 @@
 package inspect
 
 import (
-	"fmt"
 	"io"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/manifest"
@@ -41,7 +42,7 @@ func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error
 	o := opts.withDefaults()
 	r, err := recordio.Open(path, &recordio.ReaderOptions{FS: o.FS, NoMmap: true})
 	if err != nil {
-		return fmt.Errorf("inspect: manifest: %w", err)
+		return errs.Errorf("inspect: manifest: %w", err)
 	}
 	defer r.Close()
 	for {
@@ -50,7 +51,7 @@ func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("inspect: manifest: %w", err)
+			return errs.Errorf("inspect: manifest: %w", err)
 		}
 		e, err := manifest.DecodeEdit(rec)
 		if err != nil {

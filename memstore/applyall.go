@@ -2,8 +2,9 @@ package memstore
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/rangedel"
@@ -44,9 +45,9 @@ func (m *Memstore) ApplyAll(writes []Write) error {
 		}
 		switch {
 		case w.Seq <= last:
-			return fmt.Errorf("%w: sequence number %d, last %d", ErrSeqNotIncreasing, w.Seq, last)
+			return errs.Errorf("%w: sequence number %d, last %d", ErrSeqNotIncreasing, w.Seq, last)
 		case w.Seq > MaxSeq:
-			return fmt.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, w.Seq, MaxSeq)
+			return errs.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, w.Seq, MaxSeq)
 		}
 		high = max(high, w.Seq)
 	}
@@ -73,7 +74,7 @@ func (m *Memstore) ApplyAll(writes []Write) error {
 	}
 	for i := n + 1; i < len(writes); i++ {
 		if writes[i].Seq == writes[i-1].Seq && keyCmp(writes[i].Key, writes[i-1].Key) == 0 {
-			return fmt.Errorf("%w: key %q twice at sequence number %d", ErrSeqNotIncreasing, writes[i].Key, writes[i].Seq)
+			return errs.Errorf("%w: key %q twice at sequence number %d", ErrSeqNotIncreasing, writes[i].Key, writes[i].Seq)
 		}
 	}
 	for _, w := range writes[:n] { // checked above: no error

@@ -2,11 +2,12 @@ package memstore
 
 import (
 	"bytes"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
@@ -204,9 +205,9 @@ func (m *Memstore) checkSeq(seq uint64) error {
 	last := m.lastSeq.Load()
 	switch {
 	case seq <= last:
-		return fmt.Errorf("%w: sequence number %d, last %d", ErrSeqNotIncreasing, seq, last)
+		return errs.Errorf("%w: sequence number %d, last %d", ErrSeqNotIncreasing, seq, last)
 	case seq > MaxSeq:
-		return fmt.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, seq, MaxSeq)
+		return errs.Errorf("%w: sequence number %d, MaxSeq %d", ErrSeqTooLarge, seq, MaxSeq)
 	}
 	return nil
 }
@@ -261,7 +262,7 @@ func validate(kind Kind, key, value []byte) error {
 		return err
 	}
 	if kind != KindDelete && len(value) > MaxValueSize {
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), MaxValueSize)
+		return errs.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), MaxValueSize)
 	}
 	return nil
 }

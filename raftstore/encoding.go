@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/hashicorp/raft"
 )
 
@@ -60,7 +62,7 @@ func logKey(dst []byte, index uint64) []byte {
 // logKeyIndex returns the index of a log key.
 func logKeyIndex(key []byte) (uint64, error) {
 	if len(key) != logKeyLen || key[0] != prefixLog {
-		return 0, fmt.Errorf("raftstore: log key %x: %w", key, ErrCorruptEntry)
+		return 0, errs.Errorf("raftstore: log key %x: %w", key, ErrCorruptEntry)
 	}
 	return binary.BigEndian.Uint64(key[1:]), nil
 }
@@ -94,7 +96,7 @@ func appendEntry(dst []byte, l *raft.Log) []byte {
 // alias v (empty ones are nil): the caller hands over a v of its own.
 func decodeEntry(index uint64, v []byte, l *raft.Log) error {
 	corrupt := func(what string) error {
-		return fmt.Errorf("raftstore: log entry %d: %s: %w", index, what, ErrCorruptEntry)
+		return errs.Errorf("raftstore: log entry %d: %s: %w", index, what, ErrCorruptEntry)
 	}
 	if len(v) < entryHeaderLen {
 		return corrupt(fmt.Sprintf("%d bytes, shorter than the %d-byte header", len(v), entryHeaderLen))

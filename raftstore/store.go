@@ -3,9 +3,10 @@ package raftstore
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/hashicorp/raft"
 	"github.com/stratadb/strata/raftstore/internal/marked"
@@ -58,21 +59,21 @@ func Open(dir string, opts *Options) (*Store, error) {
 		o = *opts
 	}
 	if o.DB.Comparator != nil && o.DB.Comparator.Name != sstables.Bytewise.Name {
-		return nil, fmt.Errorf("raftstore: open %s: comparator %q: %w", dir, o.DB.Comparator.Name, ErrKeyOrder)
+		return nil, errs.Errorf("raftstore: open %s: comparator %q: %w", dir, o.DB.Comparator.Name, ErrKeyOrder)
 	}
 	db, err := marked.Open(dir, o.DB, marked.Marker{Key: formatKey, Magic: formatMagic, Version: storeFormat})
 	switch {
 	case errors.Is(err, marked.ErrForeign):
-		return nil, fmt.Errorf("raftstore: open %s: %w", dir, ErrNotRaftStore)
+		return nil, errs.Errorf("raftstore: open %s: %w", dir, ErrNotRaftStore)
 	case errors.Is(err, marked.ErrVersion):
-		return nil, fmt.Errorf("raftstore: open %s: %v: %w", dir, err, ErrFormatVersion)
+		return nil, errs.Errorf("raftstore: open %s: %v: %w", dir, err, ErrFormatVersion)
 	case err != nil:
-		return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
+		return nil, errs.Errorf("raftstore: open %s: %w", dir, err)
 	}
 	s := &Store{db: db}
 	if err := s.load(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
+		return nil, errs.Errorf("raftstore: open %s: %w", dir, err)
 	}
 	return s, nil
 }
@@ -96,7 +97,7 @@ func (s *Store) load() error {
 		if err := it.Err(); err != nil {
 			return err
 		}
-		return fmt.Errorf("raftstore: log key %d vanished: %w", first, ErrCorruptEntry)
+		return errs.Errorf("raftstore: log key %d vanished: %w", first, ErrCorruptEntry)
 	}
 	last, err := logKeyIndex(it.Key())
 	if err != nil {
@@ -141,7 +142,7 @@ func (s *Store) GetLog(index uint64, log *raft.Log) error {
 		return ErrLogNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("raftstore: get log %d: %w", index, err)
+		return errs.Errorf("raftstore: get log %d: %w", index, err)
 	}
 	return decodeEntry(index, v, log)
 }
@@ -162,10 +163,10 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	}
 	for i, l := range logs {
 		if l == nil || l.Index == 0 {
-			return fmt.Errorf("raftstore: store logs: entry %d is nil or has index 0: %w", i, ErrInvalidLog)
+			return errs.Errorf("raftstore: store logs: entry %d is nil or has index 0: %w", i, ErrInvalidLog)
 		}
 		if i > 0 && l.Index != logs[i-1].Index+1 {
-			return fmt.Errorf("raftstore: store logs: index %d follows %d: %w", l.Index, logs[i-1].Index, ErrLogGap)
+			return errs.Errorf("raftstore: store logs: index %d follows %d: %w", l.Index, logs[i-1].Index, ErrLogGap)
 		}
 	}
 	lo, hi := logs[0].Index, logs[len(logs)-1].Index
@@ -174,7 +175,7 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	defer s.mu.Unlock()
 	first, last := s.first.Load(), s.last.Load()
 	if last != 0 && (lo > last+1 || hi+1 < first) {
-		return fmt.Errorf("raftstore: store logs %d..%d beside %d..%d: %w", lo, hi, first, last, ErrLogGap)
+		return errs.Errorf("raftstore: store logs %d..%d beside %d..%d: %w", lo, hi, first, last, ErrLogGap)
 	}
 	b := s.batch
 	if b == nil {
@@ -188,14 +189,14 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 		s.buf = appendEntry(s.buf[:0], l)
 		size += len(s.buf)
 		if err := b.Put(logKey(k[:], l.Index), s.buf); err != nil {
-			return fmt.Errorf("raftstore: store log %d: %w", l.Index, err)
+			return errs.Errorf("raftstore: store log %d: %w", l.Index, err)
 		}
 	}
 	if size > keptBatch {
 		s.batch = nil
 	}
 	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
-		return fmt.Errorf("raftstore: store logs %d..%d: %w", lo, hi, err)
+		return errs.Errorf("raftstore: store logs %d..%d: %w", lo, hi, err)
 	}
 	if last == 0 {
 		first, last = lo, hi
@@ -221,7 +222,7 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 	}
 	lo, hi := max(minIdx, first), min(maxIdx, last)
 	if lo > first && hi < last {
-		return fmt.Errorf("raftstore: delete range %d..%d inside %d..%d: %w", minIdx, maxIdx, first, last, ErrLogGap)
+		return errs.Errorf("raftstore: delete range %d..%d inside %d..%d: %w", minIdx, maxIdx, first, last, ErrLogGap)
 	}
 	start := logKey(make([]byte, logKeyLen), lo)
 	end := logUpper
@@ -230,10 +231,10 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 	}
 	b := s.db.NewBatch()
 	if err := b.DeleteRange(start, end); err != nil {
-		return fmt.Errorf("raftstore: delete range %d..%d: %w", minIdx, maxIdx, err)
+		return errs.Errorf("raftstore: delete range %d..%d: %w", minIdx, maxIdx, err)
 	}
 	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
-		return fmt.Errorf("raftstore: delete range %d..%d: %w", minIdx, maxIdx, err)
+		return errs.Errorf("raftstore: delete range %d..%d: %w", minIdx, maxIdx, err)
 	}
 	switch {
 	case lo == first && hi == last:
@@ -253,10 +254,10 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 func (s *Store) Set(key, val []byte) error {
 	b := s.db.NewBatch()
 	if err := b.Put(stableKey(key), val); err != nil {
-		return fmt.Errorf("raftstore: set %q: %w", key, err)
+		return errs.Errorf("raftstore: set %q: %w", key, err)
 	}
 	if err := s.db.Write(b, simpledb.DefaultSync); err != nil {
-		return fmt.Errorf("raftstore: set %q: %w", key, err)
+		return errs.Errorf("raftstore: set %q: %w", key, err)
 	}
 	return nil
 }
@@ -270,7 +271,7 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 		return nil, ErrKeyNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("raftstore: get %q: %w", key, err)
+		return nil, errs.Errorf("raftstore: get %q: %w", key, err)
 	}
 	return v, nil
 }
@@ -292,7 +293,7 @@ func (s *Store) GetUint64(key []byte) (uint64, error) {
 		return 0, err
 	}
 	if len(v) != 8 {
-		return 0, fmt.Errorf("raftstore: get uint64 %q: %d bytes: %w", key, len(v), ErrCorruptEntry)
+		return 0, errs.Errorf("raftstore: get uint64 %q: %d bytes: %w", key, len(v), ErrCorruptEntry)
 	}
 	return binary.BigEndian.Uint64(v), nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -42,7 +44,7 @@ func newCompressor(codec Codec, level int) (*compressor, error) {
 		}
 		gz, err := gzip.NewWriterLevel(&c.out, level)
 		if err != nil {
-			return nil, fmt.Errorf("recordio: gzip level %d: %w", level, err)
+			return nil, errs.Errorf("recordio: gzip level %d: %w", level, err)
 		}
 		c.gz = gz
 	case CodecZstd:
@@ -56,7 +58,7 @@ func newCompressor(codec Codec, level int) (*compressor, error) {
 		}
 		c.zstd = enc
 	default:
-		return nil, fmt.Errorf("%w: codec %v", ErrUnsupported, codec)
+		return nil, errs.Errorf("%w: codec %v", ErrUnsupported, codec)
 	}
 	return c, nil
 }
@@ -103,7 +105,7 @@ func borrowZstdEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1))
 	if err != nil {
-		return nil, fmt.Errorf("recordio: zstd encoder: %w", err)
+		return nil, errs.Errorf("recordio: zstd encoder: %w", err)
 	}
 	return enc, nil
 }
@@ -194,7 +196,7 @@ func (d *decompressor) decompress(codec Codec, dst, src []byte, ulen int) ([]byt
 		}
 		return d.readExactly(d.lz, dst, ulen)
 	}
-	return nil, fmt.Errorf("%w: %v", ErrUnknownCodec, codec)
+	return nil, errs.Errorf("%w: %v", ErrUnknownCodec, codec)
 }
 
 // readExactly reads ulen bytes from a stream decoder into dst's storage,

@@ -1,6 +1,10 @@
 package recordio
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
+)
 
 // Compression selects the codec a writer compresses with. Its zero value is
 // the default, snappy, as it is for sstables.WriterOptions and
@@ -36,7 +40,7 @@ func (c Compression) Codec() (Codec, error) {
 	case GzipCompression:
 		return CodecGzip, nil
 	}
-	return 0, fmt.Errorf("%w: %d", ErrUnknownCompression, int(c))
+	return 0, errs.Errorf("%w: %d", ErrUnknownCompression, int(c))
 }
 
 // String names the compression: its codec's name, or "compression(N)" for

@@ -3,6 +3,8 @@ package recordio
 import (
 	"errors"
 	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // ErrCorruption is matched (with errors.Is) by every error that reports
@@ -10,7 +12,7 @@ import (
 // above it, which report damage with the same value. Such errors are
 // *CorruptionError values naming the file, the offset and one of the
 // specific kinds below.
-var ErrCorruption = errors.New("corruption")
+var ErrCorruption = errors.New("strata: corruption")
 
 // CorruptionError reports damaged bytes: which file, at which offset, and
 // which kind of damage. Kind is a sentinel of the package that found it
@@ -27,13 +29,19 @@ type CorruptionError struct {
 	Detail string
 }
 
-// Error reads like "file.rio: offset 42: header checksum mismatch: want 1a, got 2b".
+// Error reads like "recordio: file.rio: offset 42: record header checksum
+// mismatch: want 1a, got 2b": the package that names the kind names the
+// message, once, at its start.
 func (e *CorruptionError) Error() string {
 	path := e.Path
 	if path == "" {
 		path = "<stream>"
 	}
-	msg := fmt.Sprintf("%s: offset %d: %v", path, e.Offset, e.Kind)
+	kind, named := errs.Unnamed(e.Kind.Error())
+	msg := fmt.Sprintf("%s: offset %d: %s", path, e.Offset, kind)
+	if named {
+		msg = e.Kind.Error()[:len(e.Kind.Error())-len(kind)] + msg
+	}
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}

@@ -2,7 +2,8 @@ package recordio
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // Kinds of damage, each matched with errors.Is. All of them also match
@@ -53,7 +54,7 @@ var (
 	ErrUnsupported = errors.New("recordio: unsupported format or codec for writing")
 	// ErrUnknownCompression: WriterOptions.Compression is none of the
 	// Compression constants. It matches ErrUnsupported too.
-	ErrUnknownCompression = fmt.Errorf("%w: unknown compression", ErrUnsupported)
+	ErrUnknownCompression = errs.Errorf("%w: unknown compression", ErrUnsupported)
 	// ErrInvalidOffset: a random read was asked for an offset inside the
 	// file header.
 	ErrInvalidOffset = errors.New("recordio: offset inside the file header")

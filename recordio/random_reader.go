@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/vfs"
 )
 
@@ -58,7 +60,7 @@ func OpenRandom(name string, opts *ReaderOptions) (*RandomReader, error) {
 	o := opts.withDefaults()
 	f, err := vfs.OpenReadOnly(o.FS, name, !o.NoMmap)
 	if err != nil {
-		return nil, fmt.Errorf("recordio: open %s: %w", name, err)
+		return nil, errs.Errorf("recordio: open %s: %w", name, err)
 	}
 	r, err := newRandomReader(f, f.Size(), name, o)
 	if err != nil {
@@ -87,7 +89,7 @@ func newRandomReader(ra io.ReaderAt, size int64, name string, o ReaderOptions) (
 	var b [FileHeaderSize]byte
 	n, err := ra.ReadAt(b[:min(size, FileHeaderSize)], 0)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("recordio: %s: read file header: %w", name, err)
+		return nil, errs.Errorf("recordio: %s: read file header: %w", name, err)
 	}
 	if r.hdr, err = decodeFileHeader(b[:n]); err != nil {
 		return nil, corruptAt(name, 0, err)
@@ -231,7 +233,7 @@ func (r *RandomReader) checkOffset(off int64) error {
 		return ErrClosed
 	}
 	if off < FileHeaderSize {
-		return fmt.Errorf("%w: %d", ErrInvalidOffset, off)
+		return errs.Errorf("%w: %d", ErrInvalidOffset, off)
 	}
 	if off >= r.size {
 		return io.EOF
@@ -247,7 +249,7 @@ func (r *RandomReader) readAt(p []byte, off int64) error {
 	if err == nil || err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("recordio: %s: read at offset %d: %w", r.name, off, err)
+	return errs.Errorf("recordio: %s: read at offset %d: %w", r.name, off, err)
 }
 
 // zeroScanChunk is how much of the file zeroTail reads at a time when the

@@ -3,9 +3,10 @@ package recordio
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/vfs"
 )
@@ -64,7 +65,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	o := opts.withDefaults()
 	f, err := vfs.OpenReadOnly(o.FS, name, !o.NoMmap)
 	if err != nil {
-		return nil, fmt.Errorf("recordio: open %s: %w", name, err)
+		return nil, errs.Errorf("recordio: open %s: %w", name, err)
 	}
 	var r *Reader
 	if m, ok := f.(vfs.MappedFile); ok {
@@ -109,7 +110,7 @@ func newReader(src io.Reader, name string, o ReaderOptions) (*Reader, error) {
 
 func (r *Reader) readFileHeader() error {
 	if err := r.fill(FileHeaderSize); err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return fmt.Errorf("recordio: %s: read file header: %w", r.name, err)
+		return errs.Errorf("recordio: %s: read file header: %w", r.name, err)
 	}
 	hdr, err := decodeFileHeader(r.buf[r.r:r.w])
 	if err != nil {
@@ -425,5 +426,5 @@ func (r *Reader) readError(err, atEOF error) error {
 	if err == io.EOF && atEOF != nil {
 		return atEOF
 	}
-	return fmt.Errorf("recordio: %s: read at offset %d: %w", r.name, r.pos, err)
+	return errs.Errorf("recordio: %s: read at offset %d: %w", r.name, r.pos, err)
 }

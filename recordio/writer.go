@@ -1,9 +1,10 @@
 package recordio
 
 import (
-	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/vfs"
 )
@@ -42,7 +43,7 @@ func Create(name string, opts *WriterOptions) (*Writer, error) {
 	o := opts.withDefaults()
 	f, err := o.FS.Create(name)
 	if err != nil {
-		return nil, fmt.Errorf("recordio: create %s: %w", name, err)
+		return nil, errs.Errorf("recordio: create %s: %w", name, err)
 	}
 	w, err := newWriter(f, name, o)
 	if err != nil {
@@ -69,10 +70,10 @@ func newWriter(f SyncWriter, name string, o WriterOptions) (*Writer, error) {
 	case VersionStrata:
 	case VersionV4:
 		if codec == CodecZstd {
-			return nil, fmt.Errorf("%w: go-sstables v4 has no zstd", ErrUnsupported)
+			return nil, errs.Errorf("%w: go-sstables v4 has no zstd", ErrUnsupported)
 		}
 	default:
-		return nil, fmt.Errorf("%w: version %v", ErrUnsupported, o.Version)
+		return nil, errs.Errorf("%w: version %v", ErrUnsupported, o.Version)
 	}
 	comp, err := newCompressor(codec, o.Level)
 	if err != nil {
@@ -111,7 +112,7 @@ func (w *Writer) Write(record []byte) (int64, error) {
 // with a codec, so there it returns ErrUnsupported.
 func (w *Writer) WriteUncompressed(record []byte) (int64, error) {
 	if w.hdr.Version == VersionV4 && w.hdr.Codec != CodecNone {
-		return 0, fmt.Errorf("%w: uncompressed record in a compressed v4 file", ErrUnsupported)
+		return 0, errs.Errorf("%w: uncompressed record in a compressed v4 file", ErrUnsupported)
 	}
 	return w.write(record, false)
 }
@@ -121,7 +122,7 @@ func (w *Writer) write(record []byte, compress bool) (int64, error) {
 		return 0, w.err
 	}
 	if len(record) > w.max {
-		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(record), w.max)
+		return 0, errs.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(record), w.max)
 	}
 	if cap(w.buf)-len(w.buf) < maxHeaderSize {
 		if err := w.writeBuffer(); err != nil {
@@ -133,13 +134,13 @@ func (w *Writer) write(record []byte, compress bool) (int64, error) {
 	payload, err := w.encode(record, compress)
 	if err != nil {
 		w.buf = w.buf[:start]
-		return 0, fmt.Errorf("recordio: %s: compress: %w", w.name, err)
+		return 0, errs.Errorf("recordio: %s: compress: %w", w.name, err)
 	}
 	// v4 compresses every payload, and compression can grow one past the
 	// limit, which readers would then reject.
 	if len(payload) > w.max {
 		w.buf = w.buf[:start]
-		return 0, fmt.Errorf("%w: %d bytes compress to %d, limit %d", ErrRecordTooLarge, len(record), len(payload), w.max)
+		return 0, errs.Errorf("%w: %d bytes compress to %d, limit %d", ErrRecordTooLarge, len(record), len(payload), w.max)
 	}
 	off := w.offset
 	w.offset += int64(len(w.buf) - start + len(payload))
@@ -269,7 +270,7 @@ func (w *Writer) Sync() error {
 		return err
 	}
 	if err := w.f.Sync(); err != nil {
-		return w.fail(fmt.Errorf("sync: %w", err))
+		return w.fail(errs.Errorf("sync: %w", err))
 	}
 	return nil
 }
@@ -286,7 +287,7 @@ func (w *Writer) Close() error {
 	}
 	err := w.Sync()
 	if cerr := w.f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("recordio: %s: close: %w", w.name, cerr)
+		err = errs.Errorf("recordio: %s: close: %w", w.name, cerr)
 	}
 	w.comp.release()
 	w.err = ErrClosed
@@ -294,6 +295,6 @@ func (w *Writer) Close() error {
 }
 
 func (w *Writer) fail(err error) error {
-	w.err = fmt.Errorf("recordio: %s: write before offset %d: %w", w.name, w.offset, err)
+	w.err = errs.Errorf("recordio: %s: write before offset %d: %w", w.name, w.offset, err)
 	return w.err
 }

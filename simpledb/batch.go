@@ -2,7 +2,8 @@ package simpledb
 
 import (
 	"bytes"
-	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -33,7 +34,7 @@ func (b *Batch) Put(key, value []byte) error {
 		return b.reject(err)
 	}
 	if len(value) > MaxValueSize {
-		return b.reject(fmt.Errorf("%w: %d bytes", ErrValueTooLarge, len(value)))
+		return b.reject(errs.Errorf("%w: %d bytes", ErrValueTooLarge, len(value)))
 	}
 	b.init()
 	b.data = logformat.AppendOp(b.data, base.KindSet, key, value)
@@ -52,7 +53,7 @@ func (b *Batch) Merge(key, operand []byte) error {
 		return b.reject(err)
 	}
 	if len(operand) > MaxValueSize {
-		return b.reject(fmt.Errorf("%w: %d bytes", ErrValueTooLarge, len(operand)))
+		return b.reject(errs.Errorf("%w: %d bytes", ErrValueTooLarge, len(operand)))
 	}
 	if b.db != nil {
 		if err := b.db.opts.checkOperand(operand); err != nil {
@@ -94,7 +95,7 @@ func (b *Batch) Delete(key []byte) error {
 func (b *Batch) DeleteRange(start, end []byte) error {
 	for _, k := range [][]byte{start, end} {
 		if len(k) > base.MaxKeySize {
-			return b.reject(fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(k)))
+			return b.reject(errs.Errorf("%w: %d bytes", ErrKeyTooLarge, len(k)))
 		}
 	}
 	// A nil start compares as the empty slice, the least bound: the range
@@ -135,7 +136,7 @@ func (b *Batch) added(n int) error {
 	b.count++
 	b.bytes += int64(n)
 	if len(b.data) > MaxBatchSize {
-		return b.reject(fmt.Errorf("%w: %d bytes", ErrBatchTooLarge, len(b.data)))
+		return b.reject(errs.Errorf("%w: %d bytes", ErrBatchTooLarge, len(b.data)))
 	}
 	return nil
 }

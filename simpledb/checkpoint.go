@@ -2,9 +2,10 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/logformat"
@@ -81,14 +82,14 @@ func (d *DB) Checkpoint(dir string) error {
 	names, err := d.fs.List(dir)
 	switch {
 	case err == nil && len(names) > 0:
-		return fmt.Errorf("simpledb: checkpoint %s: %w", dir, ErrCheckpointExists)
+		return errs.Errorf("simpledb: checkpoint %s: %w", dir, ErrCheckpointExists)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("simpledb: checkpoint %s: %w", dir, err)
+		return errs.Errorf("simpledb: checkpoint %s: %w", dir, err)
 	}
 	created := err != nil
 	if created {
 		if err := createDir(d.fs, dir); err != nil {
-			return fmt.Errorf("simpledb: checkpoint: create %s: %w", dir, err)
+			return errs.Errorf("simpledb: checkpoint: create %s: %w", dir, err)
 		}
 	}
 	c := &checkpoint{d: d, dir: dir}
@@ -104,7 +105,7 @@ func (d *DB) Checkpoint(dir string) error {
 	}
 	if err != nil {
 		c.removeWritten(created)
-		return fmt.Errorf("simpledb: checkpoint %s: %w", dir, err)
+		return errs.Errorf("simpledb: checkpoint %s: %w", dir, err)
 	}
 	return nil
 }
@@ -158,7 +159,7 @@ func (c *checkpoint) write() error {
 	path := filenames.ManifestPath(c.dir, manifestNum)
 	w, err := recordio.Create(path, manifest.FileOptions(d.fs))
 	if err != nil {
-		return fmt.Errorf("manifest: %w", err)
+		return errs.Errorf("manifest: %w", err)
 	}
 	c.written = append(c.written, path)
 	_, err = w.WriteSync(edit.Encode())
@@ -169,7 +170,7 @@ func (c *checkpoint) write() error {
 		err = d.fs.SyncDir(c.dir)
 	}
 	if err != nil {
-		return fmt.Errorf("manifest: %w", err)
+		return errs.Errorf("manifest: %w", err)
 	}
 	c.written = append(c.written, filepath.Join(c.dir, filenames.CurrentName+".tmp"), filepath.Join(c.dir, filenames.CurrentName))
 	return manifest.WriteCurrent(d.fs, c.dir, filepath.Base(path))

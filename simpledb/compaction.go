@@ -1,9 +1,10 @@
 package simpledb
 
 import (
-	"fmt"
 	"slices"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -114,7 +115,7 @@ func (d *DB) compactLoop() {
 		case outOfSpace(err) && !d.mu.versions.manifestFailed():
 			d.pauseCompactions(err) // a soft error: writes go on
 		default:
-			d.setBackgroundError(fmt.Errorf("compaction: %w", err))
+			d.setBackgroundError(errs.Errorf("compaction: %w", err))
 		}
 		d.cond.Broadcast()
 	}

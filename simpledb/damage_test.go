@@ -578,6 +578,8 @@ func openDamaged(t *testing.T, img *damageImage, files map[string][]byte, file s
 			res.fail(t, "refused with an error that is not ErrCorruption", "%v", err)
 		case !strings.Contains(err.Error(), file):
 			res.fail(t, "refused with an error that does not name the file", "%v", err)
+		case !namesOnePackage(err):
+			res.fail(t, "refused with an error that names a package other than once at its start", "%v", err)
 		}
 		after := readDirFiles(t, fsys, "/db")
 		for _, name := range slices.Sorted(maps.Keys(files)) {
@@ -632,6 +634,8 @@ func openDamaged(t *testing.T, img *damageImage, files map[string][]byte, file s
 			res.fail(t, "opened, and damage to a "+kind+" reported only on read", "%v", reported)
 		} else if !strings.Contains(reported.Error(), file) {
 			res.fail(t, "a read reported damage without naming the file", "%v", reported)
+		} else if !namesOnePackage(reported) {
+			res.fail(t, "a read reported damage naming a package other than once at its start", "%v", reported)
 		}
 	}
 	return res

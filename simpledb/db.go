@@ -2,12 +2,13 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/manifest"
@@ -172,7 +173,7 @@ func (d *DB) Close() error {
 	}
 	d.events.close() // after every file the close deletes
 	if err != nil {
-		return fmt.Errorf("simpledb: close: %w", err)
+		return errs.Errorf("simpledb: close: %w", err)
 	}
 	return nil
 }
@@ -204,19 +205,19 @@ func (d *DB) flushAtClose() {
 
 // releaseAll drops the database's references and closes its files.
 func (d *DB) releaseAll() error {
-	var errs []error
+	var closeErrs []error
 	if d.commits != nil {
-		errs = append(errs, d.commits.release())
+		closeErrs = append(closeErrs, d.commits.release())
 	}
 	// Reads that acquire the state from now on get ErrClosed: once the
 	// last reference goes, its tables are closed.
 	d.reads.swap(nil)
-	errs = append(errs, d.mu.versions.close())
+	closeErrs = append(closeErrs, d.mu.versions.close())
 	if d.removeLock {
 		d.deleteFile(filepath.Join(d.dir, filenames.LockName)) // while still held, as a failed Open does
 	}
-	errs = append(errs, d.lock.Close())
-	return errors.Join(errs...)
+	closeErrs = append(closeErrs, d.lock.Close())
+	return errors.Join(closeErrs...)
 }
 
 func (d *DB) deleteFile(path string) {

@@ -2,7 +2,8 @@ package simpledb
 
 import (
 	"expvar"
-	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // PublishExpvar publishes the database's Metrics under name with the
@@ -14,7 +15,7 @@ import (
 // expvar.Func of its own that reads whichever database is open.
 func (d *DB) PublishExpvar(name string) error {
 	if name == "" || expvar.Get(name) != nil {
-		return fmt.Errorf("%w: expvar name %q is empty or taken", ErrInvalidOption, name)
+		return errs.Errorf("%w: expvar name %q is empty or taken", ErrInvalidOption, name)
 	}
 	expvar.Publish(name, expvar.Func(func() any { return d.Metrics() }))
 	return nil

@@ -2,9 +2,10 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"syscall"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // failureState is the database's failure: the first failure of its write
@@ -32,7 +33,7 @@ func (f *failureState) set(err error) bool {
 // replace records err as the failure in place of the one recorded: a
 // Resume that failed, whose cause is the one a caller needs to see.
 func (f *failureState) replace(err error) {
-	f.cause = fmt.Errorf("%w: %w", ErrBackground, err)
+	f.cause = errs.Errorf("%w: %w", ErrBackground, err)
 	f.recoverable = recoverable(err)
 }
 

@@ -1,9 +1,10 @@
 package simpledb
 
 import (
-	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/manifest"
 )
@@ -67,7 +68,7 @@ func (s *flushScheduler) loop() {
 		case s.resume.asked:
 			s.resume.asked, s.resume.err = false, err
 		default:
-			s.env.fail(fmt.Errorf("flush: %w", err))
+			s.env.fail(errs.Errorf("flush: %w", err))
 		}
 		s.cond.Broadcast()
 	}
@@ -150,7 +151,7 @@ func (s *flushScheduler) flushForResume() error {
 	s.resume.asked = false
 	switch {
 	case s.resume.err != nil:
-		return fmt.Errorf("flush: %w", s.resume.err)
+		return errs.Errorf("flush: %w", s.resume.err)
 	case len(s.imm) > 0:
 		return ErrClosed
 	}

@@ -2,11 +2,12 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/memstore"
@@ -79,7 +80,7 @@ func (d *DB) follow() error {
 			time.Sleep(followConfirmPause)
 		}
 	}
-	return fmt.Errorf("simpledb: catch up with %s: %w", d.dir, ErrOutpaced)
+	return errs.Errorf("simpledb: catch up with %s: %w", d.dir, ErrOutpaced)
 }
 
 // view is what a capture found: the version and the logs' writes.
@@ -99,11 +100,11 @@ type manifestMark struct {
 func markManifest(fsys vfs.FS, dir string) (manifestMark, error) {
 	name, err := manifest.ReadCurrent(fsys, dir)
 	if err != nil {
-		return manifestMark{}, fmt.Errorf("simpledb: %w", err)
+		return manifestMark{}, errs.Errorf("simpledb: %w", err)
 	}
 	info, err := fsys.Stat(filepath.Join(dir, name))
 	if err != nil {
-		return manifestMark{}, fmt.Errorf("simpledb: %w", err)
+		return manifestMark{}, errs.Errorf("simpledb: %w", err)
 	}
 	return manifestMark{name, info.Size()}, nil
 }
@@ -123,7 +124,7 @@ func (d *DB) capture() (*view, error) {
 	}
 	names, err := d.fs.List(d.dir)
 	if err != nil {
-		return nil, fmt.Errorf("simpledb: list %s: %w", d.dir, err)
+		return nil, errs.Errorf("simpledb: list %s: %w", d.dir, err)
 	}
 	v, err := d.followVersion(state)
 	if err != nil {
@@ -150,7 +151,7 @@ func (d *DB) capture() (*view, error) {
 // manifest changed since mark: then a file may have gone under the read.
 func (d *DB) unlessMoved(mark manifestMark, err error) error {
 	if now, merr := markManifest(d.fs, d.dir); merr != nil || now != mark {
-		return fmt.Errorf("%w: %w", errManifestMoved, err)
+		return errs.Errorf("%w: %w", errManifestMoved, err)
 	}
 	return err
 }

@@ -2,9 +2,10 @@ package simpledb
 
 import (
 	"bytes"
-	"fmt"
 	"iter"
 	"slices"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/rangedel"
@@ -79,7 +80,7 @@ func (d *DB) NewPrefixIterator(prefix []byte) (*Iterator, error) {
 // bytewise.
 func (o *Options) checkPrefixOrder() error {
 	if o.Comparator.Name != sstables.Bytewise.Name {
-		return fmt.Errorf("%w: the database orders keys by %q", ErrPrefixOrder, o.Comparator.Name)
+		return errs.Errorf("%w: the database orders keys by %q", ErrPrefixOrder, o.Comparator.Name)
 	}
 	return nil
 }

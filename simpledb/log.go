@@ -2,8 +2,9 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -75,7 +76,7 @@ func (l *logFiles) create(num uint64, recycled manifest.LogInfo) (*logWriter, vf
 	path := filenames.LogPath(l.dir, num)
 	f, err := l.openFile(path, recycled.Num)
 	if err != nil {
-		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
+		return nil, nil, errs.Errorf("simpledb: new log: %w", err)
 	}
 	lw := &logWriter{info: manifest.LogInfo{Num: num, ID: base.NewFileID(recycled.ID)}}
 	lw.Writer, err = recordio.NewWriter(f, logWriterOptions)
@@ -93,7 +94,7 @@ func (l *logFiles) create(num uint64, recycled manifest.LogInfo) (*logWriter, vf
 		if rerr := l.fs.Remove(path); rerr != nil {
 			l.logger.Error("simpledb: delete obsolete file", "file", path, "err", rerr)
 		}
-		return nil, nil, fmt.Errorf("simpledb: new log: %w", err)
+		return nil, nil, errs.Errorf("simpledb: new log: %w", err)
 	}
 	emit(l.events, l.events.listener().LogCreated, LogInfo{Num: num, Path: path, Recycled: recycled.Num})
 	return lw, f, nil

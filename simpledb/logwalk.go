@@ -2,9 +2,10 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"slices"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -75,7 +76,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 	if size > 0 {
 		info, err := w.fsys.Stat(w.path)
 		if err != nil {
-			return nil, fmt.Errorf("simpledb: %w", err)
+			return nil, errs.Errorf("simpledb: %w", err)
 		}
 		if info.Size() < size {
 			cut = true
@@ -94,7 +95,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 		case errors.Is(err, ErrCorruption):
 			out.damage = append(out.damage, err)
 		default:
-			return nil, fmt.Errorf("simpledb: %w", err)
+			return nil, errs.Errorf("simpledb: %w", err)
 		}
 		return out, nil
 	}
@@ -114,7 +115,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 			// The first record is a batch: read the log again from it.
 			r.Close()
 			if r, err = recordio.Open(w.path, ropts); err != nil {
-				return nil, fmt.Errorf("simpledb: %w", err)
+				return nil, errs.Errorf("simpledb: %w", err)
 			}
 		}
 	case w.named:
@@ -143,7 +144,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 			break
 		}
 		if err != nil && !errors.Is(err, ErrCorruption) {
-			return nil, fmt.Errorf("simpledb: %w", err)
+			return nil, errs.Errorf("simpledb: %w", err)
 		}
 		at := damageOffset(err, r.Offset()) // of the record or the damage
 		if size > 0 && at >= size {
@@ -157,7 +158,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 		}
 		if stop != nil {
 			if size > 0 {
-				out.damage = append(out.damage, fmt.Errorf("%w (within the log's recorded %d bytes)", stop, size))
+				out.damage = append(out.damage, errs.Errorf("%w (within the log's recorded %d bytes)", stop, size))
 			} else {
 				pending = append(pending, stop)
 			}
@@ -165,7 +166,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 				if _, err := r.Resync(); err == io.EOF {
 					break
 				} else if err != nil {
-					return nil, fmt.Errorf("simpledb: %w", err)
+					return nil, errs.Errorf("simpledb: %w", err)
 				}
 			}
 			continue
@@ -173,7 +174,7 @@ func (w *logWalk) run() (*logOutcome, error) {
 		end = r.Offset() + r.Info().Size
 		synced := logformat.Synced(w.format, rec)
 		for len(pending) > 0 && pending[0].Offset < synced {
-			out.damage = append(out.damage, fmt.Errorf("%w: the record at offset %d says the log was durable up to %d", pending[0], r.Offset(), synced))
+			out.damage = append(out.damage, errs.Errorf("%w: the record at offset %d says the log was durable up to %d", pending[0], r.Offset(), synced))
 			pending = pending[1:]
 		}
 		if len(pending) > 0 {
@@ -233,7 +234,7 @@ func (w *logWalk) accept(rec []byte) (bad, err error) {
 	last := *w.lastSeq
 	_, _, bad = logformat.Decode(w.format, rec, func(seq uint64, kind base.Kind, key, value []byte) error {
 		if seq <= last {
-			return fmt.Errorf("%w: sequence number %d after %d", logformat.ErrBadBatch, seq, last)
+			return errs.Errorf("%w: sequence number %d after %d", logformat.ErrBadBatch, seq, last)
 		}
 		last = seq
 		if w.apply != nil {
@@ -244,7 +245,7 @@ func (w *logWalk) accept(rec []byte) (bad, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("simpledb: replay %s: %w", w.path, err)
+		return nil, errs.Errorf("simpledb: replay %s: %w", w.path, err)
 	}
 	if bad == nil {
 		*w.lastSeq = last
@@ -299,7 +300,7 @@ type tornTails struct {
 func (t *tornTails) next(num uint64, out *logOutcome) error {
 	var err error
 	if out.batches > 0 && t.torn != nil {
-		err = fmt.Errorf("%w, and log %06d after it holds records", t.torn, num)
+		err = errs.Errorf("%w, and log %06d after it holds records", t.torn, num)
 		t.torn = nil
 	}
 	if t.torn == nil && out.tail != nil {

@@ -1,6 +1,8 @@
 package simpledb
 
-import "fmt"
+import (
+	"github.com/stratadb/strata/internal/errs"
+)
 
 // Flush turns the active memstore into an L0 table now and waits until it
 // (and every memstore before it) is flushed.
@@ -61,10 +63,10 @@ func (d *DB) Compact() error {
 		if outOfSpace(err) && !d.mu.versions.manifestFailed() {
 			// As in the background: a compaction out of space fails
 			// nothing but itself, unless it failed to write the manifest.
-			return fmt.Errorf("simpledb: compact: %w", err)
+			return errs.Errorf("simpledb: compact: %w", err)
 		}
 		if err != nil {
-			return d.setBackgroundError(fmt.Errorf("compaction: %w", err))
+			return d.setBackgroundError(errs.Errorf("compaction: %w", err))
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
 )
@@ -69,7 +71,7 @@ func EncodeCounter(n uint64) []byte {
 // ErrCounterMalformed for a value of another length than 8 bytes.
 func DecodeCounter(value []byte) (uint64, error) {
 	if len(value) != 8 {
-		return 0, fmt.Errorf("%w: %d bytes, a counter is 8", ErrCounterMalformed, len(value))
+		return 0, errs.Errorf("%w: %d bytes, a counter is 8", ErrCounterMalformed, len(value))
 	}
 	return binary.LittleEndian.Uint64(value), nil
 }
@@ -94,7 +96,7 @@ func (m *Merger) fold() func(key, older, newer []byte) ([]byte, error) {
 	return func(key, older, newer []byte) ([]byte, error) {
 		v, err := m.Merge(key, older, newer)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %q: %w", ErrMergeFailed, key, err)
+			return nil, errs.Errorf("%w: key %q: %w", ErrMergeFailed, key, err)
 		}
 		return v, nil
 	}
@@ -111,7 +113,7 @@ func (o *Options) checkOperand(operand []byte) error {
 		return nil
 	}
 	if err := m.CheckOperand(operand); err != nil {
-		return fmt.Errorf("%w: %w", ErrMergeFailed, err)
+		return errs.Errorf("%w: %w", ErrMergeFailed, err)
 	}
 	return nil
 }
@@ -136,9 +138,9 @@ func (o *Options) checkMerger(dir, recorded string) error {
 	case recorded == "":
 		return nil
 	case m == nil:
-		return fmt.Errorf("%w: %s uses the merger %q; open it with Options.Merger set to it", ErrMergerMismatch, dir, recorded)
+		return errs.Errorf("%w: %s uses the merger %q; open it with Options.Merger set to it", ErrMergerMismatch, dir, recorded)
 	case m.Name != recorded:
-		return fmt.Errorf("%w: %s uses the merger %q, not %q", ErrMergerMismatch, dir, recorded, m.Name)
+		return errs.Errorf("%w: %s uses the merger %q, not %q", ErrMergerMismatch, dir, recorded, m.Name)
 	}
 	return nil
 }

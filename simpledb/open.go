@@ -2,7 +2,6 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -37,21 +38,21 @@ func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	o.ReadOnly = o.ReadOnly || o.Follow
 	if fi, err := o.FS.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("simpledb: open %s: %w: it is a file, not a directory", dir, ErrNotDB)
+		return nil, errs.Errorf("simpledb: open %s: %w: it is a file, not a directory", dir, ErrNotDB)
 	}
 	if how := o.createsNothing(); how != "" {
 		if err := checkExistingDir(o.FS, dir, how); err != nil {
 			return nil, err
 		}
 	} else if err := createDir(o.FS, dir); err != nil {
-		return nil, fmt.Errorf("simpledb: create %s: %w", dir, err)
+		return nil, errs.Errorf("simpledb: create %s: %w", dir, err)
 	}
 	var lock io.Closer = noLock{}
 	var createdLock bool
 	if !o.Follow {
 		var err error
 		if lock, createdLock, err = lockDir(&o, dir); err != nil {
-			return nil, fmt.Errorf("simpledb: open %s: %w", dir, err)
+			return nil, errs.Errorf("simpledb: open %s: %w", dir, err)
 		}
 	}
 	d := &DB{
@@ -144,7 +145,7 @@ func (o *Options) createsNothing() string {
 func checkExistingDir(fsys vfs.FS, dir, how string) error {
 	names, err := fsys.List(dir)
 	if err != nil {
-		return fmt.Errorf("simpledb: open %s %s: %w: %w", dir, how, ErrNotDB, err)
+		return errs.Errorf("simpledb: open %s %s: %w: %w", dir, how, ErrNotDB, err)
 	}
 	if slices.Contains(names, filenames.CurrentName) {
 		return nil
@@ -158,7 +159,7 @@ func checkExistingDir(fsys vfs.FS, dir, how string) error {
 // errNoDatabase is the error of an Open that creates nothing (how says
 // why) for a directory that holds no database, nor the files of one.
 func errNoDatabase(dir, how string) error {
-	return fmt.Errorf("simpledb: open %s %s: %w: it holds none, and this Open creates none", dir, how, ErrNotDB)
+	return errs.Errorf("simpledb: open %s %s: %w: it holds none, and this Open creates none", dir, how, ErrNotDB)
 }
 
 // createDir creates dir if it is missing, and makes its entry in the parent
@@ -224,13 +225,13 @@ func (d *DB) recover() error {
 	}
 	names, err := d.fs.List(d.dir)
 	if err != nil {
-		return fmt.Errorf("simpledb: list %s: %w", d.dir, err)
+		return errs.Errorf("simpledb: list %s: %w", d.dir, err)
 	}
 	state := &manifest.State{NextFileNum: 1, LogFormat: logformat.Current}
 	if slices.Contains(names, filenames.CurrentName) {
 		name, err := manifest.ReadCurrent(d.fs, d.dir)
 		if err != nil {
-			return fmt.Errorf("simpledb: %w", err)
+			return errs.Errorf("simpledb: %w", err)
 		}
 		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
 			return err
@@ -247,7 +248,7 @@ func (d *DB) recover() error {
 	if err := d.prove(state, names, recovered); err != nil {
 		if state.Torn != nil {
 			// What the dropped edit recorded was needed after all.
-			return fmt.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.Torn)
+			return errs.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.Torn)
 		}
 		return err
 	}
@@ -288,7 +289,7 @@ func checkNewDir(fsys vfs.FS, dir string, names []string) error {
 	}
 	switch {
 	case foreign != "":
-		return fmt.Errorf("%w: %s holds %s but no %s", ErrNotDB, dir, foreign, filenames.CurrentName)
+		return errs.Errorf("%w: %s holds %s but no %s", ErrNotDB, dir, foreign, filenames.CurrentName)
 	case data != "":
 		return base.Corruptf(filepath.Join(dir, filenames.CurrentName), 0, ErrCorruption, "missing, yet the directory holds %s", data)
 	}
@@ -413,13 +414,13 @@ func replayLogs(o *Options, dir string, nums []uint64, state *manifest.State, la
 			err = r.flush()
 		}
 		if err != nil {
-			return fmt.Errorf("simpledb: replay %s: %w", path, err)
+			return errs.Errorf("simpledb: replay %s: %w", path, err)
 		}
 		if len(out.damage) > 0 {
-			return fmt.Errorf("simpledb: replay: %w", out.damage[0])
+			return errs.Errorf("simpledb: replay: %w", out.damage[0])
 		}
 		if err := tails.next(num, out); err != nil {
-			return fmt.Errorf("simpledb: replay: %w", err)
+			return errs.Errorf("simpledb: replay: %w", err)
 		}
 		if out.tail != nil && torn == nil {
 			torn = out

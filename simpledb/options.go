@@ -1,9 +1,10 @@
 package simpledb
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/manifest"
@@ -204,14 +205,14 @@ func (o *Options) validate() error {
 		{"DiskSlowThreshold", int64(o.DiskSlowThreshold)},
 	} {
 		if f.v < 0 {
-			return fmt.Errorf("%w: %s is %d", ErrInvalidOption, f.name, f.v)
+			return errs.Errorf("%w: %s is %d", ErrInvalidOption, f.name, f.v)
 		}
 	}
 	if o.LevelSizeRatio == 1 {
-		return fmt.Errorf("%w: LevelSizeRatio is 1, which would not grow the levels", ErrInvalidOption)
+		return errs.Errorf("%w: LevelSizeRatio is 1, which would not grow the levels", ErrInvalidOption)
 	}
 	if m := o.Merger; m != nil && (m.Name == "" || m.Merge == nil) {
-		return fmt.Errorf("%w: a Merger needs a Name and a Merge function", ErrInvalidOption)
+		return errs.Errorf("%w: a Merger needs a Name and a Merge function", ErrInvalidOption)
 	}
 	return nil
 }
@@ -302,9 +303,9 @@ func (o WriteOptions) sync(noSync bool) (bool, error) {
 	case NoSync:
 		return false, nil
 	case Sync | NoSync:
-		return false, fmt.Errorf("%w: WriteOptions Sync and NoSync together", ErrInvalidOption)
+		return false, errs.Errorf("%w: WriteOptions Sync and NoSync together", ErrInvalidOption)
 	}
-	return false, fmt.Errorf("%w: WriteOptions %#x, bits %#x undefined", ErrInvalidOption, uint8(o), uint8(o&^(Sync|NoSync)))
+	return false, errs.Errorf("%w: WriteOptions %#x, bits %#x undefined", ErrInvalidOption, uint8(o), uint8(o&^(Sync|NoSync)))
 }
 
 // tableBytesPerSync is how often a table being written starts its

@@ -1,11 +1,12 @@
 package simpledb
 
 import (
-	"fmt"
 	"iter"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -263,7 +264,7 @@ func (o *oracle) certify(t *readSet, ahead iter.Seq[*Batch]) error {
 // worth, done reporting whether it reached the last. The caller holds o.mu.
 func (o *oracle) check(t *readSet, limit int) (done bool, err error) {
 	if t.certified < o.dropped {
-		return false, fmt.Errorf("%w: writes above %d are not all checked, and those up to %d were dropped", ErrTxnTooOld, t.certified, o.dropped)
+		return false, errs.Errorf("%w: writes above %d are not all checked, and those up to %d were dropped", ErrTxnTooOld, t.certified, o.dropped)
 	}
 	i := sort.Search(len(o.writes), func(i int) bool { return o.writes[i].seq > t.certified })
 	for n := 0; i < len(o.writes); i++ {

@@ -1,7 +1,7 @@
 package simpledb
 
 import (
-	"fmt"
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/vfs"
 )
@@ -30,7 +30,7 @@ func (p *commitPipeline) closeLog() (size int64, err error) {
 	}
 	size = p.log.w.Size()
 	if err := p.log.w.Close(); err != nil {
-		p.failLog(fmt.Errorf("close log: %w", err))
+		p.failLog(errs.Errorf("close log: %w", err))
 		return 0, p.env.failure()
 	}
 	p.sync.mu.Lock()

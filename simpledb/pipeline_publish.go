@@ -2,7 +2,8 @@ package simpledb
 
 import (
 	"cmp"
-	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/logformat"
@@ -109,7 +110,7 @@ func (p *commitPipeline) apply(g *commitGroup) {
 		if err != nil {
 			// Some of its entries may be in the memstore, unpublished:
 			// nothing later may publish them.
-			g.err = p.failLog(fmt.Errorf("apply: %w", err))
+			g.err = p.failLog(errs.Errorf("apply: %w", err))
 			return
 		}
 	}

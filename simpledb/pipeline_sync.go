@@ -1,8 +1,9 @@
 package simpledb
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // syncLog is stage 2: it returns once the log is durable up to end, or
@@ -59,7 +60,7 @@ func (p *commitPipeline) syncLog(end uint64) {
 		if err != nil {
 			// Recorded before the fsync counts as finished, so that a
 			// rotation waiting for it finds the log failed.
-			p.failLog(fmt.Errorf("sync log: %w", err))
+			p.failLog(errs.Errorf("sync log: %w", err))
 		}
 
 		p.sync.mu.Lock()
@@ -84,11 +85,11 @@ func (p *commitPipeline) syncLog(end uint64) {
 // recorded first, so that no writer sees the log failed and the database
 // not.
 func (p *commitPipeline) failLog(err error) error {
-	p.env.fail(fmt.Errorf("write: %w", err))
+	p.env.fail(errs.Errorf("write: %w", err))
 	p.sync.mu.Lock()
 	defer p.sync.mu.Unlock()
 	if p.sync.err == nil {
-		p.sync.err = fmt.Errorf("%w: %w: write: %w", ErrWriteOutcomeUnknown, ErrBackground, err)
+		p.sync.err = errs.Errorf("%w: %w: write: %w", ErrWriteOutcomeUnknown, ErrBackground, err)
 		p.logFailed.Store(true)
 		p.sync.cond.Broadcast()
 	}

@@ -1,8 +1,9 @@
 package simpledb
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/manifest"
 )
@@ -93,7 +94,7 @@ func (d *DB) Resume() error {
 	defer d.mu.Unlock()
 	if err != nil {
 		// The latest cause is the one a caller needs to see.
-		d.mu.failure.replace(fmt.Errorf("resume: %w", err))
+		d.mu.failure.replace(errs.Errorf("resume: %w", err))
 		d.startAutoResume()
 		return d.mu.failure.err()
 	}

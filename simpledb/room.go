@@ -1,8 +1,9 @@
 package simpledb
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/manifest"
 )
@@ -18,7 +19,7 @@ func (d *DB) backgroundError() error {
 func (d *DB) fail(err error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.setBackgroundError(fmt.Errorf("write: %w", err))
+	return d.setBackgroundError(errs.Errorf("write: %w", err))
 }
 
 // setBackgroundError records the first failure and wakes stalled writers.
@@ -116,7 +117,7 @@ wait:
 			}
 			if d.mu.compaction.pausedBy() != nil {
 				// Only a compaction makes room in L0, and it waits for space.
-				err = fmt.Errorf("%w: compaction: %w", ErrBackground, d.mu.compaction.pausedBy())
+				err = errs.Errorf("%w: compaction: %w", ErrBackground, d.mu.compaction.pausedBy())
 				break wait
 			}
 		case d.mu.memstores.immutable() < d.opts.MaxImmutableMemstores:

@@ -3,9 +3,10 @@ package simpledb
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"sync"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 )
@@ -56,7 +57,7 @@ func (d *DB) NewSequence(key []byte, lease uint64) (*Sequence, error) {
 	d.seqMu.Lock()
 	if d.sequences[string(key)] {
 		d.seqMu.Unlock()
-		return nil, fmt.Errorf("%w: %q", ErrSequenceInUse, key)
+		return nil, errs.Errorf("%w: %q", ErrSequenceInUse, key)
 	}
 	if d.sequences == nil {
 		d.sequences = make(map[string]bool)
@@ -68,7 +69,7 @@ func (d *DB) NewSequence(key []byte, lease uint64) (*Sequence, error) {
 	v, err := d.Get(key)
 	switch {
 	case err == nil && len(v) != 8:
-		err = fmt.Errorf("%w: %q holds %d bytes", ErrSequenceMalformed, key, len(v))
+		err = errs.Errorf("%w: %q holds %d bytes", ErrSequenceMalformed, key, len(v))
 	case err == nil:
 		s.next = binary.BigEndian.Uint64(v)
 	case errors.Is(err, ErrNotFound):
@@ -97,7 +98,7 @@ func (s *Sequence) Next() (uint64, error) {
 	}
 	if s.next == s.leased {
 		if s.leased == math.MaxUint64 {
-			return 0, fmt.Errorf("%w: %q", ErrSequenceExhausted, s.key)
+			return 0, errs.Errorf("%w: %q", ErrSequenceExhausted, s.key)
 		}
 		// Synced whatever Options.NoSync says: a lease lost to a crash
 		// would hand its ids out again.
@@ -133,7 +134,7 @@ func (s *Sequence) Release() error {
 // store writes next under the key, synced.
 func (s *Sequence) store(next uint64) error {
 	if err := s.db.Put(s.key, binary.BigEndian.AppendUint64(nil, next), Sync); err != nil {
-		return fmt.Errorf("simpledb: sequence %q: %w", s.key, err)
+		return errs.Errorf("simpledb: sequence %q: %w", s.key, err)
 	}
 	return nil
 }

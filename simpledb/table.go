@@ -2,9 +2,10 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
@@ -111,7 +112,7 @@ func (c *tableCache) openReader(info manifest.TableInfo, loadOnRead bool) (*ssta
 		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
 	}
 	if errors.Is(err, ErrComparatorMismatch) {
-		return nil, fmt.Errorf("simpledb: open table %d: %w", info.Num, err)
+		return nil, errs.Errorf("simpledb: open table %d: %w", info.Num, err)
 	}
 	// A table cut or grown is damaged even if what is left reads as one.
 	// (An open Reader knows its file's size; a damaged one may be cut.)
@@ -128,7 +129,7 @@ func (c *tableCache) openReader(info manifest.TableInfo, loadOnRead bool) (*ssta
 		return nil, base.Corruptf(path, size, ErrCorruption, "the table ends here; the manifest recorded %d bytes", info.Size)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("simpledb: open table %d: %w", info.Num, err)
+		return nil, errs.Errorf("simpledb: open table %d: %w", info.Num, err)
 	}
 	if err := checkTableID(path, r.Metadata().ID, info.ID); err != nil {
 		r.Close()

@@ -2,7 +2,8 @@ package simpledb
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/memstore"
@@ -91,7 +92,7 @@ func (d *DB) Update(retries int, fn func(*Txn) error) error {
 // ErrTxnDone, having written nothing.
 func (d *DB) UpdateWith(opts WriteOptions, retries int, fn func(*Txn) error) error {
 	if retries < 0 {
-		return fmt.Errorf("%w: retries %d: it counts the runs after the first", ErrInvalidOption, retries)
+		return errs.Errorf("%w: retries %d: it counts the runs after the first", ErrInvalidOption, retries)
 	}
 	if _, err := opts.sync(d.opts.NoSync); err != nil {
 		return err

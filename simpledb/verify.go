@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/logformat"
@@ -95,7 +97,7 @@ func Verify(dir string, opts *Options, progress func(bytes int64)) (*VerifyRepor
 		}
 		suspect = found
 	}
-	return nil, fmt.Errorf("simpledb: verify %s: %w", dir, ErrOutpaced)
+	return nil, errs.Errorf("simpledb: verify %s: %w", dir, ErrOutpaced)
 }
 
 type verifier struct {
@@ -144,7 +146,7 @@ func (v *verifier) run() error {
 	}
 	names, err := v.opts.FS.List(v.dir)
 	if err != nil {
-		return fmt.Errorf("simpledb: verify: %w", err)
+		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	state, err := v.manifest(names)
 	if err != nil {
@@ -202,7 +204,7 @@ func (v *verifier) run() error {
 	if state.Torn != nil && len(v.report.Damage) > 0 {
 		// What the dropped edit recorded may be what is missing, as
 		// Open says too.
-		v.damage(fmt.Errorf("the manifest's last edit was dropped as torn: %w", state.Torn))
+		v.damage(errs.Errorf("the manifest's last edit was dropped as torn: %w", state.Torn))
 	}
 	return nil
 }
@@ -215,7 +217,7 @@ func (v *verifier) manifest(names []string) (*manifest.State, error) {
 	}
 	name, err := manifest.ReadCurrent(v.opts.FS, v.dir)
 	if err != nil {
-		v.damage(fmt.Errorf("simpledb: verify: %w", err))
+		v.damage(errs.Errorf("simpledb: verify: %w", err))
 		return nil, nil
 	}
 	path := filepath.Join(v.dir, name)
@@ -246,7 +248,7 @@ func (v *verifier) levels(state *manifest.State) {
 		slices.SortFunc(tables, func(a, b manifest.TableInfo) int { return cmp(a.Smallest, b.Smallest) })
 		for i := 1; i < len(tables); i++ {
 			if a, b := tables[i-1], tables[i]; cmp(a.Largest, b.Smallest) >= 0 {
-				v.damage(fmt.Errorf("%w: %s: L%d's tables %06d and %06d overlap", ErrCorruption, v.report.Manifest, level, a.Num, b.Num))
+				v.damage(errs.Errorf("%w: %s: L%d's tables %06d and %06d overlap", ErrCorruption, v.report.Manifest, level, a.Num, b.Num))
 			}
 		}
 	}
@@ -262,7 +264,7 @@ func (v *verifier) table(info manifest.TableInfo, level int) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("simpledb: verify: %w", err)
+		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	if !stat.Mode().IsRegular() {
 		return base.Corruptf(path, 0, ErrCorruption, "not a regular file (%v)", stat.Mode().Type())
@@ -281,7 +283,7 @@ func (v *verifier) table(info manifest.TableInfo, level int) error {
 	st, err := sstables.VerifyFile(path, ropts, v.damage)
 	v.report.Entries += st.Entries
 	if err != nil {
-		return fmt.Errorf("simpledb: verify: %w", err)
+		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	return nil
 }
@@ -295,7 +297,7 @@ func (v *verifier) tableMetadata(path string, info manifest.TableInfo, ropts *ss
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("simpledb: verify: %w", err)
+		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	defer r.Close()
 	m := r.Metadata()
@@ -322,7 +324,7 @@ func (v *verifier) log(num uint64, info manifest.LogInfo, named bool, format uin
 	path := filenames.LogPath(v.dir, num)
 	stat, err := v.opts.FS.Stat(path)
 	if err != nil {
-		return fmt.Errorf("simpledb: verify: %w", err)
+		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	if !stat.Mode().IsRegular() {
 		return base.Corruptf(path, 0, ErrCorruption, "not a regular file (%v)", stat.Mode().Type())
@@ -332,7 +334,7 @@ func (v *verifier) log(num uint64, info manifest.LogInfo, named bool, format uin
 	w := &logWalk{fsys: v.opts.FS, path: path, num: num, info: info, named: named, format: format, lastSeq: &v.lastSeq}
 	out, err := w.run()
 	if err != nil {
-		return fmt.Errorf("simpledb: verify: %w", err)
+		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	for _, err := range out.damage {
 		v.damage(err)

@@ -1,10 +1,11 @@
 package simpledb
 
 import (
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/logformat"
@@ -104,7 +105,7 @@ func (vs *versionSet) writeNewManifest(logs []manifest.LogInfo) error {
 	path := filenames.ManifestPath(vs.dir, num)
 	w, err := recordio.Create(path, manifest.FileOptions(vs.fs))
 	if err != nil {
-		return fmt.Errorf("simpledb: new manifest: %w", err)
+		return errs.Errorf("simpledb: new manifest: %w", err)
 	}
 	snapshot := &manifest.Edit{Comparator: vs.cmpName, Merger: vs.mergeName, LogNum: vs.logNum, NextFileNum: vs.nextFileNum,
 		LastSeq: vs.flushedSeq, LogFormat: logformat.Current, Logs: logs}
@@ -115,7 +116,7 @@ func (vs *versionSet) writeNewManifest(logs []manifest.LogInfo) error {
 	}
 	if _, err := w.WriteSync(snapshot.Encode()); err != nil {
 		w.Close()
-		return fmt.Errorf("simpledb: new manifest: %w", err)
+		return errs.Errorf("simpledb: new manifest: %w", err)
 	}
 	if err := manifest.WriteCurrent(vs.fs, vs.dir, filepath.Base(path)); err != nil {
 		w.Close()
@@ -160,7 +161,7 @@ func (vs *versionSet) writeEdit(edit *manifest.Edit) error {
 	}
 	edit.NextFileNum = vs.nextFileNum
 	if _, err := vs.manifest.w.WriteSync(edit.Encode()); err != nil {
-		vs.manifest.err = fmt.Errorf("manifest: %w", err)
+		vs.manifest.err = errs.Errorf("manifest: %w", err)
 		return vs.manifest.err
 	}
 	return nil

@@ -1,8 +1,9 @@
 package simpledb
 
 import (
-	"fmt"
 	"sync"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/sstables"
@@ -83,7 +84,7 @@ func (d *DB) writeOp(kind base.Kind, key, value []byte, opts WriteOptions) error
 // keys bytewise.
 func (o *Options) checkRangeDelOrder() error {
 	if o.Comparator.Name != sstables.Bytewise.Name {
-		return fmt.Errorf("%w: the database orders keys by %q", ErrRangeDelOrder, o.Comparator.Name)
+		return errs.Errorf("%w: the database orders keys by %q", ErrRangeDelOrder, o.Comparator.Name)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
 	"github.com/stratadb/strata/internal/offheap"
@@ -115,11 +117,11 @@ func (r *Reader) done(lk *lookup) {
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	o := opts.withDefaults()
 	if o.CacheID&ownIDBit != 0 {
-		return nil, fmt.Errorf("%w: open %s with CacheID %#x", ErrBadCacheID, name, o.CacheID)
+		return nil, errs.Errorf("%w: open %s with CacheID %#x", ErrBadCacheID, name, o.CacheID)
 	}
 	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: o.NoMmap})
 	if err != nil {
-		return nil, fmt.Errorf("sstables: %w", err)
+		return nil, errs.Errorf("sstables: %w", err)
 	}
 	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, rr: rr, cmp: o.Comparator.Compare, bytewise: o.Comparator == Bytewise}
 	if r.id == 0 {
@@ -146,7 +148,7 @@ func ReadMetadata(name string, opts *ReaderOptions) (Metadata, error) {
 	o := opts.withDefaults()
 	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: true})
 	if err != nil {
-		return Metadata{}, fmt.Errorf("sstables: %w", err)
+		return Metadata{}, errs.Errorf("sstables: %w", err)
 	}
 	defer rr.Close()
 	r := &Reader{name: name, rr: rr, cmp: o.Comparator.Compare}
@@ -169,7 +171,7 @@ func (r *Reader) loadProperties(cmp *Comparator) (footer, int64, error) {
 	case errors.Is(err, ErrCorruption), errors.Is(err, io.EOF): // io.EOF: the file ends in zeros
 		return footer{}, 0, base.Corruptf(r.name, footOff, ErrBadFooter, "%v", err)
 	case err != nil:
-		return footer{}, 0, fmt.Errorf("sstables: %w", err)
+		return footer{}, 0, errs.Errorf("sstables: %w", err)
 	}
 	f, err := decodeFooter(raw, uint64(footOff))
 	if err != nil {
@@ -187,7 +189,7 @@ func (r *Reader) loadProperties(cmp *Comparator) (footer, int64, error) {
 		return footer{}, 0, base.Corruptf(r.name, int64(f.props.Offset), ErrBadProperties, "format version %d, the footer's is %d", r.meta.FormatVersion, f.version)
 	}
 	if r.meta.Comparator != cmp.Name {
-		return footer{}, 0, fmt.Errorf("sstables: %w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
+		return footer{}, 0, errs.Errorf("sstables: %w: %s uses %q, not %q", ErrComparatorMismatch, r.name, r.meta.Comparator, cmp.Name)
 	}
 	return f, footOff, nil
 }
@@ -416,7 +418,7 @@ func (r *Reader) readBlock(h BlockHandle, buf []byte) ([]byte, bool, error) {
 	case errors.Is(err, recordio.ErrClosed):
 		return nil, false, ErrClosed
 	}
-	return nil, false, fmt.Errorf("sstables: %w", err)
+	return nil, false, errs.Errorf("sstables: %w", err)
 }
 
 // tableBlock reads the index or the filter block at h for loadBlocks,

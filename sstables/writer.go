@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
 	"github.com/stratadb/strata/internal/rangedel"
@@ -69,7 +71,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	o := opts.withDefaults()
 	codec, err := o.Compression.Codec()
 	if err != nil {
-		return nil, fmt.Errorf("sstables: %w", err)
+		return nil, errs.Errorf("sstables: %w", err)
 	}
 	w := &Writer{
 		name:    name,
@@ -93,7 +95,7 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	}
 	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Compression: o.Compression, BytesPerSync: o.BytesPerSync})
 	if err != nil {
-		return nil, fmt.Errorf("sstables: %w", err)
+		return nil, errs.Errorf("sstables: %w", err)
 	}
 	w.rw = rw
 	return w, nil
@@ -124,14 +126,14 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 		return err
 	}
 	if seq > MaxSeq {
-		return fmt.Errorf("%w: %d", ErrBadSeq, seq)
+		return errs.Errorf("%w: %d", ErrBadSeq, seq)
 	}
 	newKey := true
 	if len(w.lastKey) > 0 {
 		// compareInternal inlined, to compare the keys once.
 		c := w.cmp(key, w.lastKey)
 		if c < 0 || c == 0 && seq >= w.lastSeq {
-			return fmt.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
+			return errs.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
 		}
 		newKey = c != 0
 	}
@@ -342,7 +344,7 @@ func (w *Writer) discard() {
 
 func (w *Writer) fail(err error) error {
 	if w.err == nil {
-		w.err = fmt.Errorf("sstables: write %s: %w", w.name, err)
+		w.err = errs.Errorf("sstables: write %s: %w", w.name, err)
 	}
 	return w.err
 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // CreateMapped creates the named file for appending through a shared
@@ -99,7 +101,7 @@ func mappable(f *os.File) (bool, error) {
 func newMappedFile(f *os.File, opts MappedOptions, allocated int64) (*mappedFile, error) {
 	if ok, err := mappable(f); err != nil || !ok {
 		if err == nil {
-			err = fmt.Errorf("vfs: mapped %s: %w: not a filesystem logs are mapped on", f.Name(), errors.ErrUnsupported)
+			err = errs.Errorf("vfs: mapped %s: %w: not a filesystem logs are mapped on", f.Name(), errors.ErrUnsupported)
 		}
 		return nil, err
 	}
@@ -107,7 +109,7 @@ func newMappedFile(f *os.File, opts MappedOptions, allocated int64) (*mappedFile
 	first := m.mapChunk(0)
 	if first.err != nil {
 		if unsupported(first.err) {
-			return nil, fmt.Errorf("vfs: mapped %s: %w: %w", f.Name(), errors.ErrUnsupported, first.err)
+			return nil, errs.Errorf("vfs: mapped %s: %w: %w", f.Name(), errors.ErrUnsupported, first.err)
 		}
 		return nil, first.err
 	}
@@ -249,7 +251,7 @@ func (m *mappedFile) Write(p []byte) (int, error) {
 				what = "a store faulted, and so did write(2)"
 			}
 			if _, err := m.f.WriteAt(p[n:n+c], m.size); err != nil {
-				m.err = fmt.Errorf("vfs: mapped %s: %s: %w", m.f.Name(), what, err)
+				m.err = errs.Errorf("vfs: mapped %s: %s: %w", m.f.Name(), what, err)
 				return n, m.err
 			}
 		}

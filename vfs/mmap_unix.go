@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 const mmapSupported = true
@@ -31,7 +33,7 @@ func mapFile(name string) (MappedFile, error) {
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("vfs: mmap %s: %w", name, err)
+		return nil, errs.Errorf("vfs: mmap %s: %w", name, err)
 	}
 	return &mapping{name: name, data: data}, nil
 }

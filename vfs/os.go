@@ -2,11 +2,12 @@ package vfs
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // osFS implements FS with package os.
@@ -50,7 +51,7 @@ func (osFS) SyncDir(dir string) error {
 	}
 	if err := d.Sync(); err != nil {
 		d.Close()
-		return fmt.Errorf("vfs: sync directory %s: %w", dir, err)
+		return errs.Errorf("vfs: sync directory %s: %w", dir, err)
 	}
 	return d.Close()
 }
@@ -66,7 +67,7 @@ func (osFS) Lock(name string) (io.Closer, error) {
 		if errors.Is(err, ErrLocked) {
 			return nil, &lockedError{name}
 		}
-		return nil, fmt.Errorf("vfs: lock %s: %w", name, err)
+		return nil, errs.Errorf("vfs: lock %s: %w", name, err)
 	}
 	return lock, nil
 }

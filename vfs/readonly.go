@@ -1,9 +1,10 @@
 package vfs
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // ReadOnlyFile is an immutable file opened for random reads. ReadAt is safe
@@ -46,7 +47,7 @@ func OpenReadOnly(fsys FS, name string, useMmap bool) (ReadOnlyFile, error) {
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("vfs: stat %s: %w", name, err)
+		return nil, errs.Errorf("vfs: stat %s: %w", name, err)
 	}
 	return sizedFile{File: f, size: info.Size()}, nil
 }

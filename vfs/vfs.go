@@ -2,9 +2,10 @@ package vfs
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // ErrLocked is returned by FS.Lock when the lock is already held. Where
@@ -164,7 +165,7 @@ func LinkOrCopy(fsys FS, oldname, newname string) (linked bool, err error) {
 		return err == nil, err
 	}
 	if err := copyFile(fsys, oldname, newname); err != nil {
-		return false, fmt.Errorf("vfs: copy %s to %s: %w", oldname, newname, err)
+		return false, errs.Errorf("vfs: copy %s to %s: %w", oldname, newname, err)
 	}
 	return false, nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/inspect"
 	"github.com/stratadb/strata/internal/units"
 	"github.com/stratadb/strata/simpledb"
@@ -33,7 +35,7 @@ func openDB(c *cli, dir string, readOnly bool, create bool) (*simpledb.DB, error
 	opts.Merger = merger
 	db, err := simpledb.Open(dir, opts)
 	if errors.Is(err, simpledb.ErrLocked) {
-		return nil, fmt.Errorf("%s is in use by another process: %w", dir, err)
+		return nil, errs.Errorf("%s is in use by another process: %w", dir, err)
 	}
 	return db, mergerHint(err)
 }
@@ -315,7 +317,7 @@ func dbGet(c *cli, args []string) error {
 	defer db.Close()
 	v, err := db.Get(key)
 	if errors.Is(err, simpledb.ErrNotFound) {
-		return fmt.Errorf("key %s: %w", c.out.key(key), err)
+		return errs.Errorf("key %s: %w", c.out.key(key), err)
 	}
 	if err != nil {
 		return err
@@ -369,7 +371,7 @@ func writeDB(c *cli, dir string, create bool, write func(*simpledb.DB) error) er
 func dbVerify(c *cli, args []string) error {
 	dir := args[0]
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("%w: %s is not a database directory", simpledb.ErrNotDB, dir)
+		return errs.Errorf("%w: %s is not a database directory", simpledb.ErrNotDB, dir)
 	}
 	bar := newProgress(c.stderr, dirSize(dir), "verify", true)
 	report, err := simpledb.Verify(dir, nil, bar.add)
@@ -469,14 +471,15 @@ func dbCheckpoint(c *cli, args []string) error {
 }
 
 // printDamage prints each damage: its file and offset where it names
-// them.
+// them, after "damage:" in place of the package that found it.
 func printDamage(p *printer, damage []error) {
 	for _, err := range damage {
+		msg, _ := errs.Unnamed(err.Error())
 		if !p.json {
-			p.line("damage: %v", err)
+			p.line("damage: %s", msg)
 			continue
 		}
-		obj := map[string]any{"type": "damage", "error": err.Error()}
+		obj := map[string]any{"type": "damage", "error": msg}
 		var ce *sstables.CorruptionError
 		if errors.As(err, &ce) {
 			obj["file"], obj["offset"] = ce.Path, ce.Offset

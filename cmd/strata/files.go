@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/inspect"
 	"github.com/stratadb/strata/internal/units"
 	"github.com/stratadb/strata/recordio"
@@ -240,7 +242,7 @@ func sstDump(c *cli, args []string) error {
 	}
 	r, err := sstables.Open(path, &sstables.ReaderOptions{NoMmap: true})
 	if errors.Is(err, sstables.ErrCorruption) && !errors.Is(err, recordio.ErrUnknownVersion) {
-		return fmt.Errorf("%s is not a table, or a damaged one: %w", path, err)
+		return errs.Errorf("%s is not a table, or a damaged one: %w", path, err)
 	}
 	if err != nil {
 		return notA(path, "a table", err)

@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
-	"fmt"
 	"strings"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/simpledb"
 )
@@ -117,7 +118,7 @@ func operands(v []byte) [][]byte {
 // this build does not ship what to do about it.
 func mergerHint(err error) error {
 	if errors.Is(err, simpledb.ErrMergerMismatch) {
-		return fmt.Errorf("%w (strata ships %s; --merger none opens it read-only, its operands unfolded)", err, strings.Join(mergerNames(), ", "))
+		return errs.Errorf("%w (strata ships %s; --merger none opens it read-only, its operands unfolded)", err, strings.Join(mergerNames(), ", "))
 	}
 	return err
 }

@@ -3,6 +3,8 @@ package base
 import (
 	"fmt"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/recordio"
 )
 
@@ -15,6 +17,13 @@ var ErrCorruption = recordio.ErrCorruption
 type CorruptionError = recordio.CorruptionError
 
 // Corruptf returns a *CorruptionError for the file at path and offset off.
+// An error among args enters the detail without its package's name: the
+// message names one, that of kind.
 func Corruptf(path string, off int64, kind error, format string, args ...any) *CorruptionError {
+	for i, a := range args {
+		if err, ok := a.(error); ok && err != nil {
+			args[i], _ = errs.Unnamed(err.Error())
+		}
+	}
 	return &CorruptionError{Path: path, Offset: off, Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }

@@ -3,6 +3,8 @@ package base
 import (
 	"errors"
 	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // MaxKeySize is the longest key any layer accepts, 64 KiB: one limit, so
@@ -29,7 +31,7 @@ func CheckKey(key []byte) error {
 	case len(key) == 0:
 		return ErrEmptyKey
 	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
+		return errs.Errorf("%w: %d bytes", ErrKeyTooLarge, len(key))
 	}
 	return nil
 }
@@ -38,7 +40,7 @@ func CheckKey(key []byte) error {
 // PointKind).
 func CheckKind(kind Kind) error {
 	if !PointKind(kind) {
-		return fmt.Errorf("%w: %v", ErrBadKind, kind)
+		return errs.Errorf("%w: %v", ErrBadKind, kind)
 	}
 	return nil
 }

@@ -2,10 +2,11 @@ package bloom
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"unsafe"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/offheap"
 )
@@ -136,14 +137,14 @@ type Filter struct {
 // Decode checks and wraps encoded filter bytes.
 func Decode(data []byte) (*Filter, error) {
 	if len(data) < blockBytes+2 || (len(data)-2)%blockBytes != 0 {
-		return nil, fmt.Errorf("%w: length %d", ErrMalformed, len(data))
+		return nil, errs.Errorf("%w: length %d", ErrMalformed, len(data))
 	}
 	if tag := data[len(data)-1]; tag != formatTag {
-		return nil, fmt.Errorf("%w: unknown format %d", ErrMalformed, tag)
+		return nil, errs.Errorf("%w: unknown format %d", ErrMalformed, tag)
 	}
 	k := int(data[len(data)-2])
 	if k < 1 || k > maxProbes {
-		return nil, fmt.Errorf("%w: %d probes", ErrMalformed, k)
+		return nil, errs.Errorf("%w: %d probes", ErrMalformed, k)
 	}
 	return &Filter{blocks: data[:len(data)-2], nblocks: (len(data) - 2) / blockBytes, k: k}, nil
 }

@@ -52,7 +52,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/internal/base"
 )
@@ -148,12 +149,12 @@ func Stamp(format uint64, rec []byte) uint32 {
 func Decode(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key, value []byte) error) (uint64, uint32, error) {
 	header := headerSize(format)
 	if len(data) < header {
-		return 0, 0, fmt.Errorf("%w: %d-byte header", ErrBadBatch, len(data))
+		return 0, 0, errs.Errorf("%w: %d-byte header", ErrBadBatch, len(data))
 	}
 	seq := binary.LittleEndian.Uint64(data)
 	count := binary.LittleEndian.Uint32(data[8:])
 	if seq == 0 || seq > base.MaxSeq || uint64(count) > base.MaxSeq-seq+1 {
-		return 0, 0, fmt.Errorf("%w: seq %d count %d", ErrBadBatch, seq, count)
+		return 0, 0, errs.Errorf("%w: seq %d count %d", ErrBadBatch, seq, count)
 	}
 	if err := decodeOps(format, data[header:], seq, count, fn); err != nil {
 		return 0, 0, err
@@ -165,7 +166,7 @@ func Decode(format uint64, data []byte, fn func(seq uint64, kind base.Kind, key,
 // not hold its sequence number yet: count says how many ops it holds.
 func Ops(data []byte, count uint32, fn func(kind base.Kind, key, value []byte)) error {
 	if len(data) < headerSize(Current) {
-		return fmt.Errorf("%w: %d-byte header", ErrBadBatch, len(data))
+		return errs.Errorf("%w: %d-byte header", ErrBadBatch, len(data))
 	}
 	return decodeOps(Current, data[headerSize(Current):], 1, count, func(_ uint64, kind base.Kind, key, value []byte) error {
 		fn(kind, key, value)
@@ -186,19 +187,19 @@ func decodeOps(format uint64, p []byte, seq uint64, count uint32, fn func(seq ui
 	}
 	for i := range count {
 		if len(p) == 0 {
-			return fmt.Errorf("%w: %d of %d ops", ErrBadBatch, i, count)
+			return errs.Errorf("%w: %d of %d ops", ErrBadBatch, i, count)
 		}
 		kind := base.Kind(p[0])
 		p = p[1:]
 		key, ok := field()
 		if !ok || len(key) == 0 && kind != base.KindRangeDelete {
-			return fmt.Errorf("%w: op %d key", ErrBadBatch, i)
+			return errs.Errorf("%w: op %d key", ErrBadBatch, i)
 		}
 		var value []byte
 		switch {
 		case kind == base.KindSet, kind == base.KindMerge && format >= Merge:
 			if value, ok = field(); !ok {
-				return fmt.Errorf("%w: op %d value", ErrBadBatch, i)
+				return errs.Errorf("%w: op %d value", ErrBadBatch, i)
 			}
 		case kind == base.KindDelete:
 		case kind == base.KindRangeDelete && format >= RangeDel:
@@ -206,10 +207,10 @@ func decodeOps(format uint64, p []byte, seq uint64, count uint32, fn func(seq ui
 			value, ok = field()
 			if !ok || len(key) > base.MaxKeySize || len(value) > base.MaxKeySize ||
 				len(key) > 0 && len(value) > 0 && bytes.Compare(key, value) >= 0 {
-				return fmt.Errorf("%w: op %d range", ErrBadBatch, i)
+				return errs.Errorf("%w: op %d range", ErrBadBatch, i)
 			}
 		default:
-			return fmt.Errorf("%w: op %d kind %d", ErrBadBatch, i, kind)
+			return errs.Errorf("%w: op %d kind %d", ErrBadBatch, i, kind)
 		}
 		if fn != nil {
 			if err := fn(seq+uint64(i), kind, key, value); err != nil {
@@ -218,7 +219,7 @@ func decodeOps(format uint64, p []byte, seq uint64, count uint32, fn func(seq ui
 		}
 	}
 	if len(p) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", ErrBadBatch, len(p))
+		return errs.Errorf("%w: %d trailing bytes", ErrBadBatch, len(p))
 	}
 	return nil
 }

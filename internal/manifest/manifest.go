@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/logformat"
@@ -157,12 +159,12 @@ func DecodeEdit(b []byte) (Edit, error) {
 	for len(b) > 0 {
 		tag, n := binary.Uvarint(b)
 		if n <= 0 {
-			return e, fmt.Errorf("%w: field tag", ErrBadEdit)
+			return e, errs.Errorf("%w: field tag", ErrBadEdit)
 		}
 		b = b[n:]
 		length, n := binary.Uvarint(b)
 		if n <= 0 || length > uint64(len(b)-n) {
-			return e, fmt.Errorf("%w: field %d length", ErrBadEdit, tag)
+			return e, errs.Errorf("%w: field %d length", ErrBadEdit, tag)
 		}
 		v := b[n : n+int(length)]
 		b = b[n+int(length):]
@@ -204,10 +206,10 @@ func DecodeEdit(b []byte) (Edit, error) {
 			}
 			e.Added = append(e.Added, LevelTable{Level: int(level), Info: t})
 		default:
-			return e, fmt.Errorf("%w: unknown field %d", ErrBadEdit, tag)
+			return e, errs.Errorf("%w: unknown field %d", ErrBadEdit, tag)
 		}
 		if r.err == nil && len(r.b) != 0 {
-			r.err = fmt.Errorf("%w: field %d has %d trailing bytes", ErrBadEdit, tag, len(r.b))
+			r.err = errs.Errorf("%w: field %d has %d trailing bytes", ErrBadEdit, tag, len(r.b))
 		}
 		if r.err != nil {
 			return e, r.err
@@ -251,7 +253,7 @@ func (r *editReader) checkLevel(level uint64) {
 
 func (r *editReader) fail(msg string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", ErrBadEdit, msg)
+		r.err = errs.Errorf("%w: %s", ErrBadEdit, msg)
 	}
 }
 
@@ -283,11 +285,11 @@ func (s *State) Named(num uint64) bool {
 
 func (s *State) Apply(e *Edit) error {
 	if e.Comparator != "" && e.Comparator != s.Comparator {
-		return fmt.Errorf("%w: the database uses %q, not %q", base.ErrComparatorMismatch, e.Comparator, s.Comparator)
+		return errs.Errorf("%w: the database uses %q, not %q", base.ErrComparatorMismatch, e.Comparator, s.Comparator)
 	}
 	for _, d := range e.Deleted {
 		if _, ok := s.Levels[d.Level][d.Info.Num]; !ok {
-			return fmt.Errorf("%w: deletes table %d, not in L%d", ErrBadEdit, d.Info.Num, d.Level)
+			return errs.Errorf("%w: deletes table %d, not in L%d", ErrBadEdit, d.Info.Num, d.Level)
 		}
 		delete(s.Levels[d.Level], d.Info.Num)
 	}
@@ -372,7 +374,7 @@ func WriteCurrent(fsys vfs.FS, dir, manifest string) error {
 		err = fsys.SyncDir(dir)
 	}
 	if err != nil {
-		return fmt.Errorf("simpledb: write CURRENT: %w", err)
+		return errs.Errorf("simpledb: write CURRENT: %w", err)
 	}
 	return nil
 }
@@ -389,7 +391,7 @@ func Replay(fsys vfs.FS, path, comparator string) (*State, error) {
 		return nil, base.Corruptf(path, 0, base.ErrCorruption, "the manifest CURRENT names is missing")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("simpledb: manifest: %w", err)
+		return nil, errs.Errorf("simpledb: manifest: %w", err)
 	}
 	defer r.Close()
 	s := &State{Comparator: comparator, LogFormat: logformat.V1, Logs: map[uint64]LogInfo{}}
@@ -403,17 +405,17 @@ func Replay(fsys vfs.FS, path, comparator string) (*State, error) {
 				s.Torn = err // a torn last edit
 				break
 			}
-			return nil, fmt.Errorf("simpledb: manifest: %w, and valid edits follow", err)
+			return nil, errs.Errorf("simpledb: manifest: %w, and valid edits follow", err)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("simpledb: manifest: %w", err)
+			return nil, errs.Errorf("simpledb: manifest: %w", err)
 		}
 		e, err := DecodeEdit(rec)
 		if err == nil {
 			err = s.Apply(&e)
 		}
 		if errors.Is(err, base.ErrComparatorMismatch) {
-			return nil, fmt.Errorf("simpledb: %s: %w", path, err)
+			return nil, errs.Errorf("simpledb: %s: %w", path, err)
 		}
 		if err != nil {
 			return nil, base.Corruptf(path, r.Offset(), base.ErrCorruption, "%v", err)

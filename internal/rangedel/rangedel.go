@@ -44,6 +44,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/internal/base"
 )
 
@@ -276,14 +278,14 @@ func (l List) Size() int {
 func Check(cmp Cmp, t Tombstone) error {
 	for _, k := range [][]byte{t.Start, t.End} {
 		if len(k) > base.MaxKeySize {
-			return fmt.Errorf("%w: %d bytes", base.ErrKeyTooLarge, len(k))
+			return errs.Errorf("%w: %d bytes", base.ErrKeyTooLarge, len(k))
 		}
 	}
 	if t.Seq > base.MaxSeq {
-		return fmt.Errorf("%w: sequence number %d", ErrBadTombstone, t.Seq)
+		return errs.Errorf("%w: sequence number %d", ErrBadTombstone, t.Seq)
 	}
 	if len(t.Start) > 0 && len(t.End) > 0 && cmp(t.Start, t.End) >= 0 {
-		return fmt.Errorf("%w: start %q is not before end %q", ErrBadTombstone, trunc(t.Start), trunc(t.End))
+		return errs.Errorf("%w: start %q is not before end %q", ErrBadTombstone, trunc(t.Start), trunc(t.End))
 	}
 	return nil
 }
@@ -322,7 +324,7 @@ var errMalformed = errors.New("malformed range deletions")
 // has. The list's keys are copies: b may be reused.
 func Decode(cmp Cmp, b []byte) (List, error) {
 	fail := func(format string, args ...any) (List, error) {
-		return nil, fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
+		return nil, errs.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
 	}
 	uvarint := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)

@@ -3,6 +3,8 @@ package kv
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/stratadb/strata/internal/errs"
 )
 
 // Op is what a command does.
@@ -49,7 +51,7 @@ func (c Command) Encode() []byte {
 // ErrBadCommand.
 func DecodeCommand(data []byte) (Command, error) {
 	bad := func(why string) (Command, error) {
-		return Command{}, fmt.Errorf("kv: command: %s: %w", why, ErrBadCommand)
+		return Command{}, errs.Errorf("kv: command: %s: %w", why, ErrBadCommand)
 	}
 	if len(data) < 2 {
 		return bad("shorter than its header")

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/hashicorp/raft"
 	"github.com/stratadb/strata/raftstore/internal/marked"
@@ -83,9 +84,9 @@ func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	db, err := marked.Open(dir, o.DB, fsmMarker)
 	switch {
 	case errors.Is(err, marked.ErrForeign), errors.Is(err, marked.ErrVersion):
-		return nil, fmt.Errorf("kv: open %s: %v: %w", dir, err, ErrNotFSM)
+		return nil, errs.Errorf("kv: open %s: %v: %w", dir, err, ErrNotFSM)
 	case err != nil:
-		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+		return nil, errs.Errorf("kv: open %s: %w", dir, err)
 	}
 	f := &FSM{db: db, opts: o, waiters: map[chan struct{}]uint64{}}
 	v, err := db.Get(appliedKey)
@@ -93,10 +94,10 @@ func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	case errors.Is(err, simpledb.ErrNotFound):
 	case err != nil:
 		db.Close()
-		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+		return nil, errs.Errorf("kv: open %s: %w", dir, err)
 	case len(v) != 8:
 		db.Close()
-		return nil, fmt.Errorf("kv: open %s: applied index of %d bytes: %w", dir, len(v), ErrNotFSM)
+		return nil, errs.Errorf("kv: open %s: applied index of %d bytes: %w", dir, len(v), ErrNotFSM)
 	default:
 		f.applied.Store(binary.BigEndian.Uint64(v))
 	}
@@ -142,7 +143,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		}
 		c, err := DecodeCommand(l.Data)
 		if err != nil {
-			resp[i] = fmt.Errorf("kv: entry %d: %w", l.Index, err)
+			resp[i] = errs.Errorf("kv: entry %d: %w", l.Index, err)
 			continue
 		}
 		switch c.Op {
@@ -152,7 +153,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			err = b.Delete(dataKey(c.Key))
 		}
 		if err != nil { // a key or value over simpledb's limits
-			resp[i] = fmt.Errorf("kv: entry %d: %v: %w", l.Index, err, ErrBadCommand)
+			resp[i] = errs.Errorf("kv: entry %d: %v: %w", l.Index, err, ErrBadCommand)
 		}
 	}
 	if last == applied {
@@ -160,7 +161,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	}
 	b.Put(appliedKey, binary.BigEndian.AppendUint64(nil, last))
 	if err := f.db.Write(b, simpledb.NoSync); err != nil {
-		err = fmt.Errorf("kv: apply %d..%d: %v: %w", logs[0].Index, last, err, ErrFailed)
+		err = errs.Errorf("kv: apply %d..%d: %v: %w", logs[0].Index, last, err, ErrFailed)
 		f.failed.Store(&err)
 		for i := range resp {
 			resp[i] = err
@@ -206,7 +207,7 @@ func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
 		f.mu.Lock()
 		delete(f.waiters, ch)
 		f.mu.Unlock()
-		return fmt.Errorf("kv: waiting for entry %d to be applied (applied %d): %w", index, f.applied.Load(), ctx.Err())
+		return errs.Errorf("kv: waiting for entry %d to be applied (applied %d): %w", index, f.applied.Load(), ctx.Err())
 	}
 }
 
@@ -240,7 +241,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	if err := f.restore(rc); err != nil {
-		return fmt.Errorf("kv: restore: %w", err)
+		return errs.Errorf("kv: restore: %w", err)
 	}
 	return nil
 }

@@ -3,10 +3,11 @@ package kv
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -110,14 +111,14 @@ func NewNode(cfg Config) (*Node, error) {
 		if err != nil {
 			logs.Close()
 			fsm.Close()
-			return nil, fmt.Errorf("kv: snapshots: %w", err)
+			return nil, errs.Errorf("kv: snapshots: %w", err)
 		}
 	}
 	r, err := raft.NewRaft(rc, fsm, logs, logs, snaps, cfg.Transport)
 	if err != nil {
 		logs.Close()
 		fsm.Close()
-		return nil, fmt.Errorf("kv: raft: %w", err)
+		return nil, errs.Errorf("kv: raft: %w", err)
 	}
 	return &Node{raft: r, logs: logs, fsm: fsm, timeout: cfg.Timeout}, nil
 }
@@ -159,7 +160,7 @@ func (n *Node) Delete(key []byte) error {
 
 func (n *Node) apply(c Command) error {
 	if (c.Op == OpPut || c.Op == OpDelete) && len(c.Key) == 0 {
-		return fmt.Errorf("kv: empty key: %w", ErrBadCommand)
+		return errs.Errorf("kv: empty key: %w", ErrBadCommand)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.timeout)
 	defer cancel()
@@ -221,7 +222,7 @@ func wait(ctx context.Context, f raft.Future) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("kv: %w", ctx.Err())
+		return errs.Errorf("kv: %w", ctx.Err())
 	}
 }
 

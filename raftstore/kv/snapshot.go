@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
 	"slices"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/hashicorp/raft"
 	"github.com/stratadb/strata/simpledb"
@@ -40,7 +41,7 @@ type fsmSnapshot struct {
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	if err := s.persist(sink); err != nil {
 		sink.Cancel()
-		return fmt.Errorf("kv: persist snapshot: %w", err)
+		return errs.Errorf("kv: persist snapshot: %w", err)
 	}
 	return sink.Close()
 }
@@ -99,10 +100,10 @@ func newSnapshotReader(r io.Reader) (*snapshotReader, uint64, error) {
 		return nil, 0, err
 	}
 	if string(hdr[:len(snapshotMagic)]) != snapshotMagic {
-		return nil, 0, fmt.Errorf("not a kv snapshot: %w", ErrBadSnapshot)
+		return nil, 0, errs.Errorf("not a kv snapshot: %w", ErrBadSnapshot)
 	}
 	if f := hdr[len(snapshotMagic)]; f != snapshotFormat {
-		return nil, 0, fmt.Errorf("unknown snapshot format %d: %w", f, ErrBadSnapshot)
+		return nil, 0, errs.Errorf("unknown snapshot format %d: %w", f, ErrBadSnapshot)
 	}
 	return sr, binary.BigEndian.Uint64(hdr[len(snapshotMagic)+1:]), nil
 }
@@ -110,7 +111,7 @@ func newSnapshotReader(r io.Reader) (*snapshotReader, uint64, error) {
 func (sr *snapshotReader) read(p []byte) error {
 	if _, err := io.ReadFull(sr.r, p); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("cut short: %w", ErrBadSnapshot)
+			return errs.Errorf("cut short: %w", ErrBadSnapshot)
 		}
 		return err
 	}
@@ -132,7 +133,7 @@ func (sr *snapshotReader) uvarint() (uint64, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("bad length: %w", ErrBadSnapshot)
+	return 0, errs.Errorf("bad length: %w", ErrBadSnapshot)
 }
 
 // next returns the next record, valid until the next call, or ok false
@@ -146,7 +147,7 @@ func (sr *snapshotReader) next() (key, value []byte, ok bool, err error) {
 		return nil, nil, false, sr.trailer()
 	}
 	if kn > simpledb.MaxKeySize {
-		return nil, nil, false, fmt.Errorf("key of %d bytes: %w", kn, ErrBadSnapshot)
+		return nil, nil, false, errs.Errorf("key of %d bytes: %w", kn, ErrBadSnapshot)
 	}
 	key, err = sr.bytes(0, kn)
 	if err != nil {
@@ -157,7 +158,7 @@ func (sr *snapshotReader) next() (key, value []byte, ok bool, err error) {
 		return nil, nil, false, err
 	}
 	if vn > simpledb.MaxValueSize {
-		return nil, nil, false, fmt.Errorf("value of %d bytes: %w", vn, ErrBadSnapshot)
+		return nil, nil, false, errs.Errorf("value of %d bytes: %w", vn, ErrBadSnapshot)
 	}
 	buf, err := sr.bytes(int(kn), vn)
 	if err != nil {
@@ -194,13 +195,13 @@ func (sr *snapshotReader) trailer() error {
 	want := sr.crc.Sum32()
 	var sum [4]byte
 	if _, err := io.ReadFull(sr.r, sum[:]); err != nil {
-		return fmt.Errorf("cut short: %w", ErrBadSnapshot)
+		return errs.Errorf("cut short: %w", ErrBadSnapshot)
 	}
 	if got := binary.BigEndian.Uint64(cnt[:]); got != sr.n {
-		return fmt.Errorf("%d records, trailer says %d: %w", sr.n, got, ErrBadSnapshot)
+		return errs.Errorf("%d records, trailer says %d: %w", sr.n, got, ErrBadSnapshot)
 	}
 	if got := binary.BigEndian.Uint32(sum[:]); got != want {
-		return fmt.Errorf("checksum %08x, want %08x: %w", got, want, ErrBadSnapshot)
+		return errs.Errorf("checksum %08x, want %08x: %w", got, want, ErrBadSnapshot)
 	}
 	return nil
 }

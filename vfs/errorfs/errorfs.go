@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/stratadb/strata/internal/errs"
+
 	"github.com/stratadb/strata/vfs"
 )
 
@@ -251,7 +253,7 @@ func (f *FS) Link(oldname, newname string) error {
 func (f *FS) CreateMapped(name string, opts vfs.MappedOptions) (vfs.File, error) {
 	m, ok := f.fs.(vfs.MappedCreator)
 	if !ok {
-		return nil, fmt.Errorf("errorfs: mapped %s: %w", name, errors.ErrUnsupported)
+		return nil, errs.Errorf("errorfs: mapped %s: %w", name, errors.ErrUnsupported)
 	}
 	if err := f.check(OpCreate, name); err != nil {
 		return nil, err
@@ -265,7 +267,7 @@ func (f *FS) CreateMapped(name string, opts vfs.MappedOptions) (vfs.File, error)
 func (f *FS) ReuseMapped(oldname, newname string, opts vfs.MappedOptions) (vfs.File, error) {
 	m, ok := f.fs.(vfs.MappedCreator)
 	if !ok {
-		return nil, fmt.Errorf("errorfs: mapped %s: %w", newname, errors.ErrUnsupported)
+		return nil, errs.Errorf("errorfs: mapped %s: %w", newname, errors.ErrUnsupported)
 	}
 	if err := f.check(OpReuse, newname); err != nil {
 		return nil, err

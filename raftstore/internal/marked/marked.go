@@ -9,8 +9,9 @@ package marked
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
+
+	"github.com/stratadb/strata/internal/errs"
 
 	"github.com/stratadb/strata/simpledb"
 	"github.com/stratadb/strata/vfs"
@@ -85,7 +86,7 @@ func check(db *simpledb.DB, m Marker, write bool) error {
 			return ErrForeign
 		}
 		if v[len(m.Magic)] != m.Version {
-			return fmt.Errorf("format %d: %w", v[len(m.Magic)], ErrVersion)
+			return errs.Errorf("format %d: %w", v[len(m.Magic)], ErrVersion)
 		}
 		return nil
 	}
