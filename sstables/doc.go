@@ -89,6 +89,22 @@
 // length, uint64 LE each), the format version (uint32 LE), four reserved
 // bytes, which must be zero, and the magic "STRATAST".
 //
+// # Blob files
+//
+// A blob file holds values apart from the tables that name them, so that a
+// compaction moves a reference to a large value rather than the value
+// (docs/12-large-values.md). NewBlobWriter appends values and returns a
+// BlobHandle for each: the file's number, the offset and length of the
+// value's record, and the value's length. It is written as a table is,
+// under a temporary name until Close has made it durable. The file is a
+// recordio file with one record per value, compressed when that saves an
+// eighth, and ends in a fixed 54-byte trailer record: the file's number,
+// its identity, its count of values and their bytes (uint64 LE each), and
+// the magic "STRATABL". OpenBlob checks the trailer; BlobReader.Value
+// reads a value through the block cache; BlobReader.Verify reads them
+// all. A handle that names another file or no value of this one is
+// ErrBadBlob, a *CorruptionError like all damage.
+//
 // # Reading
 //
 // Open reads the footer, properties, index and filter (with

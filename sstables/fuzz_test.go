@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
@@ -236,4 +237,48 @@ func readAnything(t *testing.T, path string, opts *ReaderOptions, keys ...[]byte
 			check(bounded.Err())
 		}
 	}
+}
+
+// FuzzBlobFile opens arbitrary bytes as a blob file, verifies it and reads
+// a value at an arbitrary handle: an error or a value of the handle's
+// length, never a panic.
+func FuzzBlobFile(f *testing.F) {
+	path := filepath.Join(f.TempDir(), "000001.blob")
+	w, err := NewBlobWriter(path, 1, &WriterOptions{ID: 42})
+	require.NoError(f, err)
+	var handles []BlobHandle
+	for _, v := range []string{"", "small", strings.Repeat("compressible ", 100)} {
+		h, err := w.Add([]byte(v))
+		require.NoError(f, err)
+		handles = append(handles, h)
+	}
+	require.NoError(f, w.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(f, err)
+	for _, h := range handles {
+		f.Add(data, AppendBlobHandle(nil, h))
+	}
+	f.Add(data[:len(data)/2], AppendBlobHandle(nil, handles[1]))
+	f.Fuzz(func(t *testing.T, data, handle []byte) {
+		path := filepath.Join(t.TempDir(), "000001.blob")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		r, err := OpenBlob(path, &ReaderOptions{NoMmap: true})
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		r.Verify()
+		h, err := DecodeBlobHandle(handle)
+		if err != nil {
+			return
+		}
+		var scratch []byte
+		if err := r.Value(h, &scratch, false, func(v []byte) {
+			if uint64(len(v)) != h.ValueLen {
+				t.Fatalf("a value of %d bytes for a handle of %d", len(v), h.ValueLen)
+			}
+		}); err != nil && !errors.Is(err, ErrCorruption) {
+			t.Fatalf("not damage: %v", err)
+		}
+	})
 }
