@@ -82,8 +82,17 @@
 // (MergeOptions.RangeDeletions) hides what they cover, moving the
 // iterators older than a tombstone past it with one seek.
 //
-// Version 1 tables (before range deletions) still read; a build that knows
-// only version 1 refuses version 2 at Open rather than lose its deletions.
+// Format version 3 lets a value lie in a blob file (see Blob files): its
+// entry has kind 4 and, for a value, the value's BlobHandle, four uvarints
+// (the file's number, the offset and length of the value's record, the
+// value's length). The properties count the table's references per blob
+// file (field 24: a count, then each file's number, values and bytes,
+// uvarints, by file number ascending), from which an owner knows how much
+// of a blob file live tables still need.
+//
+// Tables of versions 1 (before range deletions) and 2 still read; a build
+// that knows an earlier version refuses a later one at Open rather than
+// lose its deletions or take a handle for a value.
 //
 // The footer holds the index, filter and properties handles (offset and
 // length, uint64 LE each), the format version (uint32 LE), four reserved
@@ -104,6 +113,14 @@
 // reads a value through the block cache; BlobReader.Verify reads them
 // all. A handle that names another file or no value of this one is
 // ErrBadBlob, a *CorruptionError like all damage.
+//
+// A Writer given WriterOptions.Blobs sends there the values of at least
+// BlobThreshold bytes (1 KiB); Writer.AddBlobRef adds an entry whose value
+// already lies in a blob file, as a compaction moving it does. A Reader
+// given ReaderOptions.Blobs reads such values: Get and Find at once, an
+// iterator only when Value asks for one, so that a walk over keys reads no
+// value (a range loop over All asks for each). Iterator.BlobHandle gives
+// the handle without reading the value.
 //
 // # Reading
 //

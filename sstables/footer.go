@@ -46,18 +46,25 @@ func (h BlockHandle) within(limit uint64) bool {
 const (
 	// formatVersion is the table format this package writes. Version 2
 	// added the range-deletion block (located by the properties, see
-	// propRangeDelOffset); version 1 tables, which lack it, still read. A
-	// reader of version 1 only refuses version 2 tables (unknown format
-	// version), so that it never misses their range deletions.
-	formatVersion = 2
+	// propRangeDelOffset), version 3 values in blob files (kindSetBlob,
+	// propBlobRefs); earlier tables still read. A reader of an earlier
+	// version refuses a later table (unknown format version), so that it
+	// never misses its range deletions or takes a handle for a value.
+	formatVersion = formatVersionBlobs
 	// formatVersionV1 is the format before range deletions.
 	formatVersionV1 = 1
+	// formatVersionBlobs is the first format whose values may lie in blob
+	// files.
+	formatVersionBlobs = 3
 	// footerSize is the footer's payload; stored uncompressed, its recordio
 	// record is always footerRecordSize bytes (a 14-byte header: magic 3,
 	// flags 1, two one-byte lengths, two checksums), the last of the file.
 	footerSize       = 64
 	footerRecordSize = 14 + footerSize
 )
+
+// knownFormat reports whether this package reads format version v.
+func knownFormat(v uint32) bool { return v >= formatVersionV1 && v <= formatVersion }
 
 // tableMagic ends every footer.
 var tableMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'A', 'S', 'T'}
@@ -106,7 +113,7 @@ func decodeFooter(b []byte, footerOffset uint64) (footer, error) {
 		}
 	}
 	f.version = binary.LittleEndian.Uint32(b[48:])
-	if f.version != formatVersion && f.version != formatVersionV1 {
+	if !knownFormat(f.version) {
 		return footer{}, fmt.Errorf("unknown format version %d", f.version)
 	}
 	// Writers zero them; a later format may give them a meaning that this

@@ -111,6 +111,8 @@ func FuzzProperties(f *testing.F) {
 	f.Add(m.encode())
 	m.ID = 0x1234_5678_9abc_def0
 	f.Add(m.encode())
+	m.BlobRefs = []BlobRef{{FileNum: 5, Values: 10, ValueBytes: 40960}, {FileNum: 9, Values: 1, ValueBytes: 1024}}
+	f.Add(m.encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if m, err := decodeMetadata(data); err == nil {
 			if _, err := decodeMetadata(m.encode()); err != nil {

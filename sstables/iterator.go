@@ -33,6 +33,7 @@ type Iterator struct {
 	index, data  blockIter
 	h            BlockHandle // the data block's handle
 	buf          []byte      // block buffer, reused across blocks
+	blobBuf      []byte      // where a value read from a blob file lands
 	valid        bool
 	edge         base.Edge // where the last move ran off the entries, when not valid
 	err          error
@@ -208,10 +209,14 @@ func (it *Iterator) found() bool {
 	return true
 }
 
-// badKind stops at an entry of no known kind: damage.
+// badKind stops at an entry of no known kind, damage, and shows one whose
+// value lies in a blob file.
 func (it *Iterator) badKind() bool {
-	_, err := it.r.entryKind(&it.data, it.h)
-	return it.stop(err, base.NoEdge)
+	if _, err := it.r.entryKind(&it.data, it.h); err != nil {
+		return it.stop(err, base.NoEdge)
+	}
+	it.valid = true
+	return true
 }
 
 // loadBlock reads the block the index iterator is at.
@@ -278,7 +283,10 @@ func (it *Iterator) Kind() Kind {
 	if !it.valid {
 		return 0
 	}
-	return it.data.kind()
+	if k := it.data.kind(); k != kindSetBlob {
+		return k
+	}
+	return KindSet
 }
 
 // Value returns the current entry's value (empty for a tombstone), or nil
@@ -287,11 +295,46 @@ func (it *Iterator) Kind() Kind {
 // block of the Cache that other readers share, or a buffer the iterator
 // reuses. It must not be modified, and is valid only until the next move or
 // Close, and never after the Reader's Close.
+//
+// A value that lies in a blob file is read now, not before: a scan of keys
+// alone reads none. If it cannot be read, Value returns nil and stops the
+// iterator, with the reason in Err.
 func (it *Iterator) Value() []byte {
 	if !it.valid {
 		return nil
 	}
+	if it.data.kind() == kindSetBlob {
+		return it.blobValue()
+	}
 	return it.data.value
+}
+
+func (it *Iterator) blobValue() []byte {
+	var value []byte
+	err := it.r.blobValue(it.data.value, it.h, &it.blobBuf, false, func(v []byte) {
+		it.blobBuf = append(it.blobBuf[:0], v...)
+		value = it.blobBuf
+	})
+	if err != nil {
+		it.stop(err, base.NoEdge)
+		return nil
+	}
+	return value
+}
+
+// BlobHandle returns the handle of the current entry's value when it lies
+// in a blob file, without reading it: a compaction moves the handle to the
+// table it writes (Writer.AddBlobRef).
+func (it *Iterator) BlobHandle() (BlobHandle, bool) {
+	if !it.valid || it.data.kind() != kindSetBlob {
+		return BlobHandle{}, false
+	}
+	h, err := DecodeBlobHandle(it.data.value)
+	if err != nil {
+		it.stop(it.r.blockError(it.h, err), base.NoEdge)
+		return BlobHandle{}, false
+	}
+	return h, true
 }
 
 // Err returns the error that stopped the iterator, if any. An iterator that

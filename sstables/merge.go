@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/errs"
 	"github.com/stratadb/strata/internal/rangedel"
 )
 
@@ -80,6 +81,18 @@ type MergeOptions struct {
 	// merge (see Err). Default: nil, operands are shown as they are, as
 	// they always are with AllVersions.
 	Fold func(key, older, newer []byte) ([]byte, error)
+	// Blobs reads, backward without AllVersions, the values that lie in
+	// blob files when Value asks for them: the merge keeps the handle of
+	// the newest visible entry (see Iterator.BlobHandle) rather than a copy
+	// of its value. Default: nil, the merge copies each value as it passes,
+	// reading it from its blob file.
+	Blobs BlobSource
+}
+
+// blobEntries is an EntryIterator whose values may lie in blob files, a
+// table's: see Iterator.BlobHandle.
+type blobEntries interface {
+	BlobHandle() (BlobHandle, bool)
 }
 
 // MergingIterator merges any number of EntryIterators (k-way, on a heap),
@@ -109,15 +122,22 @@ type MergingIterator struct {
 	inHeap []bool
 
 	// The entry shown, when valid: key is the merge's own copy.
-	valid    bool
-	key      []byte
-	seq      uint64
-	kind     Kind
-	value    []byte
-	valueBuf []byte    // backward, newest-only: value's copy
-	foldBuf  []byte    // forward: the first operand of a fold, copied
-	edge     base.Edge // where the last move ran off the entries, when not valid
-	err      error
+	valid bool
+	key   []byte
+	seq   uint64
+	kind  Kind
+	value []byte
+	// from is, forward, the child at the entry shown: its Value, which
+	// may lie in a blob file, is read when Value asks (loaded). Backward,
+	// blobPending says the value lies at blob, read the same way.
+	from        EntryIterator
+	loaded      bool
+	blob        BlobHandle
+	blobPending bool
+	valueBuf    []byte    // backward, newest-only: value's copy
+	foldBuf     []byte    // forward: the first operand of a fold, copied
+	edge        base.Edge // where the last move ran off the entries, when not valid
+	err         error
 
 	// rangeDels are opts.RangeDeletions visible at opts.Seq, fragmented:
 	// each fragment's first seq is its newest visible one, and
@@ -386,7 +406,7 @@ func (m *MergingIterator) settle(skip []byte) bool {
 				if kind == KindMerge && m.opts.Fold != nil && !m.opts.AllVersions {
 					return m.foldForward(seq, top.Value())
 				}
-				m.show(seq, kind, top.Value())
+				m.showFrom(seq, kind, top)
 				return true
 			}
 			if !m.opts.AllVersions {
@@ -474,7 +494,11 @@ func (m *MergingIterator) foldBack(found bool, seq uint64, newer []byte) bool {
 		m.show(seq, KindSet, m.copyValue(newer)) // on a deletion: the operand is the value
 		return true
 	}
-	v, err := m.opts.Fold(m.key, m.value, newer)
+	older := m.loadValue()
+	if m.err != nil {
+		return false
+	}
+	v, err := m.opts.Fold(m.key, older, newer)
 	if err != nil {
 		return m.stop(err)
 	}
@@ -506,8 +530,8 @@ func (m *MergingIterator) settleNewestBack(skip []byte) bool {
 					if !m.foldBack(found, seq, top.Value()) {
 						return false
 					}
-				} else {
-					m.show(seq, kind, m.copyValue(top.Value()))
+				} else if !m.showBack(seq, kind, top) {
+					return false
 				}
 				found = true
 			}
@@ -545,6 +569,59 @@ func (m *MergingIterator) copyValue(v []byte) []byte {
 // show makes the entry of key m.key with seq, kind and value the one shown.
 func (m *MergingIterator) show(seq uint64, kind Kind, value []byte) {
 	m.valid, m.seq, m.kind, m.value = true, seq, kind, value
+	m.from, m.blobPending = nil, false
+}
+
+// showFrom shows the entry of key m.key with seq and kind that child is
+// at, whose value is read when asked for.
+func (m *MergingIterator) showFrom(seq uint64, kind Kind, child EntryIterator) {
+	m.show(seq, kind, nil)
+	m.from, m.loaded = child, false
+}
+
+// showBack shows, backward, the entry child is at: its value's handle when
+// the value lies in a blob file and the merge has Blobs to read it later,
+// else a copy of it, which child's next move would overwrite.
+func (m *MergingIterator) showBack(seq uint64, kind Kind, child EntryIterator) bool {
+	if b, ok := child.(blobEntries); ok && m.opts.Blobs != nil && kind == KindSet {
+		if h, ok := b.BlobHandle(); ok {
+			m.show(seq, kind, nil)
+			m.blob, m.blobPending = h, true
+			return true
+		}
+	}
+	v := child.Value()
+	if v == nil {
+		if err := child.Err(); err != nil {
+			return m.stop(err)
+		}
+	}
+	m.show(seq, kind, m.copyValue(v))
+	return true
+}
+
+// loadValue returns the value of the entry shown, reading it where it was
+// left to be read; a failure stops the merge, with the reason in Err.
+func (m *MergingIterator) loadValue() []byte {
+	switch {
+	case m.from != nil && !m.loaded:
+		m.value, m.loaded = m.from.Value(), true
+		if m.value == nil {
+			if err := m.from.Err(); err != nil {
+				m.stop(err)
+			}
+		}
+	case m.blobPending:
+		m.blobPending = false
+		err := readBlob(m.opts.Blobs, m.blob, &m.valueBuf, false, func(v []byte) {
+			m.valueBuf = append(m.valueBuf[:0], v...)
+			m.value = m.valueBuf
+		})
+		if err != nil {
+			m.stop(errs.Errorf("sstables: key %q: value in blob file %d: %w", truncate(m.key), m.blob.FileNum, err))
+		}
+	}
+	return m.value
 }
 
 // ranOff ends a move that found no entry, at the end it walked to.
@@ -607,11 +684,31 @@ func (m *MergingIterator) Kind() Kind {
 // Backward without AllVersions it is the merge's copy, and for a folded
 // key the fold's result. Either way it is not to be modified, and valid
 // only until the next move or Close.
+//
+// A value that lies in a blob file is read now, not before, so that a
+// scan of keys alone reads none; if it cannot be read, Value returns nil
+// and stops the merge, with the reason in Err.
 func (m *MergingIterator) Value() []byte {
 	if !m.valid {
 		return nil
 	}
-	return m.value
+	return m.loadValue()
+}
+
+// BlobHandle returns the handle of the current entry's value when it lies
+// in a blob file, without reading it (see Iterator.BlobHandle): forward,
+// or backward with MergeOptions.Blobs.
+func (m *MergingIterator) BlobHandle() (BlobHandle, bool) {
+	switch {
+	case !m.valid:
+	case m.blobPending:
+		return m.blob, true
+	case m.from != nil:
+		if b, ok := m.from.(blobEntries); ok {
+			return b.BlobHandle()
+		}
+	}
+	return BlobHandle{}, false
 }
 
 // Err returns the first error of any merged iterator.

@@ -65,6 +65,15 @@ type WriterOptions struct {
 	// every BytesPerSync bytes as it is written (recordio.WriterOptions).
 	// Default: 0, never: the table's sync writes it all back.
 	BytesPerSync int64
+	// Blobs, if set, receives the values of KindSet entries of at least
+	// BlobThreshold bytes, and the table keeps their handles instead (see
+	// BlobWriter). The caller creates the blob file, closes it once the
+	// table is closed, and keeps it while the table names it. Default:
+	// nil, every value stays in the table.
+	Blobs *BlobWriter
+	// BlobThreshold is the size from which a value goes to Blobs.
+	// Default: DefaultBlobThreshold, 1 KiB.
+	BlobThreshold int
 	// ID, if not zero, is recorded in the table's properties
 	// (Metadata.ID): an identity its owner gives each table and checks
 	// when it opens one, so that a table of the same name and size from
@@ -88,6 +97,9 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 	}
 	if r.RestartInterval <= 0 {
 		r.RestartInterval = 16
+	}
+	if r.BlobThreshold <= 0 {
+		r.BlobThreshold = DefaultBlobThreshold
 	}
 	switch {
 	case r.BloomBitsPerKey == 0:
@@ -131,6 +143,10 @@ type ReaderOptions struct {
 	// Damage in them is then that read's error, not Open's. Default:
 	// false, Open reads and checks them.
 	LoadOnRead bool
+	// Blobs reads the values the table keeps in blob files (format 3).
+	// Default: nil; reading such a value is then ErrNoBlobSource, while
+	// its entry, and its handle (Iterator.BlobHandle), still read.
+	Blobs BlobSource
 }
 
 func (o *ReaderOptions) withDefaults() ReaderOptions {

@@ -44,6 +44,9 @@ type Metadata struct {
 	// ID is the identity the writer was given (WriterOptions.ID); 0 if
 	// none.
 	ID uint64
+	// BlobRefs count the table's values in each blob file, by file number
+	// ascending (format 3); nil if none.
+	BlobRefs []BlobRef
 	// rangeDelOffset is where the range-deletion block starts.
 	rangeDelOffset uint64
 }
@@ -78,6 +81,8 @@ const (
 	// The table's identity (WriterOptions.ID), when it has one. Readers
 	// that predate it skip it as a field they do not know.
 	propID
+	// Format version 3: the table's references into blob files.
+	propBlobRefs
 )
 
 // numericProps lists the numeric fields; FileSize is not stored.
@@ -118,6 +123,9 @@ func (m *Metadata) encode() []byte {
 	if m.ID != 0 {
 		number(propID, m.ID)
 	}
+	if len(m.BlobRefs) > 0 {
+		field(propBlobRefs, encodeBlobRefs(m.BlobRefs))
+	}
 	field(propMinKey, m.MinKey)
 	field(propMaxKey, m.MaxKey)
 	field(propComparator, []byte(m.Comparator))
@@ -142,6 +150,14 @@ func decodeMetadata(b []byte) (Metadata, error) {
 		v := b[n : n+int(length)]
 		b = b[n+int(length):]
 
+		if tag == propBlobRefs {
+			refs, err := decodeBlobRefs(v)
+			if err != nil {
+				return m, err
+			}
+			m.BlobRefs = refs
+			continue
+		}
 		var num uint64
 		if tag != propMinKey && tag != propMaxKey && tag != propComparator {
 			var k int
@@ -171,11 +187,14 @@ func decodeMetadata(b []byte) (Metadata, error) {
 			}
 		}
 	}
-	if m.FormatVersion != formatVersion && m.FormatVersion != formatVersionV1 {
+	if !knownFormat(m.FormatVersion) {
 		return m, fmt.Errorf("format version %d", m.FormatVersion)
 	}
 	if m.FormatVersion == formatVersionV1 && m.RangeDelSize != 0 {
 		return m, fmt.Errorf("range deletions in a version %d table", m.FormatVersion)
+	}
+	if m.FormatVersion < formatVersionBlobs && m.BlobRefs != nil {
+		return m, fmt.Errorf("blob references in a version %d table", m.FormatVersion)
 	}
 	return m, nil
 }

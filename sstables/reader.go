@@ -31,6 +31,7 @@ type Reader struct {
 	id       uint64 // the cache's key for this table: ReaderOptions.CacheID, or unique per Open
 	ownID    bool   // id is unique to this Reader: Close drops its blocks
 	cache    *Cache
+	blobs    BlobSource
 	rr       *recordio.RandomReader
 	cmp      func(a, b []byte) int
 	bytewise bool      // the comparator is Bytewise: the index gets restart hints
@@ -85,6 +86,7 @@ const ownIDBit = 1 << 63
 type lookup struct {
 	index, data blockIter
 	buf         []byte
+	blobBuf     []byte      // where a value read from a blob file lands
 	pin         *cacheEntry // the cached block data reads, if any
 }
 
@@ -110,6 +112,9 @@ func (r *Reader) done(lk *lookup) {
 	if cap(lk.buf) > maxKeptLookupBuf {
 		lk.buf = nil
 	}
+	if cap(lk.blobBuf) > maxKeptLookupBuf {
+		lk.blobBuf = nil
+	}
 	lookups.Put(lk)
 }
 
@@ -123,7 +128,7 @@ func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, errs.Errorf("sstables: %w", err)
 	}
-	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, rr: rr, cmp: o.Comparator.Compare, bytewise: o.Comparator == Bytewise}
+	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, blobs: o.Blobs, rr: rr, cmp: o.Comparator.Compare, bytewise: o.Comparator == Bytewise}
 	if r.id == 0 {
 		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
 	}
@@ -400,6 +405,14 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 	if err != nil {
 		return 0, false, err
 	}
+	if kind == kindSetBlob {
+		if use != nil {
+			if err := r.blobValue(it.value, h, &lk.blobBuf, true, use); err != nil {
+				return 0, false, err
+			}
+		}
+		return KindSet, true, nil
+	}
 	if use != nil {
 		use(it.value)
 	}
@@ -517,9 +530,11 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry) ([]by
 	return block, nil
 }
 
+// entryKind returns the kind of the entry it is at: a point kind, or
+// kindSetBlob in a table of a format that has it.
 func (r *Reader) entryKind(it *blockIter, h BlockHandle) (Kind, error) {
 	kind := it.kind()
-	if !base.PointKind(kind) {
+	if !base.PointKind(kind) && (kind != kindSetBlob || r.meta.FormatVersion < formatVersionBlobs) {
 		return 0, r.blockError(h, errBlock(fmt.Sprintf("entry of unknown kind %d", kind)))
 	}
 	return kind, nil

@@ -79,6 +79,7 @@ type tableCase struct {
 	name  string
 	wopts WriterOptions
 	ropts ReaderOptions
+	blobs bool // values of 64 bytes or more go to a blob file
 }
 
 func tableCases() []tableCase {
@@ -108,6 +109,13 @@ func tableCases() []tableCase {
 			wopts: WriterOptions{BlockSize: 700, Compression: SnappyCompression},
 			ropts: ReaderOptions{Cache: NewCache(64 << 10), NoMmap: true},
 		},
+		tableCase{name: "blobs", wopts: WriterOptions{BlockSize: 700, BlobThreshold: 64}, blobs: true},
+		tableCase{
+			name:  "blobs/cache/noMmap",
+			wopts: WriterOptions{BlockSize: 512, BlobThreshold: 64, Compression: NoCompression},
+			ropts: ReaderOptions{Cache: NewCache(64 << 10), NoMmap: true},
+			blobs: true,
+		},
 	)
 	return cases
 }
@@ -119,7 +127,17 @@ func TestTableRoundTrip(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
 			es := randomEntries(rng, 1000)
 			path := filepath.Join(t.TempDir(), "t.sst")
+			if tc.blobs {
+				blobs := newBlobFiles(t, filepath.Dir(path), tc.ropts.Cache)
+				tc.wopts.Blobs = blobs.create(t, 5)
+				tc.ropts.Blobs = blobs
+			}
 			meta := writeTable(t, path, &tc.wopts, es)
+			if tc.blobs {
+				require.NoError(t, tc.wopts.Blobs.Close())
+				require.NotEmpty(t, meta.BlobRefs)
+				tc.ropts.Blobs.(*blobFiles).open(t, 5)
+			}
 
 			r, err := Open(path, &tc.ropts)
 			require.NoError(t, err)

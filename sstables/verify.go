@@ -3,6 +3,7 @@ package sstables
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/recordio"
@@ -83,6 +84,7 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 		prevKey []byte
 		prevSeq uint64
 		started bool
+		refs    []BlobRef
 	)
 	for ok := index.first(); ok; ok = index.nextEntry() {
 		h, err := decodeHandle(index.value, r.dataEnd)
@@ -115,6 +117,14 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 			case KindSet, KindMerge:
 			case KindDelete:
 				st.Tombstones++
+			case kindSetBlob:
+				if r.meta.FormatVersion < formatVersionBlobs {
+					damage(r.blockError(h, errBlock(fmt.Sprintf("entry at %d of unknown kind %d", data.offset, data.kind()))))
+				} else if bh, err := DecodeBlobHandle(data.value); err != nil {
+					damage(r.blockError(h, errBlock(fmt.Sprintf("entry at %d: %v", data.offset, err))))
+				} else {
+					refs = addBlobRef(refs, bh)
+				}
 			default:
 				damage(r.blockError(h, errBlock(fmt.Sprintf("entry at %d of unknown kind %d", data.offset, data.kind()))))
 			}
@@ -140,6 +150,9 @@ func (r *Reader) Verify(report func(error)) (VerifyStats, error) {
 		if st.Blocks != m.DataBlocks || st.Entries != m.Records || st.Tombstones != m.Tombstones {
 			damage(base.Corruptf(r.name, 0, ErrBadProperties, "the properties count %d blocks, %d entries, %d tombstones; the blocks hold %d, %d, %d",
 				m.DataBlocks, m.Records, m.Tombstones, st.Blocks, st.Entries, st.Tombstones))
+		}
+		if !slices.Equal(refs, m.BlobRefs) {
+			damage(base.Corruptf(r.name, 0, ErrBadProperties, "the properties count blob references %v; the blocks hold %v", m.BlobRefs, refs))
 		}
 	}
 	return st, nil

@@ -62,6 +62,8 @@ type Writer struct {
 	pendingH   BlockHandle
 	sep        []byte
 
+	handle []byte // a blob handle's encoding, reused
+
 	renamed bool  // the file has its final name
 	err     error // sticky; ErrClosed once closed
 }
@@ -114,29 +116,73 @@ func (w *Writer) Delete(key []byte) error {
 
 // AddEntry adds a version of key. Entries must come in increasing key
 // order, and versions of one key from the newest (highest seq) down; a
-// repeated (key, seq) is out of order too.
+// repeated (key, seq) is out of order too. With WriterOptions.Blobs, a
+// value (KindSet) of at least BlobThreshold bytes goes to the blob file,
+// and the table keeps its handle.
 func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := base.CheckKey(key); err != nil {
-		return err
-	}
 	if err := base.CheckKind(kind); err != nil {
 		return err
 	}
-	if seq > MaxSeq {
-		return errs.Errorf("%w: %d", ErrBadSeq, seq)
+	newKey, err := w.check(key, seq)
+	if err != nil {
+		return err
 	}
-	newKey := true
+	if kind == KindSet && w.opts.Blobs != nil && len(value) >= w.opts.BlobThreshold {
+		h, err := w.opts.Blobs.Add(value)
+		if err != nil {
+			return w.fail(err)
+		}
+		return w.addBlobRef(key, seq, h, newKey)
+	}
+	return w.add(key, seq, kind, value, newKey)
+}
+
+// AddBlobRef adds a value of key (KindSet) that lies in a blob file at h,
+// as AddEntry does: the table keeps the handle, as a compaction that moves
+// an entry from one table to another keeps it. The caller keeps the blob
+// file while the table names it.
+func (w *Writer) AddBlobRef(key []byte, seq uint64, h BlobHandle) error {
+	newKey, err := w.check(key, seq)
+	if err != nil {
+		return err
+	}
+	return w.addBlobRef(key, seq, h, newKey)
+}
+
+func (w *Writer) addBlobRef(key []byte, seq uint64, h BlobHandle, newKey bool) error {
+	w.handle = AppendBlobHandle(w.handle[:0], h)
+	w.meta.BlobRefs = addBlobRef(w.meta.BlobRefs, h)
+	return w.add(key, seq, kindSetBlob, w.handle, newKey)
+}
+
+// check refuses a key or sequence number no table takes, and a key out of
+// order, and reports whether key is another than the last.
+func (w *Writer) check(key []byte, seq uint64) (newKey bool, err error) {
+	if w.err != nil {
+		return false, w.err
+	}
+	if err := base.CheckKey(key); err != nil {
+		return false, err
+	}
+	if seq > MaxSeq {
+		return false, errs.Errorf("%w: %d", ErrBadSeq, seq)
+	}
 	if len(w.lastKey) > 0 {
 		// compareInternal inlined, to compare the keys once.
 		c := w.cmp(key, w.lastKey)
 		if c < 0 || c == 0 && seq >= w.lastSeq {
-			return errs.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
+			return false, errs.Errorf("%w: %q@%d after %q@%d", ErrOutOfOrder, truncate(key), seq, truncate(w.lastKey), w.lastSeq)
 		}
-		newKey = c != 0
+		return c != 0, nil
 	}
+	return true, nil
+}
+
+// add adds an entry check has accepted.
+func (w *Writer) add(key []byte, seq uint64, kind Kind, value []byte, newKey bool) error {
 	if w.pending {
 		w.addIndexEntry(key)
 	}
