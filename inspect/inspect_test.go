@@ -48,7 +48,7 @@ func TestReadLayout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "/db/MANIFEST", l.Manifest[:len("/db/MANIFEST")])
 	require.Equal(t, sstables.Bytewise.Name, l.Comparator)
-	require.Equal(t, uint64(6), l.LogFormat, "the current log format")
+	require.Equal(t, uint64(7), l.LogFormat, "the current log format")
 	require.NotEmpty(t, l.Levels[0])
 	require.NotEmpty(t, l.Levels[1])
 	require.NotEmpty(t, l.Logs)

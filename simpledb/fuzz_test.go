@@ -96,6 +96,9 @@ func FuzzVersionEdit(f *testing.F) {
 		Deleted: []manifest.LevelTable{{Level: 1, Info: manifest.TableInfo{Num: 3}}},
 		Added:   []manifest.LevelTable{{Level: 2, Info: manifest.TableInfo{Num: 9, Size: 100, Smallest: []byte("a"), Largest: []byte("z"), SmallestSeq: 1, LargestSeq: 50}}}}
 	f.Add(e.Encode())
+	e.Added[0].Info.ID, e.Added[0].Info.BlobRefs = 0x1234, []manifest.BlobRef{{Num: 8, Values: 3, ValueBytes: 12288}}
+	e.AddedBlobs, e.DeletedBlobs = []manifest.BlobFileInfo{{Num: 8, Size: 12400, Values: 3, ValueBytes: 12288, ID: 0x5678}}, []uint64{4}
+	f.Add(e.Encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := manifest.DecodeEdit(data)
 		if err != nil {

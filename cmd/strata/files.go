@@ -164,7 +164,7 @@ func identity(id uint64) string {
 }
 
 func logFlags(fs *flag.FlagSet, c *cli) {
-	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 6); default: the format the manifest beside FILE records, else the current one")
+	fs.Uint64Var(&c.logFormat, "format", 0, "the log format (1 to 7); default: the format the manifest beside FILE records, else the current one")
 }
 
 func logDump(c *cli, args []string) error {

@@ -287,7 +287,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"rio", "dump", dir}, exitUsage},
 		{[]string{"db", "scan", damaged}, exitFailure},
 		{[]string{"db", "verify", damaged}, exitFailure},
-		{[]string{"log", "dump", "--format", "7", log}, exitUsage},
+		{[]string{"log", "dump", "--format", "8", log}, exitUsage},
 		{[]string{"log", "dump", log}, exitOK},
 	} {
 		got := run(tc.args, io.Discard, io.Discard)

@@ -46,6 +46,12 @@
 //	5  as 4, the stamp the identity's low 32 bits; a log begins with its
 //	   identity
 //	6  as 5; ops may be merge operands (kind 3)
+//	7  as 6; the manifest may name blob files, and tables whose values lie
+//	   in them (table format 3)
+//
+// The log's records did not change with format 7: the number is the
+// database's, which the manifest records, and an older build refuses it
+// rather than miss a table's values in a blob file.
 package logformat
 
 import (
@@ -66,8 +72,9 @@ const (
 	RangeDel   = 4
 	Identity   = 5
 	Merge      = 6
+	BlobFiles  = 7
 	// Current is the format this build writes.
-	Current = Merge
+	Current = BlobFiles
 )
 
 // The sizes of a batch's header, by format.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/logformat"
@@ -55,7 +56,7 @@ var goldenEdits = []struct {
 }{
 	{"edit_open.bin", true, Edit{ // a new manifest's first: the whole version
 		Comparator: goldenComparator, Merger: "strata.uint64add",
-		LogNum: 4, NextFileNum: 6, LastSeq: 100, LogFormat: logformat.Current,
+		LogNum: 4, NextFileNum: 6, LastSeq: 100, LogFormat: logformat.Merge,
 		Added: []LevelTable{{0, table5}, {6, table3}},
 		Logs:  []LogInfo{{Num: 4, ID: log4ID}},
 	}},
@@ -80,6 +81,21 @@ var goldenEdits = []struct {
 	{"edit_close.bin", true, Edit{
 		NextFileNum: 11,
 		Logs:        []LogInfo{{Num: 7, Size: 16384}},
+	}},
+	{"edit_blob_flush.bin", false, Edit{ // log format 7: a table whose values lie in a blob file written beside it
+		LogNum: 12, NextFileNum: 14, LastSeq: 300, LogFormat: logformat.BlobFiles,
+		Added: []LevelTable{{0, TableInfo{Num: 13, Size: 3000, Smallest: []byte("doc/1"), Largest: []byte("doc/9"),
+			SmallestSeq: 251, LargestSeq: 300, ID: 0x8000_0000_0000_000d,
+			BlobRefs: []BlobRef{{Num: 12, Values: 50, ValueBytes: 204_800}}}}},
+		AddedBlobs: []BlobFileInfo{{Num: 12, Size: 205_700, Values: 50, ValueBytes: 204_800, ID: 0x8000_0000_0000_000c}},
+	}},
+	{"edit_blob_compaction.bin", false, Edit{ // a compaction that drops the last reference to blob file 12
+		NextFileNum: 16,
+		Deleted:     []LevelTable{{0, TableInfo{Num: 13}}},
+		Added: []LevelTable{{1, TableInfo{Num: 15, Size: 2000, Smallest: []byte("doc/1"), Largest: []byte("doc/8"),
+			SmallestSeq: 251, LargestSeq: 299, ID: 0x8000_0000_0000_000f,
+			BlobRefs: []BlobRef{{Num: 14, Values: 40, ValueBytes: 163_840}, {Num: 16, Values: 1, ValueBytes: 4096}}}}},
+		DeletedBlobs: []uint64{12},
 	}},
 	{"edit_before_identities.bin", false, Edit{ // as log format 4 wrote it: no identities, no merger
 		Comparator: goldenComparator,
@@ -169,9 +185,27 @@ func TestGoldenManifest(t *testing.T) {
 			6: {3: table3},
 		},
 		LogNum: 7, NextFileNum: 11, LastSeq: 250,
-		LogFormat: logformat.Current,
+		LogFormat: logformat.Merge,
 		Logs:      map[uint64]LogInfo{7: {Num: 7, Size: 16384, ID: log7ID}},
+		BlobFiles: map[uint64]BlobFileInfo{},
 	}, state)
+}
+
+// The blob edits apply in turn: the flush adds its table and blob file,
+// the compaction replaces the table and deletes the blob file; deleting
+// one the version does not hold is a bad edit.
+func TestBlobEdits(t *testing.T) {
+	s := &State{Comparator: goldenComparator}
+	for _, tt := range goldenEdits {
+		if strings.HasPrefix(tt.file, "edit_blob_") {
+			e := tt.want
+			require.NoError(t, s.Apply(&e), tt.file)
+		}
+	}
+	require.Empty(t, s.BlobFiles)
+	require.Equal(t, []BlobRef{{Num: 14, Values: 40, ValueBytes: 163_840}, {Num: 16, Values: 1, ValueBytes: 4096}}, s.Levels[1][15].BlobRefs)
+	require.Empty(t, s.Levels[0])
+	require.ErrorIs(t, s.Apply(&Edit{DeletedBlobs: []uint64{12}}), ErrBadEdit)
 }
 
 // The golden CURRENT names the golden manifest, and is what WriteCurrent

@@ -43,6 +43,16 @@ import (
 //	9 merger       name: the database's merge operator (log format 6 on);
 //	               once recorded, every edit that describes the whole
 //	               version records it again
+//	10 add blob file number | size | values | value bytes | identity
+//	               (uvarints; log format 7 on): a file of values the
+//	               tables name (see sstables' blob files)
+//	11 delete blob file number uvarint: no live table names it any more
+//
+// From log format 7 on, field 6 continues, after the identity, with the
+// table's references into blob files when it has any: a count, then each
+// file's number, values and value bytes (uvarints), as the table's
+// properties count them, so that the version knows each blob file's live
+// bytes without opening a table.
 //
 // Field 8 lets Open prove that every log the state needs is there and
 // whole: a log is recorded before anything is written to it (when a
@@ -68,6 +78,8 @@ const (
 	tagLogFormat
 	tagLog
 	tagMerger
+	tagAddBlob
+	tagDeleteBlob
 )
 
 // NumLevels is the number of levels: L0, and L1 to L6.
@@ -79,6 +91,22 @@ type TableInfo struct {
 	Smallest, Largest       []byte
 	SmallestSeq, LargestSeq uint64
 	ID                      uint64 // the table's identity; 0: written before identities
+	// BlobRefs count the table's values in blob files (log format 7 on),
+	// by file number ascending.
+	BlobRefs []BlobRef
+}
+
+// BlobRef counts a table's values in one blob file: the table's
+// properties' sstables.BlobRef.
+type BlobRef struct {
+	Num, Values, ValueBytes uint64
+}
+
+// BlobFileInfo is what the manifest records about a blob file.
+type BlobFileInfo struct {
+	Num, Size          uint64
+	Values, ValueBytes uint64
+	ID                 uint64
 }
 
 type LevelTable struct {
@@ -101,6 +129,8 @@ type Edit struct {
 	Deleted                      []LevelTable // only level and info.num set
 	Added                        []LevelTable
 	Logs                         []LogInfo
+	AddedBlobs                   []BlobFileInfo
+	DeletedBlobs                 []uint64
 }
 
 func (e *Edit) Encode() []byte {
@@ -137,10 +167,22 @@ func (e *Edit) Encode() []byte {
 		v = append(v, t.Smallest...)
 		v = binary.AppendUvarint(v, uint64(len(t.Largest)))
 		v = append(v, t.Largest...)
-		if t.ID != 0 {
+		if t.ID != 0 || len(t.BlobRefs) > 0 {
 			v = binary.AppendUvarint(v, t.ID)
 		}
+		if len(t.BlobRefs) > 0 {
+			v = binary.AppendUvarint(v, uint64(len(t.BlobRefs)))
+			for _, r := range t.BlobRefs {
+				v = append(v, uvarints(r.Num, r.Values, r.ValueBytes)...)
+			}
+		}
 		field(tagAddTable, v)
+	}
+	for _, b := range e.AddedBlobs {
+		field(tagAddBlob, uvarints(b.Num, b.Size, b.Values, b.ValueBytes, b.ID))
+	}
+	for _, num := range e.DeletedBlobs {
+		field(tagDeleteBlob, uvarints(num))
 	}
 	for _, l := range e.Logs {
 		if l.ID != 0 {
@@ -204,7 +246,14 @@ func DecodeEdit(b []byte) (Edit, error) {
 			if len(r.b) > 0 {
 				t.ID = r.uvarint()
 			}
+			if len(r.b) > 0 {
+				t.BlobRefs = r.blobRefs()
+			}
 			e.Added = append(e.Added, LevelTable{Level: int(level), Info: t})
+		case tagAddBlob:
+			e.AddedBlobs = append(e.AddedBlobs, BlobFileInfo{Num: r.uvarint(), Size: r.uvarint(), Values: r.uvarint(), ValueBytes: r.uvarint(), ID: r.uvarint()})
+		case tagDeleteBlob:
+			e.DeletedBlobs = append(e.DeletedBlobs, r.uvarint())
 		default:
 			return e, errs.Errorf("%w: unknown field %d", ErrBadEdit, tag)
 		}
@@ -245,6 +294,24 @@ func (r *editReader) bytes() []byte {
 	return v
 }
 
+// blobRefs decodes a table's references into blob files: a count, then
+// each file's number, values and bytes, by number ascending.
+func (r *editReader) blobRefs() []BlobRef {
+	n := r.uvarint()
+	if n == 0 || n > uint64(len(r.b)) {
+		r.fail("bad blob reference count")
+		return nil
+	}
+	refs := make([]BlobRef, n)
+	for i := range refs {
+		refs[i] = BlobRef{Num: r.uvarint(), Values: r.uvarint(), ValueBytes: r.uvarint()}
+		if i > 0 && refs[i].Num <= refs[i-1].Num {
+			r.fail("blob references out of order")
+		}
+	}
+	return refs
+}
+
 func (r *editReader) checkLevel(level uint64) {
 	if level >= NumLevels {
 		r.fail(fmt.Sprintf("level %d", level))
@@ -271,6 +338,8 @@ type State struct {
 	// their recorded lengths (0: being written when the manifest ended)
 	// and identities.
 	Logs map[uint64]LogInfo
+	// BlobFiles are the blob files the manifest names.
+	BlobFiles map[uint64]BlobFileInfo
 	// Torn is the damage of a Torn last edit that replay dropped, if any.
 	Torn error
 }
@@ -307,6 +376,18 @@ func (s *State) Apply(e *Edit) error {
 	}
 	if e.Merger != "" {
 		s.Merger = e.Merger
+	}
+	if s.BlobFiles == nil {
+		s.BlobFiles = map[uint64]BlobFileInfo{}
+	}
+	for _, num := range e.DeletedBlobs {
+		if _, ok := s.BlobFiles[num]; !ok {
+			return errs.Errorf("%w: deletes blob file %d, not in the version", ErrBadEdit, num)
+		}
+		delete(s.BlobFiles, num)
+	}
+	for _, b := range e.AddedBlobs {
+		s.BlobFiles[b.Num] = b
 	}
 	if s.Logs == nil {
 		s.Logs = map[uint64]LogInfo{}
@@ -394,7 +475,7 @@ func Replay(fsys vfs.FS, path, comparator string) (*State, error) {
 		return nil, errs.Errorf("simpledb: manifest: %w", err)
 	}
 	defer r.Close()
-	s := &State{Comparator: comparator, LogFormat: logformat.V1, Logs: map[uint64]LogInfo{}}
+	s := &State{Comparator: comparator, LogFormat: logformat.V1, Logs: map[uint64]LogInfo{}, BlobFiles: map[uint64]BlobFileInfo{}}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
