@@ -3,7 +3,9 @@ package simpledb
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/stratadb/strata/internal/errs"
 
@@ -147,6 +149,20 @@ func (c *checkpoint) write() error {
 			}
 			edit.Added = append(edit.Added, manifest.LevelTable{Level: level, Info: t.TableInfo})
 		}
+	}
+	for _, num := range slices.Sorted(maps.Keys(rs.v.blobs)) {
+		b := rs.v.blobs[num]
+		path := filenames.BlobPath(c.dir, num)
+		if _, err := vfs.LinkOrCopy(d.fs, filenames.BlobPath(d.dir, num), path); err != nil {
+			return err
+		}
+		c.written = append(c.written, path)
+		r, err := openBlobFile(path, b.BlobFileInfo, &sstables.ReaderOptions{FS: d.fs, NoMmap: true})
+		if err != nil {
+			return err
+		}
+		r.Close()
+		edit.AddedBlobs = append(edit.AddedBlobs, b.BlobFileInfo)
 	}
 	info, err := c.writeMemstores(rs, seq, memNum)
 	if err != nil {

@@ -134,6 +134,7 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 	emit(d.events, d.listener().CompactionBegin, info)
 	start := time.Now()
 	var outputs []*table
+	var blobs []*blobFile
 	defer func() {
 		if err == nil {
 			for _, t := range outputs {
@@ -158,7 +159,7 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 	c.v.ref()
 	snaps := d.mu.snapshots.seqs()
 	d.mu.Unlock()
-	outputs, read, err := d.compact(c, snaps)
+	outputs, blobs, read, err := d.compact(c, snaps)
 	info.BytesRead = read
 	c.v.unref()
 	d.mu.Lock()
@@ -178,14 +179,20 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 		added = append(added, levelTableRef{c.level + 1, t})
 		written += int64(t.Size)
 	}
+	for _, b := range blobs {
+		edit.AddedBlobs = append(edit.AddedBlobs, b.BlobFileInfo)
+		written += int64(b.Size)
+	}
 	if err := d.mu.versions.writeEdit(edit); err != nil {
 		// As in a flush: the outputs stay for the next Open to sort out.
 		for _, t := range outputs {
 			t.unref()
 		}
+		unrefBlobs(blobs)
 		return err
 	}
-	d.applyEdit(edit, added)
+	d.applyEdit(edit, added, blobs)
+	d.blobsCreated(info.JobID, blobs)
 	for _, t := range outputs {
 		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: c.level + 1, Bytes: int64(t.Size)})
 	}
@@ -221,7 +228,7 @@ func (d *DB) moveTable(c *compaction) error {
 		return err
 	}
 	t.ref() // the new version's, which applyEdit hands it
-	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}})
+	d.applyEdit(edit, []levelTableRef{{c.level + 1, t}}, nil)
 	d.mu.stats.trivialMoves++
 	d.mu.stats.levelIn[c.level+1] += int64(t.Size)
 	d.logger.Debug("simpledb: moved table", "table", t.Num, "from", c.level, "to", c.level+1, "bytes", t.Size)
@@ -238,7 +245,7 @@ func (d *DB) moveTable(c *compaction) error {
 // which count against MaxOpenFiles. (Table iterators do not fill the block
 // cache either way.) Through the table cache it pins every L0 input, but of
 // a sorted level only the table it is reading.
-func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
+func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, []*blobFile, int64, error) {
 	var iters []sstables.EntryIterator
 	var own []*sstables.Reader
 	var read int64
@@ -272,7 +279,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		r, err := sstables.Open(filenames.TablePath(d.dir, t.Num), d.tables.readerOptions(true))
 		if err != nil {
 			d.tables.release()
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		own = append(own, r)
 		iters = append(iters, r.NewIterator(nil))
@@ -285,8 +292,8 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, int64, error) {
 		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.opts.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
 	}
-	outputs, err := d.writeTables(it, d.opts.TargetTableSize)
-	return outputs, read, err
+	outputs, blobs, err := d.writeTables(it, d.opts.TargetTableSize)
+	return outputs, blobs, read, err
 }
 
 // isBottom reports whether no level below the output holds key.

@@ -110,6 +110,26 @@ func (c *compactionIter) Value() []byte {
 	return c.in.Value()
 }
 
+// BlobHandle returns the handle of the entry's value when it lies in a
+// blob file, for the output to keep it there (see
+// sstables.Iterator.BlobHandle); a fold's result lies in memory.
+func (c *compactionIter) BlobHandle() (sstables.BlobHandle, bool) {
+	if len(c.out) > 0 {
+		return sstables.BlobHandle{}, false
+	}
+	return blobHandle(c.in)
+}
+
+// blobHandle is it's BlobHandle, if its entries may lie in blob files.
+func blobHandle(it sstables.EntryIterator) (sstables.BlobHandle, bool) {
+	if b, ok := it.(interface {
+		BlobHandle() (sstables.BlobHandle, bool)
+	}); ok {
+		return b.BlobHandle()
+	}
+	return sstables.BlobHandle{}, false
+}
+
 func (c *compactionIter) settle(ok bool) bool {
 	for ; ok; ok = c.in.Next() {
 		key := c.in.Key()

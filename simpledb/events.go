@@ -37,6 +37,11 @@ type EventListener struct {
 	// TableDeleted a table file deleted, obsolete (or an orphan at Open).
 	TableCreated func(TableInfo)
 	TableDeleted func(FileInfo)
+	// BlobFileCreated reports a blob file a flush or a compaction
+	// installed, beside a table whose large values it holds, and
+	// BlobFileDeleted one deleted once no table named it.
+	BlobFileCreated func(BlobFileInfo)
+	BlobFileDeleted func(FileInfo)
 	// LogCreated reports a write-ahead log started, in a new file or in
 	// an obsolete log's (LogInfo.Recycled), and LogDeleted a log file
 	// deleted, obsolete.
@@ -122,6 +127,16 @@ type TableInfo struct {
 	Num   uint64
 	Level int
 	Bytes int64
+}
+
+// BlobFileInfo describes a blob file installed.
+type BlobFileInfo struct {
+	// JobID is the flush's or compaction's that wrote it.
+	JobID int
+	Num   uint64
+	// Values counts the values it holds, and Bytes its size.
+	Values uint64
+	Bytes  int64
 }
 
 // FileInfo names a file: its number and its path.

@@ -37,7 +37,7 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 	start := time.Now()
 	info := FlushInfo{JobID: d.events.job(), MemstoreBytes: mt.m.SizeBytes(), Entries: mt.m.Len()}
 	emit(d.events, d.listener().FlushBegin, info)
-	t, err := d.writeL0(mt.m, snaps)
+	t, blobs, err := d.writeL0(mt.m, snaps)
 	defer func() {
 		if t != nil && err == nil {
 			info.Table, info.TableBytes = t.Num, int64(t.Size)
@@ -57,6 +57,9 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 		edit.Added = []manifest.LevelTable{{Level: 0, Info: t.TableInfo}}
 		added = []levelTableRef{{0, t}}
 	}
+	for _, b := range blobs {
+		edit.AddedBlobs = append(edit.AddedBlobs, b.BlobFileInfo)
+	}
 	if err := d.mu.versions.writeEdit(edit); err != nil {
 		// The edit may have reached the disk even though writing it failed,
 		// so the table stays: the next Open keeps it if the manifest names
@@ -64,10 +67,12 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 		if t != nil {
 			t.unref()
 		}
+		unrefBlobs(blobs)
 		return err
 	}
 	d.mu.memstores.flushed(mt)
-	d.applyEdit(edit, added)
+	d.applyEdit(edit, added, blobs)
+	d.blobsCreated(info.JobID, blobs)
 	if t != nil {
 		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: 0, Bytes: int64(t.Size)})
 		d.mu.stats.flushes++
@@ -86,23 +91,27 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 	return nil
 }
 
-// writeL0 writes a memstore to a new table, keeping only the versions that
-// the snapshots at snaps (ascending) can see, and opens it. It returns nil
-// if nothing survives.
-func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
+// writeL0 writes a memstore to a new table, and its large values to a blob
+// file beside it, keeping only the versions that the snapshots at snaps
+// (ascending) can see, and opens them. It returns a nil table if nothing
+// survives.
+func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, []*blobFile, error) {
 	it := &compactionIter{in: m.NewEntryIterator(nil), snaps: snaps, rangeDels: m.RangeDeletions(), fold: d.fold}
 	defer it.in.Close()
-	outputs, err := d.writeTables(it, 0)
+	outputs, blobs, err := d.writeTables(it, 0)
 	if err != nil || len(outputs) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
-	return outputs[0], nil
+	return outputs[0], blobs, nil
 }
 
 // writeTables writes an iterator's entries into new tables, starting a new
 // one past splitAt bytes (0: never) or where the iterator's splitBefore
-// says, at a key boundary, so that no key spans two tables. It opens and
-// returns them, each with one reference, the caller's.
+// says, at a key boundary, so that no key spans two tables. Values of
+// Options.BlobThreshold bytes or more go to a blob file beside each table;
+// a value that lies in a blob file already keeps its place, the table
+// taking its handle. It opens and returns the tables and blob files, each
+// with one reference, the caller's.
 //
 // The range tombstones the iterator keeps are split between the tables:
 // a table that ends at key k takes the fragments up to k\x00, the least key
@@ -110,9 +119,10 @@ func (d *DB) writeL0(m *memstore.Memstore, snaps []uint64) (*table, error) {
 // (which includes its fragments, see rangeBounds) ends at k and the next
 // one's starts after it. The last table takes everything beyond; a table
 // may hold range tombstones alone.
-func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
+func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, []*blobFile, error) {
 	var (
 		outputs   []*table
+		blobs     []*blobFile
 		w         *sstables.Writer
 		num       uint64
 		rangeDels = it.rangeDelsOut()
@@ -122,9 +132,38 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		d.mu.Lock()
 		num = d.mu.versions.newFileNum()
 		d.mu.Unlock()
+		opts := d.opts.tableWriterOptions()
+		if d.opts.BlobThreshold > 0 {
+			opts.BlobThreshold = d.opts.BlobThreshold
+			opts.Blobs = func() (*sstables.BlobWriter, error) {
+				d.mu.Lock()
+				blobNum := d.mu.versions.newFileNum()
+				d.mu.Unlock()
+				return sstables.NewBlobWriter(filenames.BlobPath(d.dir, blobNum), blobNum, &sstables.WriterOptions{FS: d.opts.FS,
+					Compression: d.opts.Compression, BytesPerSync: tableBytesPerSync, ID: base.NewFileID(0)})
+			}
+		}
 		var err error
-		w, err = sstables.NewWriter(filenames.TablePath(d.dir, num), d.opts.tableWriterOptions())
+		w, err = sstables.NewWriter(filenames.TablePath(d.dir, num), opts)
 		return err
+	}
+	// finishBlob closes the blob file beside the table being written, if
+	// a large value made one, and opens it.
+	finishBlob := func() error {
+		b := w.BlobWriter()
+		if b == nil {
+			return nil
+		}
+		if err := b.Close(); err != nil {
+			return err
+		}
+		m := b.Metadata()
+		f, err := d.tables.openBlob(manifest.BlobFileInfo{Num: m.FileNum, Size: m.FileSize, Values: m.Values, ValueBytes: m.ValueBytes, ID: m.ID})
+		if err != nil {
+			return err
+		}
+		blobs = append(blobs, f)
+		return nil
 	}
 	// finish closes the table being written, giving it the range
 	// tombstones from from up to until (nil: unbounded).
@@ -146,6 +185,9 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 				}
 			}
 		}
+		if err := finishBlob(); err != nil {
+			return err
+		}
 		err := w.Close()
 		m := w.Metadata()
 		w = nil
@@ -154,6 +196,9 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		}
 		info := manifest.TableInfo{Num: num, Size: m.FileSize, Smallest: m.MinKey, Largest: m.MaxKey,
 			SmallestSeq: m.MinSeq, LargestSeq: m.MaxSeq, ID: m.ID}
+		for _, r := range m.BlobRefs {
+			info.BlobRefs = append(info.BlobRefs, manifest.BlobRef{Num: r.FileNum, Values: r.Values, ValueBytes: r.ValueBytes})
+		}
 		includeRangeDels(&info, m.Records, frags)
 		t, err := d.tables.openTable(info, true)
 		if err != nil {
@@ -162,15 +207,22 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 		outputs = append(outputs, t)
 		return nil
 	}
-	abort := func(err error) ([]*table, error) {
+	abort := func(err error) ([]*table, []*blobFile, error) {
 		if w != nil {
+			if b := w.BlobWriter(); b != nil {
+				b.Abort()
+			}
 			w.Abort()
 		}
 		for _, t := range outputs {
 			t.obsolete.Store(true)
 			t.unref()
 		}
-		return nil, err
+		for _, b := range blobs {
+			b.obsolete.Store(true)
+			b.unref()
+		}
+		return nil, nil, err
 	}
 	var lastKey []byte
 	for ok := it.First(); ok; ok = it.Next() {
@@ -187,7 +239,13 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 				return abort(err)
 			}
 		}
-		if err := w.AddEntry(key, it.Seq(), it.Kind(), it.Value()); err != nil {
+		var err error
+		if h, ok := it.BlobHandle(); ok {
+			err = w.AddBlobRef(key, it.Seq(), h)
+		} else {
+			err = w.AddEntry(key, it.Seq(), it.Kind(), it.Value())
+		}
+		if err != nil {
 			return abort(err)
 		}
 		if newKey {
@@ -203,7 +261,23 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, error) {
 	if err := finish(nil); err != nil {
 		return abort(err)
 	}
-	return outputs, nil
+	return outputs, blobs, nil
+}
+
+// unrefBlobs drops the caller's references on blob files a flush or
+// compaction wrote and did not install: the next Open keeps those the
+// manifest names, and removes the others as orphans.
+func unrefBlobs(blobs []*blobFile) {
+	for _, b := range blobs {
+		b.unref()
+	}
+}
+
+// blobsCreated reports the blob files a flush or compaction installed.
+func (d *DB) blobsCreated(job int, blobs []*blobFile) {
+	for _, b := range blobs {
+		emit(d.events, d.listener().BlobFileCreated, BlobFileInfo{JobID: job, Num: b.Num, Values: b.Values, Bytes: int64(b.Size)})
+	}
 }
 
 // includeRangeDels widens a table's key range, of its records entries, to

@@ -174,13 +174,14 @@ func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
 	return nil
 }
 
-// followVersion returns a version of the tables state names, each with a
-// reference: the current view's where it holds the same file, otherwise
-// opened now. It holds a reference on the current view's version while it
+// followVersion returns a version of the tables and blob files state
+// names, each with a reference: the current view's where it holds the same
+// file, otherwise opened now. It holds a reference on the current view's version while it
 // takes references on its tables, taken under d.mu before Close can
 // release it.
 func (d *DB) followVersion(state *manifest.State) (*version, error) {
 	have := map[uint64]*table{}
+	haveBlobs := map[uint64]*blobFile{}
 	d.mu.Lock()
 	cur := d.mu.versions.current()
 	if d.closed.Load() {
@@ -197,9 +198,26 @@ func (d *DB) followVersion(state *manifest.State) (*version, error) {
 				have[t.Num] = t
 			}
 		}
+		maps.Copy(haveBlobs, cur.blobs)
 	}
 	v := &version{cmp: d.opts.Comparator.Compare}
 	v.refs.Store(1)
+	for num, info := range state.BlobFiles {
+		b := haveBlobs[num]
+		if b != nil && b.BlobFileInfo == info {
+			b.ref()
+		} else {
+			var err error
+			if b, err = d.tables.openBlob(info); err != nil {
+				v.unref()
+				return nil, err
+			}
+		}
+		if v.blobs == nil {
+			v.blobs = map[uint64]*blobFile{}
+		}
+		v.blobs[num] = b
+	}
 	for level, tables := range state.Levels {
 		for _, info := range tables {
 			t := have[info.Num]

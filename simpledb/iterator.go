@@ -169,7 +169,7 @@ func (d *DB) newIterator(rs *readState, lower, upper []byte, seq uint64, index *
 		}
 	}
 	it.m = sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, Seq: mergeSeq, DropTombstones: true,
-		RangeDeletions: tombs, Fold: d.fold}, children...)
+		RangeDeletions: tombs, Fold: d.fold, Blobs: d.tables}, children...)
 	return it
 }
 
@@ -423,7 +423,19 @@ func (l *levelIter) Value() []byte {
 	if l.cur == nil {
 		return nil
 	}
-	return l.cur.Value()
+	v := l.cur.Value()
+	if v == nil && l.err == nil {
+		l.err = l.cur.Err() // a value in a blob file that did not read
+	}
+	return v
+}
+
+// BlobHandle is the current table's (see sstables.Iterator.BlobHandle).
+func (l *levelIter) BlobHandle() (sstables.BlobHandle, bool) {
+	if l.cur == nil {
+		return sstables.BlobHandle{}, false
+	}
+	return l.cur.BlobHandle()
 }
 
 func (l *levelIter) Err() error { return l.err }

@@ -342,6 +342,9 @@ func (d *DB) prove(state *manifest.State, names []string, recovered *memstore.Me
 	v := &version{cmp: d.opts.Comparator.Compare}
 	v.refs.Store(1)
 	d.mu.versions.install(v)
+	if err := openBlobFiles(d.tables, v, state); err != nil {
+		return err
+	}
 	for level, tables := range state.Levels {
 		for _, info := range tables {
 			t, err := d.tables.openTable(info, false)
@@ -437,13 +440,13 @@ func replayLogs(o *Options, dir string, nums []uint64, state *manifest.State, la
 // manifest naming it, and removes what the previous session left behind.
 func (d *DB) start(recovered *memstore.Memstore) error {
 	if recovered.Len() > 0 || len(recovered.RangeDeletions()) > 0 {
-		t, err := d.writeL0(recovered, nil)
+		t, blobs, err := d.writeL0(recovered, nil)
 		recovered.Release()
 		if err != nil {
 			return err
 		}
 		if t != nil {
-			d.mu.versions.install(d.mu.versions.current().withEdit(nil, []levelTableRef{{0, t}})).unref()
+			d.mu.versions.install(d.mu.versions.current().withEdit(nil, []levelTableRef{{0, t}}, nil, blobs)).unref()
 		}
 	}
 	// The new log exists, durably, before the new manifest names it, so
@@ -484,6 +487,9 @@ func (d *DB) removeObsoleteFiles() {
 		for _, t := range level {
 			live[t.Num] = true
 		}
+	}
+	for num := range d.mu.versions.current().blobs {
+		live[num] = true
 	}
 	for _, name := range names {
 		if d.mu.versions.obsolete(name, live) {

@@ -126,6 +126,16 @@ type Options struct {
 	// Compression compresses table blocks; the logs and the manifest are
 	// never compressed. Default: snappy.
 	Compression sstables.Compression
+	// BlobThreshold is the size from which a value is kept apart from the
+	// tables, in a blob file written beside the table its flush writes:
+	// compactions then move the table's 10-byte reference to it, not the
+	// value, and reclaim the space of values overwritten or deleted by
+	// rewriting the live ones of a blob file that holds mostly garbage
+	// (docs/12-large-values.md). A read of such a value costs one more
+	// read, of the blob file, through the block cache; a scan reads only
+	// the values it asks for. A negative value keeps every value in the
+	// tables. Default: sstables.DefaultBlobThreshold, 1 KiB.
+	BlobThreshold int
 	// BloomBitsPerKey sizes each table's bloom filter; a negative value
 	// turns filters off. Default: sstables.DefaultBloomBitsPerKey, 10 (about
 	// 1% false positives).
@@ -235,6 +245,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.DiskSlowThreshold == 0 {
 		r.DiskSlowThreshold = time.Second
+	}
+	switch {
+	case r.BlobThreshold == 0:
+		r.BlobThreshold = sstables.DefaultBlobThreshold
+	case r.BlobThreshold < 0:
+		r.BlobThreshold = -1 // every value in the tables
 	}
 	switch {
 	case r.RecycledLogs == 0:

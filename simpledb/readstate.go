@@ -116,8 +116,8 @@ func (d *DB) installReadState() {
 
 // applyEdit installs the version a durable edit makes (see
 // versionSet.apply) and publishes it to readers. The caller holds d.mu.
-func (d *DB) applyEdit(edit *manifest.Edit, added []levelTableRef) {
-	old := d.mu.versions.apply(edit, added)
+func (d *DB) applyEdit(edit *manifest.Edit, added []levelTableRef, addedBlobs []*blobFile) {
+	old := d.mu.versions.apply(edit, added, addedBlobs)
 	d.installReadState()
 	old.unref()
 }

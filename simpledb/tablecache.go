@@ -3,6 +3,7 @@ package simpledb
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/vfs"
@@ -42,6 +43,11 @@ type tableCache struct {
 	// reference is gone (removeTable; a test's own, to watch).
 	retire func(num uint64)
 
+	// blobs are the open blob files (see openBlob), which tables read
+	// through the cache as their sstables.BlobSource.
+	blobMu sync.Mutex
+	blobs  atomic.Pointer[blobFiles]
+
 	mu sync.Mutex
 	// files counts the Readers open or being opened, in the cache or
 	// outside it (a compaction's own), and those being closed: a slot is
@@ -58,6 +64,7 @@ func newTableCache(capacity int, dir string, o *Options, blocks *sstables.Cache)
 		mmap: o.MmapTables, logger: o.Logger}
 	c.retire = c.removeTable
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
+	c.blobs.Store(&blobFiles{})
 	return c
 }
 
@@ -191,7 +198,7 @@ func (c *tableCache) removeTable(num uint64) {
 // Options.MmapTables says, sharing the block cache, or, for a
 // compaction's own (once), neither.
 func (c *tableCache) readerOptions(once bool) *sstables.ReaderOptions {
-	o := &sstables.ReaderOptions{FS: c.fs, Comparator: c.comparator, NoMmap: once || !c.mmap}
+	o := &sstables.ReaderOptions{FS: c.fs, Comparator: c.comparator, NoMmap: once || !c.mmap, Blobs: c}
 	if !once {
 		o.Cache = c.blocks
 	}
@@ -316,6 +323,14 @@ func (ti *tableIter) Value() []byte {
 		return nil
 	}
 	return ti.it.Value()
+}
+
+// BlobHandle is the table iterator's (see sstables.Iterator.BlobHandle).
+func (ti *tableIter) BlobHandle() (sstables.BlobHandle, bool) {
+	if ti.it == nil {
+		return sstables.BlobHandle{}, false
+	}
+	return ti.it.BlobHandle()
 }
 
 func (ti *tableIter) Err() error {

@@ -18,7 +18,9 @@ type version struct {
 	// tombstones, which an iterator collects when it is created: few
 	// tables hold any, and without them an iterator looks at none.
 	rangeDelTables [NumLevels][]*table
-	refs           atomic.Int32
+	// blobs are the blob files the tables name.
+	blobs map[uint64]*blobFile
+	refs  atomic.Int32
 }
 
 // ref takes another reference on v. The caller holds one already, or
@@ -41,13 +43,29 @@ func (v *version) unref() {
 			t.unref()
 		}
 	}
+	for _, b := range v.blobs {
+		b.unref()
+	}
 }
 
-// withEdit returns a new version: v minus the deleted tables plus the added
-// ones. It takes a reference on every table it keeps from v, and takes over
-// the caller's reference on each added one.
-func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef) *version {
+// withEdit returns a new version: v minus the deleted tables and blob
+// files plus the added ones. It takes a reference on every table and blob
+// file it keeps from v, and takes over the caller's reference on each
+// added one.
+func (v *version) withEdit(deleted map[uint64]bool, added []levelTableRef, deletedBlobs []uint64, addedBlobs []*blobFile) *version {
 	nv := &version{cmp: v.cmp}
+	if len(v.blobs)+len(addedBlobs) > 0 {
+		nv.blobs = make(map[uint64]*blobFile, len(v.blobs)+len(addedBlobs))
+		for num, b := range v.blobs {
+			if !slices.Contains(deletedBlobs, num) {
+				b.ref()
+				nv.blobs[num] = b
+			}
+		}
+		for _, b := range addedBlobs {
+			nv.blobs[b.Num] = b
+		}
+	}
 	for level, tables := range v.levels {
 		for _, t := range tables {
 			if !deleted[t.Num] {

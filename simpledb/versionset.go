@@ -114,6 +114,9 @@ func (vs *versionSet) writeNewManifest(logs []manifest.LogInfo) error {
 			snapshot.Added = append(snapshot.Added, manifest.LevelTable{Level: level, Info: t.TableInfo})
 		}
 	}
+	for _, b := range vs.v.blobs {
+		snapshot.AddedBlobs = append(snapshot.AddedBlobs, b.BlobFileInfo)
+	}
 	if _, err := w.WriteSync(snapshot.Encode()); err != nil {
 		w.Close()
 		return errs.Errorf("simpledb: new manifest: %w", err)
@@ -154,12 +157,14 @@ func (vs *versionSet) manifestFailed() bool { return vs.manifest.err != nil }
 // writeEdit records an edit in the manifest, durably; the caller installs
 // it with apply once it returns nil. A flush's edit carries the last
 // sequence number it wrote; replay keeps the highest of all, so the
-// manifest's covers every table.
+// manifest's covers every table. The edit deletes the blob files that no
+// table names once it applies.
 func (vs *versionSet) writeEdit(edit *manifest.Edit) error {
 	if vs.manifest.err != nil {
 		return vs.manifest.err
 	}
 	edit.NextFileNum = vs.nextFileNum
+	edit.DeletedBlobs = unreferencedBlobs(vs.v, edit)
 	if _, err := vs.manifest.w.WriteSync(edit.Encode()); err != nil {
 		vs.manifest.err = errs.Errorf("manifest: %w", err)
 		return vs.manifest.err
@@ -168,17 +173,20 @@ func (vs *versionSet) writeEdit(edit *manifest.Edit) error {
 }
 
 // apply installs the version an edit makes, taking over the caller's
-// references on the added tables, and returns the version it replaces,
-// whose reference the caller drops once readers no longer get it. Tables
-// the edit deletes become obsolete: their files go when their last reader
-// is done. A table it deletes and adds again, which a trivial move does,
-// stays live.
-func (vs *versionSet) apply(edit *manifest.Edit, added []levelTableRef) (old *version) {
+// references on the added tables and blob files, and returns the version
+// it replaces, whose reference the caller drops once readers no longer get
+// it. Tables and blob files the edit deletes become obsolete: their files
+// go when their last reader is done. A table it deletes and adds again,
+// which a trivial move does, stays live.
+func (vs *versionSet) apply(edit *manifest.Edit, added []levelTableRef, addedBlobs []*blobFile) (old *version) {
 	deleted := map[uint64]bool{}
 	for _, del := range edit.Deleted {
 		deleted[del.Info.Num] = true
 	}
-	nv := vs.v.withEdit(deleted, added)
+	for _, num := range edit.DeletedBlobs {
+		vs.v.blobs[num].obsolete.Store(true)
+	}
+	nv := vs.v.withEdit(deleted, added, edit.DeletedBlobs, addedBlobs)
 	readded := map[uint64]bool{}
 	for _, a := range added {
 		readded[a.t.Num] = true
@@ -240,11 +248,11 @@ func (vs *versionSet) takeRecycledLogs() []manifest.LogInfo {
 
 // obsolete reports whether a file in the directory, by name, is one a
 // previous session left behind: a log older than the oldest one needed, a
-// table the current version does not name, an old manifest or a
-// temporary file. live are the current version's tables.
+// table or blob file the current version does not name, an old manifest or
+// a temporary file. live are the current version's tables and blob files.
 func (vs *versionSet) obsolete(name string, live map[uint64]bool) bool {
 	kind, num := filenames.Parse(name)
-	return kind == filenames.Log && num < vs.logNum || kind == filenames.Table && !live[num] && num < vs.nextFileNum ||
+	return kind == filenames.Log && num < vs.logNum || (kind == filenames.Table || kind == filenames.Blob) && !live[num] && num < vs.nextFileNum ||
 		kind == filenames.Manifest && num != vs.manifest.num || kind == filenames.Temp
 }
 

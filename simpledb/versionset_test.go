@@ -175,7 +175,7 @@ func TestVersionSetEdits(t *testing.T) {
 			require.Equal(t, vs.nextFileNum, edit.NextFileNum)
 			require.Greater(t, vs.nextFileNum, lastNum)
 			before := retired.list()
-			old := vs.apply(edit, added)
+			old := vs.apply(edit, added, nil)
 			require.Same(t, reader, old)
 			old.unref()
 			require.Equal(t, before, retired.list(), "the reader holds the tables the edit deleted")
@@ -229,7 +229,7 @@ func TestVersionSetManifestFailure(t *testing.T) {
 			}
 			edit, added := flush(10)
 			require.NoError(t, vs.writeEdit(edit))
-			vs.apply(edit, added).unref()
+			vs.apply(edit, added, nil).unref()
 			oldManifest := filenames.ManifestPath(vsDir, vs.manifest.num)
 
 			rule.Enable()
@@ -284,7 +284,7 @@ func TestVersionSetManifestFailure(t *testing.T) {
 			// manifest that did not fail does nothing.
 			edit, added = flush(50)
 			require.NoError(t, vs.writeEdit(edit))
-			vs.apply(edit, added).unref()
+			vs.apply(edit, added, nil).unref()
 			num := vs.manifest.num
 			require.NoError(t, vs.restartManifest(nil))
 			require.Equal(t, num, vs.manifest.num)

@@ -63,7 +63,7 @@ func blobTable(t *testing.T, es []entry) (*Reader, *blobFiles, Metadata) {
 	dir := t.TempDir()
 	blobs := newBlobFiles(t, dir, nil)
 	w := blobs.create(t, 5)
-	meta := writeTable(t, filepath.Join(dir, "t.sst"), &WriterOptions{Blobs: w, BlobThreshold: 64, BlockSize: 512}, es)
+	meta := writeTable(t, filepath.Join(dir, "t.sst"), &WriterOptions{Blobs: func() (*BlobWriter, error) { return w, nil }, BlobThreshold: 64, BlockSize: 512}, es)
 	require.NoError(t, w.Close())
 	blobs.open(t, 5)
 	r, err := Open(filepath.Join(dir, "t.sst"), &ReaderOptions{Blobs: blobs})

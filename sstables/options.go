@@ -65,12 +65,13 @@ type WriterOptions struct {
 	// every BytesPerSync bytes as it is written (recordio.WriterOptions).
 	// Default: 0, never: the table's sync writes it all back.
 	BytesPerSync int64
-	// Blobs, if set, receives the values of KindSet entries of at least
-	// BlobThreshold bytes, and the table keeps their handles instead (see
-	// BlobWriter). The caller creates the blob file, closes it once the
-	// table is closed, and keeps it while the table names it. Default:
-	// nil, every value stays in the table.
-	Blobs *BlobWriter
+	// Blobs, if set, is called at the first value (a KindSet entry's) of
+	// at least BlobThreshold bytes, for the blob file that receives it and
+	// every later one; the table keeps their handles instead (see
+	// BlobWriter). A table without such values creates none. The caller
+	// closes the blob file (Writer.BlobWriter) and keeps it while the table
+	// names it. Default: nil, every value stays in the table.
+	Blobs func() (*BlobWriter, error)
 	// BlobThreshold is the size from which a value goes to Blobs.
 	// Default: DefaultBlobThreshold, 1 KiB.
 	BlobThreshold int

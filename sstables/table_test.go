@@ -127,16 +127,19 @@ func TestTableRoundTrip(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
 			es := randomEntries(rng, 1000)
 			path := filepath.Join(t.TempDir(), "t.sst")
+			var blobs *blobFiles
+			var bw *BlobWriter
 			if tc.blobs {
-				blobs := newBlobFiles(t, filepath.Dir(path), tc.ropts.Cache)
-				tc.wopts.Blobs = blobs.create(t, 5)
+				blobs = newBlobFiles(t, filepath.Dir(path), tc.ropts.Cache)
+				bw = blobs.create(t, 5)
+				tc.wopts.Blobs = func() (*BlobWriter, error) { return bw, nil }
 				tc.ropts.Blobs = blobs
 			}
 			meta := writeTable(t, path, &tc.wopts, es)
 			if tc.blobs {
-				require.NoError(t, tc.wopts.Blobs.Close())
+				require.NoError(t, bw.Close())
 				require.NotEmpty(t, meta.BlobRefs)
-				tc.ropts.Blobs.(*blobFiles).open(t, 5)
+				blobs.open(t, 5)
 			}
 
 			r, err := Open(path, &tc.ropts)

@@ -62,7 +62,8 @@ type Writer struct {
 	pendingH   BlockHandle
 	sep        []byte
 
-	handle []byte // a blob handle's encoding, reused
+	handle []byte      // a blob handle's encoding, reused
+	blobs  *BlobWriter // created by WriterOptions.Blobs for the first large value
 
 	renamed bool  // the file has its final name
 	err     error // sticky; ErrClosed once closed
@@ -131,7 +132,14 @@ func (w *Writer) AddEntry(key []byte, seq uint64, kind Kind, value []byte) error
 		return err
 	}
 	if kind == KindSet && w.opts.Blobs != nil && len(value) >= w.opts.BlobThreshold {
-		h, err := w.opts.Blobs.Add(value)
+		if w.blobs == nil {
+			bw, err := w.opts.Blobs()
+			if err != nil {
+				return w.fail(err)
+			}
+			w.blobs = bw
+		}
+		h, err := w.blobs.Add(value)
 		if err != nil {
 			return w.fail(err)
 		}
@@ -361,6 +369,10 @@ func (w *Writer) finish() error {
 	w.renamed = true
 	return fs.SyncDir(filepath.Dir(w.name))
 }
+
+// BlobWriter returns the blob file WriterOptions.Blobs created for the
+// table's large values, nil if none: the caller closes it.
+func (w *Writer) BlobWriter() *BlobWriter { return w.blobs }
 
 // Metadata describes the table; it is complete (MaxKey included) once Close
 // has succeeded. Its MinKey and MaxKey are the writer's own and must not be

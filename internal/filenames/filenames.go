@@ -6,6 +6,7 @@
 //	MANIFEST-000007      the log of version edits
 //	000009.log           write-ahead logs, one per memstore
 //	000010.sst           tables
+//	000011.blob          blob files: values the tables name by handle
 //	*.tmp                files being written, renamed into place when whole
 //
 // Numbers come from one counter, recorded in the manifest, so every file
@@ -32,6 +33,7 @@ const (
 	Log
 	Table
 	Temp
+	Blob
 )
 
 // The names of the lock file and of CURRENT.
@@ -48,6 +50,11 @@ func LogPath(dir string, num uint64) string {
 // TablePath is the path of table num in dir.
 func TablePath(dir string, num uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("%06d.sst", num))
+}
+
+// BlobPath is the path of blob file num in dir.
+func BlobPath(dir string, num uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%06d.blob", num))
 }
 
 // ManifestPath is the path of manifest num in dir.
@@ -75,6 +82,10 @@ func Parse(name string) (Kind, uint64) {
 	case strings.HasSuffix(name, ".sst"):
 		if n, err := strconv.ParseUint(strings.TrimSuffix(name, ".sst"), 10, 64); err == nil {
 			return Table, n
+		}
+	case strings.HasSuffix(name, ".blob"):
+		if n, err := strconv.ParseUint(strings.TrimSuffix(name, ".blob"), 10, 64); err == nil {
+			return Blob, n
 		}
 	}
 	return Unknown, 0
