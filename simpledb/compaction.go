@@ -13,9 +13,10 @@ import (
 	"github.com/stratadb/strata/sstables"
 )
 
-// compaction merges tables of one level into the next, or moves one.
+// compaction merges tables of one level into the next, or moves one, or
+// rewrites tables of the last level in place.
 type compaction struct {
-	level int // the input level; outputs go to level+1
+	level int // the input level; outputs go to level+1, or level if rewrite
 	// inputs[0] are the tables picked from level (L0: newest first),
 	// inputs[1] those of level+1 they overlap.
 	inputs [2][]*table
@@ -23,6 +24,21 @@ type compaction struct {
 	// move: inputs[0] is one table, which goes to level+1 by a manifest
 	// edit alone (see trivialMove).
 	move bool
+	// rewrite: inputs[0] are tables of the last level, rewritten into it
+	// to move their values out of blob files that hold mostly garbage.
+	rewrite bool
+	// relocate are the blob files whose values the compaction copies to
+	// its own blob files rather than move their handles: those whose
+	// garbage passes Options.BlobRewriteRatio (see pickBlobRewrite).
+	relocate map[uint64]bool
+}
+
+// output is the level the compaction writes to.
+func (c *compaction) output() int {
+	if c.rewrite {
+		return c.level
+	}
+	return c.level + 1
 }
 
 // grandparentOverlap returns the bytes of the tables of level+2 that t's
@@ -32,7 +48,7 @@ func (c *compaction) grandparentOverlap(t *table) int64 {
 	if c.level+2 < NumLevels {
 		for _, g := range c.v.levels[c.level+2] {
 			if g.overlaps(c.v.cmp, t.Smallest, t.Largest) {
-				n += int64(g.Size)
+				n += g.dataSize()
 			}
 		}
 	}
@@ -154,6 +170,9 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 	if c.move {
 		return d.moveTable(c)
 	}
+	if c.relocate == nil {
+		c.relocate = c.v.blobsToRewrite(&d.opts)
+	}
 	d.mu.compaction.begin()
 	defer d.mu.compaction.end()
 	c.v.ref()
@@ -175,8 +194,8 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 	}
 	var written int64
 	for _, t := range outputs {
-		edit.Added = append(edit.Added, manifest.LevelTable{Level: c.level + 1, Info: t.TableInfo})
-		added = append(added, levelTableRef{c.level + 1, t})
+		edit.Added = append(edit.Added, manifest.LevelTable{Level: c.output(), Info: t.TableInfo})
+		added = append(added, levelTableRef{c.output(), t})
 		written += int64(t.Size)
 	}
 	for _, b := range blobs {
@@ -194,7 +213,7 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 	d.applyEdit(edit, added, blobs)
 	d.blobsCreated(info.JobID, blobs)
 	for _, t := range outputs {
-		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: c.level + 1, Bytes: int64(t.Size)})
+		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: c.output(), Bytes: int64(t.Size)})
 	}
 	d.mu.stats.compactions++
 	d.mu.stats.compactionRead += read
@@ -203,11 +222,11 @@ func (d *DB) runCompaction(c *compaction) (err error) {
 		for _, t := range tables {
 			d.mu.stats.levelRead[c.level+i] += int64(t.Size)
 			if i == 0 {
-				d.mu.stats.levelIn[c.level+1] += int64(t.Size)
+				d.mu.stats.levelIn[c.output()] += int64(t.Size)
 			}
 		}
 	}
-	d.mu.stats.levelWritten[c.level+1] += written
+	d.mu.stats.levelWritten[c.output()] += written
 	d.logger.Debug("simpledb: compacted", "level", c.level, "inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs),
 		"read", read, "written", written, "took", time.Since(start))
 	return nil
@@ -287,9 +306,9 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, []*blobFile, int6
 	merged := sstables.NewMergingIterator(&sstables.MergeOptions{Comparator: d.opts.Comparator, AllVersions: true}, iters...)
 	defer merged.Close()
 	it := &compactionIter{in: merged, snaps: snaps, bottom: c.isBottom, bottomRange: c.isBottomRange,
-		rangeDels: rangedel.Build(c.v.cmp, tombs), fold: d.fold}
-	if c.level+2 < NumLevels {
-		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.level+2], limit: d.opts.maxGrandparentOverlap()}
+		rangeDels: rangedel.Build(c.v.cmp, tombs), fold: d.fold, relocate: c.relocate}
+	if c.output()+1 < NumLevels {
+		g := &grandparentSplitter{cmp: c.v.cmp, tables: c.v.levels[c.output()+1], limit: d.opts.maxGrandparentOverlap()}
 		it.splitBefore = g.splitBefore
 	}
 	outputs, blobs, err := d.writeTables(it, d.opts.TargetTableSize)
@@ -298,7 +317,7 @@ func (d *DB) compact(c *compaction, snaps []uint64) ([]*table, []*blobFile, int6
 
 // isBottom reports whether no level below the output holds key.
 func (c *compaction) isBottom(key []byte) bool {
-	for level := c.level + 2; level < NumLevels; level++ {
+	for level := c.output() + 1; level < NumLevels; level++ {
 		if c.v.tableFor(level, key) != nil {
 			return false
 		}
@@ -313,7 +332,7 @@ func (c *compaction) isBottomRange(start, end []byte) bool {
 	if len(end) > 0 {
 		hi = end
 	}
-	for level := c.level + 2; level < NumLevels; level++ {
+	for level := c.output() + 1; level < NumLevels; level++ {
 		tables := c.v.levels[level] // sorted and disjoint: below L1
 		if i := searchLevel(c.v.cmp, tables, start); i < len(tables) && (hi == nil || c.v.cmp(tables[i].Smallest, hi) <= 0) {
 			return false
@@ -340,7 +359,7 @@ type grandparentSplitter struct {
 func (g *grandparentSplitter) splitBefore(key []byte) bool {
 	for g.next < len(g.tables) && g.cmp(key, g.tables[g.next].Largest) > 0 {
 		if g.started {
-			g.overlap += int64(g.tables[g.next].Size)
+			g.overlap += g.tables[g.next].dataSize()
 		}
 		g.next++
 	}

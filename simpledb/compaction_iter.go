@@ -53,6 +53,9 @@ type compactionIter struct {
 	splitBefore func(key []byte) bool
 	// fold is the merger's (nil: operands are written as they are).
 	fold func(key, older, newer []byte) ([]byte, error)
+	// relocate are the blob files whose values the output copies rather
+	// than names (see compaction.relocate).
+	relocate map[uint64]bool
 
 	key        []byte
 	prevStripe int
@@ -117,7 +120,11 @@ func (c *compactionIter) BlobHandle() (sstables.BlobHandle, bool) {
 	if len(c.out) > 0 {
 		return sstables.BlobHandle{}, false
 	}
-	return blobHandle(c.in)
+	h, ok := blobHandle(c.in)
+	if ok && c.relocate[h.FileNum] {
+		return sstables.BlobHandle{}, false // its value is read, and written anew
+	}
+	return h, ok
 }
 
 // blobHandle is it's BlobHandle, if its entries may lie in blob files.

@@ -1,6 +1,10 @@
 package simpledb
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/stratadb/strata/internal/manifest"
+)
 
 // Which compaction runs next: levels are scored against their targets,
 // and the most urgent one's compaction is picked, a trivial move where one
@@ -27,12 +31,22 @@ func (o *Options) levelScore(v *version, level int) float64 {
 	case NumLevels - 1:
 		return 0
 	}
-	return float64(v.levelSize(level)) / float64(o.levelTarget(level))
+	return float64(v.levelDataSize(level)) / float64(o.levelTarget(level))
 }
 
 // pick chooses the most urgent compaction of v, or nil: L0 when it has
-// L0CompactionTrigger tables, else the level furthest over its target.
+// L0CompactionTrigger tables, else the level furthest over its target,
+// else a rewrite of values out of the blob file with the most garbage.
 func (cs *compactionState) pick(v *version, o *Options) *compaction {
+	if c := cs.pickLevel(v, o); c != nil {
+		return c
+	}
+	return pickBlobRewrite(v, o)
+}
+
+// pickLevel chooses the compaction of the level most over its target, or
+// nil if none is.
+func (cs *compactionState) pickLevel(v *version, o *Options) *compaction {
 	bestLevel, bestScore := -1, 1.0
 	if score := o.levelScore(v, 0); score >= 1 {
 		bestLevel, bestScore = 0, score
@@ -70,6 +84,58 @@ func (cs *compactionState) pick(v *version, o *Options) *compaction {
 	c := newCompaction(v, bestLevel, []*table{pick})
 	c.move = c.trivialMove(o)
 	return c
+}
+
+// blobsToRewrite returns the blob files of v whose garbage passes
+// o.BlobRewriteRatio of their values: a compaction copies the values it
+// reads from them to its own blob files, so that, once no table names
+// them, they are deleted. Nil if none.
+func (v *version) blobsToRewrite(o *Options) map[uint64]bool {
+	var rewrite map[uint64]bool
+	for num, b := range v.blobs {
+		if b.ValueBytes > 0 && float64(v.blobGarbage(b)) >= o.BlobRewriteRatio*float64(b.ValueBytes) {
+			if rewrite == nil {
+				rewrite = map[uint64]bool{}
+			}
+			rewrite[num] = true
+		}
+	}
+	return rewrite
+}
+
+// pickBlobRewrite chooses, when no level needs a compaction, one that
+// moves values out of the blob file whose garbage is the largest share of
+// it, past o.BlobRewriteRatio: the compaction of the deepest table below
+// L0 that names it (into the next level, or in place in the last). Nil if
+// no file passes the ratio, or only L0 tables name it: L0's compactions
+// take them soon. Each such compaction takes one table's references off
+// the file, so the file goes once the last is taken.
+func pickBlobRewrite(v *version, o *Options) *compaction {
+	var worst *blobFile
+	var worstShare float64
+	for _, b := range v.blobs {
+		if b.ValueBytes == 0 {
+			continue
+		}
+		if share := float64(v.blobGarbage(b)) / float64(b.ValueBytes); share >= o.BlobRewriteRatio && (worst == nil || share > worstShare || share == worstShare && b.Num < worst.Num) {
+			worst, worstShare = b, share
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	for level := NumLevels - 1; level > 0; level-- {
+		for _, t := range v.levels[level] {
+			if !slices.ContainsFunc(t.BlobRefs, func(r manifest.BlobRef) bool { return r.Num == worst.Num }) {
+				continue
+			}
+			if level == NumLevels-1 {
+				return &compaction{level: level, v: v, inputs: [2][]*table{{t}}, rewrite: true}
+			}
+			return newCompaction(v, level, []*table{t})
+		}
+	}
+	return nil
 }
 
 // newCompaction returns a compaction of v's tables from, of level, and the

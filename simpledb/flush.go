@@ -76,9 +76,13 @@ func (d *DB) flushOldest(mt *memTable) (err error) {
 	if t != nil {
 		emit(d.events, d.listener().TableCreated, TableInfo{JobID: info.JobID, Num: t.Num, Level: 0, Bytes: int64(t.Size)})
 		d.mu.stats.flushes++
-		d.mu.stats.flushBytes += int64(t.Size)
-		d.mu.stats.levelIn[0] += int64(t.Size)
-		d.mu.stats.levelWritten[0] += int64(t.Size)
+		written := int64(t.Size)
+		for _, b := range blobs {
+			written += int64(b.Size)
+		}
+		d.mu.stats.flushBytes += written
+		d.mu.stats.levelIn[0] += written
+		d.mu.stats.levelWritten[0] += written
 		d.logger.Debug("simpledb: flushed memstore", "table", t.Num, "bytes", t.Size, "took", time.Since(start))
 	}
 	// The edit is durable: the memstore's log is obsolete, to recycle or
@@ -229,7 +233,7 @@ func (d *DB) writeTables(it *compactionIter, splitAt int64) ([]*table, []*blobFi
 		key := it.Key()
 		newKey := lastKey == nil || string(key) != string(lastKey)
 		split := newKey && it.splitBefore != nil && it.splitBefore(key)
-		if w != nil && newKey && (split || splitAt > 0 && w.EstimatedSize() >= splitAt) {
+		if w != nil && newKey && (split || splitAt > 0 && w.EstimatedSize()+int64(w.BlobBytes()) >= splitAt) {
 			if err := finish(append(bytes.Clone(lastKey), 0)); err != nil {
 				return abort(err)
 			}

@@ -73,6 +73,20 @@ type Metrics struct {
 	// TxnCommits and TxnConflicts count transactions' commits that wrote,
 	// and those refused with ErrConflict.
 	TxnCommits, TxnConflicts int64
+	// Blobs describe the blob files that hold the large values.
+	Blobs BlobMetrics
+}
+
+// BlobMetrics describe a database's blob files (see
+// Options.BlobThreshold).
+type BlobMetrics struct {
+	// Files counts the blob files, and Bytes their size on disk.
+	Files int
+	Bytes int64
+	// ValueBytes are the bytes of the values they hold, and GarbageBytes
+	// those of the values no table names any more: overwritten or deleted,
+	// which compactions reclaim (Options.BlobRewriteRatio).
+	ValueBytes, GarbageBytes int64
 }
 
 // Metrics returns the database's metrics. It takes the database's lock
@@ -90,6 +104,12 @@ func (d *DB) Metrics() Metrics {
 		if l.BytesIn > 0 {
 			l.WriteAmplification = float64(l.BytesWritten) / float64(l.BytesIn)
 		}
+	}
+	for _, b := range v.blobs {
+		m.Blobs.Files++
+		m.Blobs.Bytes += int64(b.Size)
+		m.Blobs.ValueBytes += int64(b.ValueBytes)
+		m.Blobs.GarbageBytes += int64(v.blobGarbage(b))
 	}
 	d.mu.Unlock()
 	m.ReadAmplification = m.Levels[0].Tables
@@ -126,6 +146,10 @@ func (m Metrics) String() string {
 	tw.Flush()
 	fmt.Fprintf(&b, "read amplification %d, write amplification %.2f (logs, flushes and compactions over user bytes)\n",
 		m.ReadAmplification, m.WriteAmplification)
+	if m.Blobs.Files > 0 {
+		fmt.Fprintf(&b, "blob files: %d, %s, values %s, of which garbage %s\n", m.Blobs.Files, units.Bytes(m.Blobs.Bytes),
+			units.Bytes(m.Blobs.ValueBytes), units.Bytes(m.Blobs.GarbageBytes))
+	}
 	fmt.Fprintf(&b, "memstores: %s in %d (%d immutable), %d entries\n", units.Bytes(m.MemstoreBytes), m.ImmutableMemstores+1, m.ImmutableMemstores, m.MemstoreEntries)
 	hitRate := 0.0
 	if n := m.BlockCacheHits + m.BlockCacheMisses; n > 0 {

@@ -136,6 +136,15 @@ type Options struct {
 	// the values it asks for. A negative value keeps every value in the
 	// tables. Default: sstables.DefaultBlobThreshold, 1 KiB.
 	BlobThreshold int
+	// BlobRewriteRatio is the share of a blob file's bytes that must be
+	// garbage, values overwritten or deleted, before compactions copy its
+	// live values to new blob files, so that it can be deleted; when no
+	// level needs a compaction, the background compaction rewrites tables
+	// that name such a file for that alone. Space taken by blob files
+	// stays within about 1/(1-BlobRewriteRatio) of the live values'. It
+	// must lie in [0, 1]; 1 rewrites nothing (a file goes once nothing
+	// names it). Default: 0.25.
+	BlobRewriteRatio float64
 	// BloomBitsPerKey sizes each table's bloom filter; a negative value
 	// turns filters off. Default: sstables.DefaultBloomBitsPerKey, 10 (about
 	// 1% false positives).
@@ -218,6 +227,9 @@ func (o *Options) validate() error {
 			return errs.Errorf("%w: %s is %d", ErrInvalidOption, f.name, f.v)
 		}
 	}
+	if o.BlobRewriteRatio < 0 || o.BlobRewriteRatio > 1 {
+		return errs.Errorf("%w: BlobRewriteRatio is %v, outside [0, 1]", ErrInvalidOption, o.BlobRewriteRatio)
+	}
 	if o.LevelSizeRatio == 1 {
 		return errs.Errorf("%w: LevelSizeRatio is 1, which would not grow the levels", ErrInvalidOption)
 	}
@@ -245,6 +257,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.DiskSlowThreshold == 0 {
 		r.DiskSlowThreshold = time.Second
+	}
+	if r.BlobRewriteRatio == 0 {
+		r.BlobRewriteRatio = 0.25
 	}
 	switch {
 	case r.BlobThreshold == 0:

@@ -40,6 +40,16 @@ type table struct {
 	rangeDels []sstables.RangeFragment
 }
 
+// dataSize returns the bytes of t's data: its file, and the values it
+// keeps in blob files.
+func (t *table) dataSize() int64 {
+	n := int64(t.Size)
+	for _, r := range t.BlobRefs {
+		n += int64(r.ValueBytes)
+	}
+	return n
+}
+
 // ref takes another reference on t. The caller holds one, or a reference
 // on a version that holds t: a reference is never taken on a table
 // released, whose reader may be closed and file deleted. A count that was

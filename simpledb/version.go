@@ -18,9 +18,11 @@ type version struct {
 	// tombstones, which an iterator collects when it is created: few
 	// tables hold any, and without them an iterator looks at none.
 	rangeDelTables [NumLevels][]*table
-	// blobs are the blob files the tables name.
-	blobs map[uint64]*blobFile
-	refs  atomic.Int32
+	// blobs are the blob files the tables name, and blobLive the bytes of
+	// each file's values the tables name: the rest is garbage.
+	blobs    map[uint64]*blobFile
+	blobLive map[uint64]uint64
+	refs     atomic.Int32
 }
 
 // ref takes another reference on v. The caller holds one already, or
@@ -100,6 +102,35 @@ func (v *version) sortLevels() {
 			}
 		}
 	}
+	v.blobLive = nil
+	if len(v.blobs) > 0 {
+		v.blobLive = make(map[uint64]uint64, len(v.blobs))
+		for _, tables := range v.levels {
+			for _, t := range tables {
+				for _, r := range t.BlobRefs {
+					v.blobLive[r.Num] += r.ValueBytes
+				}
+			}
+		}
+	}
+}
+
+// blobGarbage returns how much of blob file b's values no table names.
+func (v *version) blobGarbage(b *blobFile) uint64 {
+	return b.ValueBytes - min(v.blobLive[b.Num], b.ValueBytes)
+}
+
+// levelDataSize returns the bytes of a level's data: its tables and the
+// values they keep in blob files. Compactions are picked by it, so that a
+// database of large values is shaped as one of small values is, its
+// overwritten and deleted versions dropped as soon; the compactions
+// rewrite the tables alone.
+func (v *version) levelDataSize(level int) int64 {
+	var n int64
+	for _, t := range v.levels[level] {
+		n += t.dataSize()
+	}
+	return n
 }
 
 // levelSize returns the bytes of a level's tables.

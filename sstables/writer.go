@@ -62,8 +62,9 @@ type Writer struct {
 	pendingH   BlockHandle
 	sep        []byte
 
-	handle []byte      // a blob handle's encoding, reused
-	blobs  *BlobWriter // created by WriterOptions.Blobs for the first large value
+	handle    []byte      // a blob handle's encoding, reused
+	blobs     *BlobWriter // created by WriterOptions.Blobs for the first large value
+	blobBytes uint64      // the bytes of the values the table keeps in blob files
 
 	renamed bool  // the file has its final name
 	err     error // sticky; ErrClosed once closed
@@ -163,6 +164,7 @@ func (w *Writer) AddBlobRef(key []byte, seq uint64, h BlobHandle) error {
 func (w *Writer) addBlobRef(key []byte, seq uint64, h BlobHandle, newKey bool) error {
 	w.handle = AppendBlobHandle(w.handle[:0], h)
 	w.meta.BlobRefs = addBlobRef(w.meta.BlobRefs, h)
+	w.blobBytes += h.ValueLen
 	return w.add(key, seq, kindSetBlob, w.handle, newKey)
 }
 
@@ -369,6 +371,10 @@ func (w *Writer) finish() error {
 	w.renamed = true
 	return fs.SyncDir(filepath.Dir(w.name))
 }
+
+// BlobBytes returns the bytes of the values the table keeps in blob files
+// so far: with EstimatedSize, the data the table stands for.
+func (w *Writer) BlobBytes() uint64 { return w.blobBytes }
 
 // BlobWriter returns the blob file WriterOptions.Blobs created for the
 // table's large values, nil if none: the caller closes it.
