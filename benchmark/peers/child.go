@@ -57,7 +57,7 @@ func (t task) args() []string {
 	return []string{
 		"-engine", t.engine, "-workload", t.workload, "-config", t.config,
 		"-cache-bytes", fmt.Sprint(t.cacheBytes), "-memtable-bytes", fmt.Sprint(t.memtableBytes), "-dir", t.dir, "-repeat", fmt.Sprint(t.repeat),
-		"-keys", fmt.Sprint(t.keys), "-reads", fmt.Sprint(t.reads), "-duration", t.duration.String(),
+		"-keys", fmt.Sprint(t.keys), "-value-size", fmt.Sprint(t.valueSize), "-reads", fmt.Sprint(t.reads), "-duration", t.duration.String(),
 	}
 }
 
@@ -73,6 +73,7 @@ func parseTask(args []string) (task, error) {
 	fs.StringVar(&t.dir, "dir", "", "fresh directory to run in")
 	fs.IntVar(&t.repeat, "repeat", 0, "repeat number, for the result")
 	fs.IntVar(&t.keys, "keys", 0, "keys")
+	fs.IntVar(&t.valueSize, "value-size", defaultValueSize, "value length of the fill, read, scan and mixed workloads")
 	fs.IntVar(&t.reads, "reads", 0, "reads")
 	fs.DurationVar(&t.duration, "duration", 0, "length of timed workloads")
 	if err := fs.Parse(args); err != nil {
@@ -81,7 +82,7 @@ func parseTask(args []string) (task, error) {
 	if t.dir == "" {
 		return t, errors.New("peers: child without -dir")
 	}
-	return t, nil
+	return t, checkValueSize(t.valueSize)
 }
 
 // runChild runs the task its arguments describe and writes the result to
@@ -111,7 +112,7 @@ func runChild(args []string, out io.Writer) error {
 // result returns the result of t for measure m.
 func (t task) result(unit string, m measure) result {
 	r := result{
-		Engine: t.engine, Workload: t.workload, Config: t.config, Repeat: t.repeat, Keys: t.keys,
+		Engine: t.engine, Workload: t.workload, Config: t.config, Repeat: t.repeat, Keys: t.keys, ValueSize: t.valueSize,
 		Ops: m.ops, Seconds: m.elapsed.Seconds(), Unit: unit,
 	}
 	if m.elapsed > 0 {
@@ -127,7 +128,7 @@ func (t task) probe() (result, error) {
 	}
 	m, err := p.run(t.dir, t.duration)
 	r := t.result("ops/s", m)
-	r.Config = ""
+	r.Config, r.ValueSize = "", 0
 	return r, err
 }
 
@@ -174,7 +175,7 @@ func (t task) run() (result, error) {
 	}
 	var fillTime, reopenTime time.Duration
 	if w.filled {
-		if err := fillAndClose(db, t.keys, order); err != nil {
+		if err := fillAndClose(db, t.keys, order, w.valueSize(t.params)); err != nil {
 			return result{}, err
 		}
 		fillTime = time.Since(start)
@@ -219,10 +220,10 @@ func (t task) run() (result, error) {
 	return r, nil
 }
 
-// fillAndClose writes key order.at(i) for every i, unsynced, into db, then
-// closes it.
-func fillAndClose(db Engine, keys int, order *permutation) error {
-	if err := fill(db, keys, order); err != nil {
+// fillAndClose writes key order.at(i) for every i, with its value of
+// valueSize bytes, unsynced, into db, then closes it.
+func fillAndClose(db Engine, keys int, order *permutation, valueSize int) error {
+	if err := fill(db, keys, order, valueSize); err != nil {
 		db.Close()
 		return fmt.Errorf("fill: %w", err)
 	}

@@ -12,9 +12,13 @@ import (
 const (
 	// keySize is the length of every key: its index in decimal, zero-padded.
 	keySize = 16
-	// valueSize is the value length of the fill, read, scan and mixed
-	// workloads.
-	valueSize = 100
+	// defaultValueSize is the default of -value-size (params.valueSize),
+	// the value length of the fill, read, scan and mixed workloads.
+	defaultValueSize = 100
+	// minValueSize and maxValueSize bound -value-size: a value starts with
+	// its key's index, 8 bytes, and is cut from benchdata's pool.
+	minValueSize = 8
+	maxValueSize = benchdata.PoolSize
 	// syncValueSize is the value length of the synced-write workloads.
 	syncValueSize = 1024
 )
@@ -28,6 +32,15 @@ const (
 	seedTxn       = 4 // the transaction workloads, plus the goroutine's number
 	seedCounters  = 5 // the counter workloads, plus the goroutine's number
 )
+
+// checkValueSize returns an error unless appendValue can make values of n
+// bytes.
+func checkValueSize(n int) error {
+	if n < minValueSize || n > maxValueSize {
+		return fmt.Errorf("peers: -value-size %d out of [%d, %d]", n, minValueSize, maxValueSize)
+	}
+	return nil
+}
 
 // appendKey appends key i to dst: i in decimal, zero-padded to keySize
 // digits, so that byte order is index order (0000000000000042 is key 42).

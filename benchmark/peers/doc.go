@@ -37,5 +37,11 @@
 // directory's disk allows a synced log: appends and in-place overwrites of
 // 1 KB and 32 KB records, each followed by fdatasync.
 //
+// Values are -value-size bytes (default 100) in the fill, read, scan and
+// mixed workloads; the synced, transaction and counter workloads keep
+// their own. For large values, two more engine names run only when
+// -engines names them: strata-inline (Strata without blob files) and
+// pebble-blobs (Pebble with its value separation from 1 KiB).
+//
 // See README.md for the workloads and each engine's settings.
 package main

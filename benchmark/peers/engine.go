@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -141,26 +142,37 @@ type engine struct {
 	name  string // as written in flags and JSON
 	title string // as written in the tables
 	open  func(dir string, s settings) (Engine, error)
+	// strata marks Strata's configurations, which the ratio columns never
+	// count as Strata's peers.
+	strata bool
 }
 
-// engines lists every engine, Strata first; the tables' columns follow this
-// order.
+// engines lists every engine at its defaults, Strata first: the default of
+// -engines, whose order the tables' columns follow.
 var engines = []engine{
-	{"strata", "Strata", openStrata},
-	{"pebble", "Pebble", openPebble},
-	{"goleveldb", "goleveldb", openGoleveldb},
-	{"badger", "Badger", openBadger},
-	{"bbolt", "bbolt", openBbolt},
-	{"gosstables", "go-sstables", openGoSSTables},
+	{name: "strata", title: "Strata", open: openStrata, strata: true},
+	{name: "pebble", title: "Pebble", open: openPebble},
+	{name: "goleveldb", title: "goleveldb", open: openGoleveldb},
+	{name: "badger", title: "Badger", open: openBadger},
+	{name: "bbolt", title: "bbolt", open: openBbolt},
+	{name: "gosstables", title: "go-sstables", open: openGoSSTables},
+}
+
+// variants are engines in another configuration, run only when -engines
+// names them: Strata without its blob files and Pebble with its, for
+// values of blobThreshold bytes and more (-value-size 1024 and up).
+var variants = []engine{
+	{name: "strata-inline", title: "Strata, no blob files", open: openStrataInline, strata: true},
+	{name: "pebble-blobs", title: "Pebble, blob files", open: openPebbleBlobs},
 }
 
 // errNotFound is Get's error for an absent key; the adapters translate
 // their engine's own.
 var errNotFound = errors.New("peers: key not found")
 
-// findEngine returns the engine with the given name.
+// findEngine returns the engine or variant with the given name.
 func findEngine(name string) (engine, error) {
-	for _, e := range engines {
+	for _, e := range slices.Concat(engines, variants) {
 		if e.name == name {
 			return e, nil
 		}

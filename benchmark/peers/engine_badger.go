@@ -9,6 +9,12 @@ import (
 // badgerEngine is Badger v4. Durability is a database-wide option:
 // SyncWrites for synced runs, Badger's default (off) otherwise. Each Put is
 // one read-write transaction, committed before Put returns.
+//
+// Badger separates values by design, keeping one of ValueThreshold bytes
+// or more in its value log, but v4.9.6's default ValueThreshold is 1 MiB
+// (maxValueThreshold; VLogPercentile 0, so it never adapts). At its
+// defaults, which the runner keeps, every value shorter, 16 KiB ones
+// included, stays in its LSM tree, and its value log holds none.
 type badgerEngine struct {
 	db *badger.DB
 }

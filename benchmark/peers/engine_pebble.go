@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/stratadb/strata/sstables"
 )
 
 // pebbleEngine is Pebble v2. Every Set passes pebble.Sync or pebble.NoSync.
@@ -51,9 +52,48 @@ func (e *pebbleEngine) StallTime() time.Duration {
 }
 
 func openPebble(dir string, s settings) (Engine, error) {
+	return openPebbleWith(&pebble.Options{}, dir, s)
+}
+
+// blobThreshold is the value length from which pebble-blobs keeps a value
+// in a blob file: Strata's default BlobThreshold, 1 KiB, so that both
+// separate the same values.
+const blobThreshold = sstables.DefaultBlobThreshold
+
+// openPebbleBlobs opens Pebble with its value separation: a flush or a
+// compaction writes values of blobThreshold bytes and more to blob files
+// beside its tables, which later compactions carry as references, as
+// Strata's do. Pebble v2.1.7 separates only at FormatValueSeparation (its
+// newest format major version) and in columnar tables (TableFormatPebblev7;
+// EnableColumnarBlocks, on by default): Pebble at its defaults stays at its
+// oldest supported format, FormatFlushableIngest, whose tables are
+// row-oriented (TableFormatPebblev2), so the two differ in their table
+// format as well.
+func openPebbleBlobs(dir string, s settings) (Engine, error) {
+	opts := &pebble.Options{FormatMajorVersion: pebble.FormatValueSeparation}
+	opts.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
+		return pebble.ValueSeparationPolicy{
+			Enabled:     true,
+			MinimumSize: blobThreshold,
+			// The rest as Pebble's own benchmark tool (cmd/pebble) sets
+			// them: an output table refers to at most 10 blob files that
+			// may overlap, and no blob file is rewritten to reclaim its
+			// garbage (TargetGarbageRatio 1; the fill, read and scan
+			// workloads make none).
+			MaxBlobReferenceDepth: 10,
+			RewriteMinimumAge:     5 * time.Minute,
+			TargetGarbageRatio:    1.0,
+		}
+	}
+	return openPebbleWith(opts, dir, s)
+}
+
+// openPebbleWith opens Pebble with opts, the runner's logger, merge
+// operator and stall clock, and the workload's settings.
+func openPebbleWith(opts *pebble.Options, dir string, s settings) (Engine, error) {
 	stalls := &stallClock{}
-	opts := &pebble.Options{Logger: pebbleLogger{}, Merger: uint64Adder,
-		EventListener: &pebble.EventListener{WriteStallBegin: stalls.begin, WriteStallEnd: stalls.end}}
+	opts.Logger, opts.Merger = pebbleLogger{}, uint64Adder
+	opts.EventListener = &pebble.EventListener{WriteStallBegin: stalls.begin, WriteStallEnd: stalls.end}
 	if s.cacheBytes > 0 {
 		opts.CacheSize = s.cacheBytes
 	}

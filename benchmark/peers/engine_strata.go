@@ -13,6 +13,8 @@ import (
 // strataEngine is Strata's simpledb. Unsynced runs open it with NoSync, so
 // Put is acknowledged once in the operating system; synced runs keep the
 // default, durable on return, with concurrent writers sharing an fsync.
+// Values of 1 KiB and more go to blob files (BlobThreshold's default),
+// except in strata-inline.
 type strataEngine struct {
 	db *simpledb.DB
 }
@@ -29,7 +31,20 @@ var strataOptions = simpledb.Options{
 }
 
 func openStrata(dir string, s settings) (Engine, error) {
+	return openStrataWith(strataOptions, dir, s)
+}
+
+// openStrataInline opens Strata without blob files (BlobThreshold -1):
+// every value in its tables, however large, as before them, so that a run
+// sets Strata's key-value separation against the same tree without it.
+func openStrataInline(dir string, s settings) (Engine, error) {
 	opts := strataOptions
+	opts.BlobThreshold = -1
+	return openStrataWith(opts, dir, s)
+}
+
+// openStrataWith opens Strata with opts and the workload's settings.
+func openStrataWith(opts simpledb.Options, dir string, s settings) (Engine, error) {
 	opts.NoSync = !s.sync
 	opts.MemoryBudget, opts.MemstoreSize = s.cacheBytes, s.memtableBytes
 	db, err := simpledb.Open(dir, &opts)

@@ -33,12 +33,17 @@ func runMain(args []string, out, progress io.Writer) error {
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.SetOutput(progress)
 	keys := fs.Int("keys", 1_000_000, "keys in the fills, and in the database of the read, scan, mixed and uncontended transaction workloads")
+	valueSize := fs.Int("value-size", defaultValueSize, fmt.Sprintf("value length of the fill, read, scan and mixed workloads, in bytes; "+
+		"the synced workloads write %d-byte values, the transaction workloads %d-byte accounts and the counter workloads 8-byte counters, whatever it says",
+		syncValueSize, accountSize))
 	reads := fs.Int("reads", 0, "Gets of readrandom and readzipf; 0 means as many as -keys")
 	repeats := fs.Int("repeats", 3, "runs of every engine and workload; the tables show the median and range")
 	duration := fs.Duration("duration", 5*time.Second, "length of the synced-write, mixed, transaction and counter workloads and of each disk probe")
 	cacheMiB := fs.Int64("cache-mib", 128, "block cache of every engine in the equal-cache configuration")
 	memoryMiB := fs.Int64("memory-mib", 64, "block cache and memtable size of every engine in the equal-memory configuration")
-	engineList := fs.String("engines", names(engines, func(e engine) string { return e.name }), "engines to run, comma-separated")
+	engineList := fs.String("engines", names(engines, func(e engine) string { return e.name }),
+		"engines to run, comma-separated; "+names(variants, func(e engine) string { return e.name })+
+			" (Strata without blob files, Pebble with them) run only when named")
 	workloadList := fs.String("workloads", names(workloads, func(w workload) string { return w.name }), "workloads to run, comma-separated")
 	configList := fs.String("configs", "defaults,equal-cache", "configurations to run, comma-separated: defaults, equal-cache, equal-memory")
 	probeDisk := fs.Bool("probes", true, "measure fdatasync of appends and overwrites in -dir")
@@ -52,6 +57,9 @@ func runMain(args []string, out, progress io.Writer) error {
 	if *keys <= 0 || *repeats <= 0 || *duration <= 0 {
 		return errors.New("peers: -keys, -repeats and -duration must be positive")
 	}
+	if err := checkValueSize(*valueSize); err != nil {
+		return err
+	}
 	if *reads <= 0 {
 		*reads = *keys
 	}
@@ -60,7 +68,7 @@ func runMain(args []string, out, progress io.Writer) error {
 		return err
 	}
 	p := plan{
-		params:   params{keys: *keys, reads: *reads, duration: *duration},
+		params:   params{keys: *keys, valueSize: *valueSize, reads: *reads, duration: *duration},
 		repeats:  *repeats,
 		probes:   *probeDisk,
 		costs:    *costs,
@@ -146,8 +154,8 @@ func header(p plan, now time.Time) []string {
 		"",
 		fmt.Sprintf("%s; %s, %s/%s, %d CPUs%s; directory %s.", now.Format("2006-01-02 15:04"),
 			runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), p.dir),
-		fmt.Sprintf("%d keys of %d bytes, values of %d bytes (synced workloads: %d), %d reads, %s per timed workload; one process and one fresh directory per run.",
-			p.keys, keySize, valueSize, syncValueSize, p.reads, p.duration),
+		fmt.Sprintf("%d keys of %d bytes, values of %d bytes (synced workloads: %d; accounts: %d), %d reads, %s per timed workload; one process and one fresh directory per run.",
+			p.keys, keySize, p.valueSize, syncValueSize, accountSize, p.reads, p.duration),
 		fmt.Sprintf("Repeats: %d; a figure is the median, with the range over the repeats in brackets.", p.repeats),
 	}
 	if info, ok := debug.ReadBuildInfo(); ok {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -91,7 +92,7 @@ func TestSmokeRunsEveryEngineOnce(t *testing.T) {
 
 // A child that fails (here: an unknown engine) fails the whole run.
 func TestFailingChildFailsTheRun(t *testing.T) {
-	p := plan{params: params{keys: 10, reads: 10, duration: 1}, repeats: 1,
+	p := plan{params: params{keys: 10, valueSize: defaultValueSize, reads: 10, duration: 1}, repeats: 1,
 		engines: []engine{{name: "nosuch", title: "none"}}, workloads: workloads[:1],
 		configs: []config{{name: "defaults"}}, dir: t.TempDir(), progress: &bytes.Buffer{}}
 	var err error
@@ -99,6 +100,75 @@ func TestFailingChildFailsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.run()
 	require.ErrorContains(t, err, "nosuch")
+}
+
+// A task's command line gives the child the task back, value size
+// included; a child run by hand without -value-size writes 100-byte
+// values, and one with a size appendValue cannot make is refused.
+func TestTaskArgsRoundTrip(t *testing.T) {
+	for _, want := range []task{
+		{engine: "strata", workload: "readrandom", config: "defaults", dir: "/tmp/run", repeat: 2,
+			params: params{keys: 2000, valueSize: defaultValueSize, reads: 1000, duration: 5 * time.Second}},
+		{engine: "pebble-blobs", workload: "scan", config: "equal-memory", cacheBytes: 64 << 20, memtableBytes: 64 << 20,
+			dir: "/tmp/run", repeat: 1, params: params{keys: 250_000, valueSize: 4 << 10, reads: 250_000, duration: time.Second}},
+		{engine: diskEngine, workload: "append1k", dir: "/tmp/probe", repeat: 3,
+			params: params{valueSize: maxValueSize, duration: 200 * time.Millisecond}},
+	} {
+		got, err := parseTask(want.args())
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+
+	got, err := parseTask([]string{"-engine", "strata", "-workload", "scan", "-dir", "/tmp/run"})
+	require.NoError(t, err)
+	require.Equal(t, defaultValueSize, got.valueSize)
+	for _, n := range []string{"0", "7", fmt.Sprint(maxValueSize + 1)} {
+		_, err = parseTask([]string{"-engine", "strata", "-workload", "scan", "-dir", "/tmp/run", "-value-size", n})
+		require.ErrorContains(t, err, "-value-size", n)
+	}
+}
+
+// The parent refuses a value size appendValue cannot make before it runs
+// anything.
+func TestMainRefusesBadValueSize(t *testing.T) {
+	var out, progress bytes.Buffer
+	err := runMain([]string{"-value-size", "4", "-dir", t.TempDir()}, &out, &progress)
+	require.ErrorContains(t, err, "-value-size 4")
+	require.Empty(t, out.String())
+}
+
+// The large-value configurations in one run: Strata with and without its
+// blob files and Pebble with its, at 4 KiB values. Every value is checked
+// at that size; each result, the JSON and the header carry it; the tables
+// set Strata against its inline configuration and against Pebble's, and
+// -costs sets disk writes and sizes against the keys' and values' bytes.
+func TestLargeValueRun(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "results.json")
+	var out, progress bytes.Buffer
+	err := runMain([]string{"-engines", "strata,strata-inline,pebble-blobs", "-workloads", "fillrandom,readrandom,scan",
+		"-configs", "defaults", "-value-size", "4096", "-keys", "500", "-repeats", "1", "-probes=false", "-costs",
+		"-dir", filepath.Join(dir, "runs"), "-json", jsonPath}, &out, &progress)
+	require.NoError(t, err, progress.String())
+
+	b, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	var results []result
+	require.NoError(t, json.Unmarshal(b, &results))
+	require.Len(t, results, 3*3)
+	for _, r := range results {
+		require.Empty(t, r.Unsupported, "%+v", r)
+		require.Equal(t, 4096, r.ValueSize, "%+v", r)
+		require.EqualValues(t, 500, r.Ops, "%+v", r)
+	}
+	require.Contains(t, string(b), `"value_size": 4096`)
+
+	tables := out.String()
+	require.Contains(t, tables, "values of 4096 bytes")
+	require.Contains(t, tables, "| workload | unit | Strata | Strata, no blob files | Pebble, blob files | Strata / best peer | Strata / Pebble | "+
+		"Strata / Strata, no blob files | Strata / Pebble, blob files |")
+	require.Contains(t, tables, "| bytes written per user byte, fill included (median of repeats) |")
+	require.Contains(t, tables, "| space amplification: database size over user bytes (median of repeats) |")
 }
 
 // The runs of a repeat are interleaved, and the engines' order rotates from

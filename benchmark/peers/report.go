@@ -126,12 +126,12 @@ func (s stat) figure() string {
 
 // ratios returns Strata's median over the best peer's, the best peer's
 // title, and Strata's median over Pebble's; a ratio is 0 when either side
-// has no figure.
+// has no figure. Strata's other configurations are not peers.
 func ratios(stats map[cell]stat, config, workload string, es []engine) (best float64, bestPeer string, pebble float64) {
 	strata := stats[cell{config, workload, "strata"}].median
 	var top float64
 	for _, e := range es {
-		if e.name == "strata" {
+		if e.strata {
 			continue
 		}
 		if m := stats[cell{config, workload, e.name}].median; m > top {
@@ -141,10 +141,17 @@ func ratios(stats map[cell]stat, config, workload string, es []engine) (best flo
 	if strata > 0 && top > 0 {
 		best = strata / top
 	}
-	if p := stats[cell{config, workload, "pebble"}].median; strata > 0 && p > 0 {
-		pebble = strata / p
+	return best, bestPeer, over(stats, cell{config, workload, "strata"}, "pebble")
+}
+
+// over returns c's median over that of engine's in the same configuration
+// and workload, 0 when either has no figure.
+func over(stats map[cell]stat, c cell, engine string) float64 {
+	a, b := stats[c].median, stats[cell{c.config, c.workload, engine}].median
+	if a == 0 || b == 0 {
+		return 0
 	}
-	return best, bestPeer, pebble
+	return a / b
 }
 
 func ratioText(r float64) string {
@@ -209,6 +216,15 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 		cols = append(cols, e.title)
 	}
 	cols = append(cols, "Strata / best peer", "Strata / Pebble")
+	// The variants in the run (Strata without blob files, Pebble with
+	// them), each set against Strata in a column of its own.
+	var others []engine
+	for _, e := range rp.engines {
+		if slices.ContainsFunc(variants, func(v engine) bool { return v.name == e.name }) {
+			others = append(others, e)
+			cols = append(cols, "Strata / "+e.title)
+		}
+	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 	for _, wl := range rp.workloads {
 		row := []string{wl.title, wl.unit}
@@ -221,19 +237,15 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 			bestText += " (" + peer + ")"
 		}
 		row = append(row, bestText, ratioText(pebble))
+		for _, e := range others {
+			row = append(row, ratioText(over(stats, cell{c.name, wl.name, "strata"}, e.name)))
+		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintln(w)
-	rp.writeMedians(w, stats, c, "peak RSS (median of repeats)", func(s stat) string { return mib(s.rss) })
+	rp.writeMedians(w, stats, c, "peak RSS (median of repeats)", func(_ workload, s stat) string { return mib(s.rss) })
 	if rp.costs {
-		rp.writeMedians(w, stats, c, "disk written, fill included (median of repeats)", func(s stat) string { return mib(s.written) })
-		rp.writeMedians(w, stats, c, "database size after close (median of repeats)", func(s stat) string { return mib(s.size) })
-		rp.writeMedians(w, stats, c, "writes stalled, timed part (median of repeats)", func(s stat) string {
-			if !s.stalled {
-				return ""
-			}
-			return fmt.Sprintf("%.2f s", s.stall)
-		})
+		rp.writeCosts(w, stats, c)
 	}
 	rp.writeAborts(w, stats, c)
 	if !slices.ContainsFunc(rp.workloads, func(wl workload) bool { return wl.name == "mixed" }) {
@@ -262,6 +274,41 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 	fmt.Fprintln(w)
 }
 
+// writeCosts writes the -costs tables: each run's disk writes and its
+// database's size after close, the two over the bytes of keys and values
+// the database holds (bytes written per user byte, only where the run
+// wrote nothing else; space amplification), and its write stalls.
+func (rp report) writeCosts(w io.Writer, stats map[cell]stat, c config) {
+	rp.writeMedians(w, stats, c, "disk written, fill included (median of repeats)", func(_ workload, s stat) string { return mib(s.written) })
+	rp.writeMedians(w, stats, c, "database size after close (median of repeats)", func(_ workload, s stat) string { return mib(s.size) })
+	rp.writeMedians(w, stats, c, "bytes written per user byte, fill included (median of repeats)", func(wl workload, s stat) string {
+		live, onlyWrites := wl.userBytes(rp.params)
+		if !onlyWrites {
+			return ""
+		}
+		return perByte(s.written, live)
+	})
+	rp.writeMedians(w, stats, c, "space amplification: database size over user bytes (median of repeats)", func(wl workload, s stat) string {
+		live, _ := wl.userBytes(rp.params)
+		return perByte(s.size, live)
+	})
+	rp.writeMedians(w, stats, c, "writes stalled, timed part (median of repeats)", func(_ workload, s stat) string {
+		if !s.stalled {
+			return ""
+		}
+		return fmt.Sprintf("%.2f s", s.stall)
+	})
+}
+
+// perByte shows a size in MiB over a count of bytes, "" where either is
+// missing.
+func perByte(sizeMiB, bytes float64) string {
+	if sizeMiB == 0 || bytes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", sizeMiB*(1<<20)/bytes)
+}
+
 // mib shows a size in MiB, "" for none.
 func mib(v float64) string {
 	if v == 0 {
@@ -272,13 +319,13 @@ func mib(v float64) string {
 
 // writeMedians writes a table of one figure per workload and engine, as
 // show gives it ("" where there is none), with the rows that have one.
-func (rp report) writeMedians(w io.Writer, stats map[cell]stat, c config, title string, show func(stat) string) {
+func (rp report) writeMedians(w io.Writer, stats map[cell]stat, c config, title string, show func(workload, stat) string) {
 	var rows []string
 	for _, wl := range rp.workloads {
 		row := []string{wl.title}
 		seen := false
 		for _, e := range rp.engines {
-			v := show(stats[cell{c.name, wl.name, e.name}])
+			v := show(wl, stats[cell{c.name, wl.name, e.name}])
 			seen = seen || v != ""
 			row = append(row, v)
 		}

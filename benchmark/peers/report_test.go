@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,4 +83,73 @@ func TestReportShowsCosts(t *testing.T) {
 	out.Reset()
 	report{plan: plan{engines: engines, workloads: workloads[:1], configs: []config{{name: "defaults"}}}}.write(&out, rs)
 	require.NotContains(t, out.String(), "disk written", "only with -costs")
+}
+
+// With -costs the report also sets each run's disk writes and database
+// size against the bytes of keys and values its database holds, keys ×
+// (16 + value size): bytes written per user byte where the run wrote
+// nothing else (the fills, reads and scans), space amplification wherever
+// the database holds the fill's keys (accounts, for the transaction
+// workloads), neither where it holds something else.
+func TestReportSetsCostsAgainstUserBytes(t *testing.T) {
+	const keys = 1 << 16
+	var ws []workload
+	for _, name := range []string{"fillrandom", "scan", "mixed", "txn1", "sync1"} {
+		w, err := findWorkload(name)
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	rs := []result{ // at 4080-byte values, 256 MiB of keys and values; accounts, 7.25 MiB
+		{Engine: "strata", Workload: "fillrandom", Config: "defaults", Rate: 1, DiskWrittenMiB: 512, DBSizeMiB: 300},
+		{Engine: "strata", Workload: "scan", Config: "defaults", Rate: 1, DiskWrittenMiB: 768, DBSizeMiB: 256},
+		{Engine: "strata", Workload: "mixed", Config: "defaults", Rate: 1, DiskWrittenMiB: 1024, DBSizeMiB: 512},
+		{Engine: "strata", Workload: "txn1", Config: "defaults", Rate: 1, DiskWrittenMiB: 100, DBSizeMiB: 14.5},
+		{Engine: "strata", Workload: "sync1", Config: "defaults", Rate: 1, DiskWrittenMiB: 100, DBSizeMiB: 10},
+	}
+	var out bytes.Buffer
+	report{plan: plan{params: params{keys: keys, valueSize: 4096 - keySize}, engines: engines[:1], workloads: ws,
+		configs: []config{{name: "defaults"}}, costs: true}}.write(&out, rs)
+
+	require.Equal(t, []string{"| fillrandom | 2.00 |", "| scan | 3.00 |"},
+		tableRows(t, out.String(), "bytes written per user byte, fill included (median of repeats)"))
+	require.Equal(t, []string{"| fillrandom | 1.17 |", "| scan | 1.00 |", "| " + ws[2].title + " | 2.00 |", "| " + ws[3].title + " | 2.00 |"},
+		tableRows(t, out.String(), "space amplification: database size over user bytes (median of repeats)"))
+}
+
+// tableRows returns the rows of the markdown table with the given title
+// in out.
+func tableRows(t *testing.T, out, title string) []string {
+	_, after, ok := strings.Cut(out, "| "+title+" |")
+	require.True(t, ok, "no table %q in\n%s", title, out)
+	lines := strings.Split(after, "\n")
+	var rows []string
+	for _, line := range lines[2:] { // the rest of the header line, the separator
+		if line == "" {
+			break
+		}
+		rows = append(rows, line)
+	}
+	return rows
+}
+
+// Strata's other configurations are not its peers: the best peer is
+// another engine, and each variant in the run gets a ratio column of its
+// own, Pebble's included.
+func TestVariantsGetRatioColumns(t *testing.T) {
+	inline, err := findEngine("strata-inline")
+	require.NoError(t, err)
+	blobs, err := findEngine("pebble-blobs")
+	require.NoError(t, err)
+	rs := []result{
+		{Engine: "strata", Workload: "fillseq", Config: "defaults", Rate: 100},
+		{Engine: "strata-inline", Workload: "fillseq", Config: "defaults", Rate: 200},
+		{Engine: "pebble", Workload: "fillseq", Config: "defaults", Rate: 50},
+		{Engine: "pebble-blobs", Workload: "fillseq", Config: "defaults", Rate: 80},
+	}
+	var out bytes.Buffer
+	es := []engine{engines[0], inline, engines[1], blobs}
+	report{plan: plan{engines: es, workloads: workloads[:1], configs: []config{{name: "defaults"}}}}.write(&out, rs)
+	require.Contains(t, out.String(), "| workload | unit | Strata | Strata, no blob files | Pebble | Pebble, blob files | "+
+		"Strata / best peer | Strata / Pebble | Strata / Strata, no blob files | Strata / Pebble, blob files |")
+	require.Contains(t, out.String(), "| fillseq | ops/s | 100 | 200 | 50.0 | 80.0 | 1.25 (Pebble, blob files) | 2.00 | 0.50 | 1.25 |")
 }

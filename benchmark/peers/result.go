@@ -9,6 +9,10 @@ type result struct {
 	Config   string `json:"config,omitempty"` // empty for disk probes
 	Repeat   int    `json:"repeat"`
 	Keys     int    `json:"keys"`
+	// ValueSize is the run's -value-size: the value length of the fill,
+	// read, scan and mixed workloads (the synced, transaction and counter
+	// workloads keep their own); 0 for disk probes.
+	ValueSize int `json:"value_size,omitempty"`
 	// Ops counts operations, or entries for a scan; Rate is Ops per
 	// second of Seconds, the timed part's wall time.
 	Ops     int64   `json:"ops"`

@@ -15,9 +15,10 @@ import (
 // params size a workload; the parent passes the same to every child. The
 // child adds where a workload may put a second database.
 type params struct {
-	keys     int           // keys in the database: written by fills, read by reads
-	reads    int           // Gets of readrandom and readzipf
-	duration time.Duration // length of the synced and mixed workloads
+	keys      int           // keys in the database: written by fills, read by reads
+	valueSize int           // value length of the fill, read, scan and mixed workloads (-value-size)
+	reads     int           // Gets of readrandom and readzipf
+	duration  time.Duration // length of the synced and mixed workloads
 
 	// spare is a directory that does not exist yet, beside the database's
 	// on the same filesystem and removed with it, for the checkpoint's
@@ -46,6 +47,10 @@ type workload struct {
 	filled bool
 	// sync opens the engine for synced writes (after the fill, if any).
 	sync bool
+	// data is what the database holds when the run closes it, which says
+	// the length of the fill's values and what -costs sets the run's disk
+	// writes and the database's size against.
+	data dataKind
 	// needs lists the optional interfaces run asserts e to, which the
 	// child checks first.
 	needs []capability
@@ -54,25 +59,66 @@ type workload struct {
 
 // workloads lists every workload in table order.
 var workloads = []workload{
-	{"fillseq", "fillseq", "ops/s", false, false, nil, runFillSeq},
-	{"fillrandom", "fillrandom", "ops/s", false, false, nil, runFillRandom},
-	{"readrandom", "readrandom", "ops/s", true, false, nil, runReadRandom},
-	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, nil, runReadZipf},
-	{"scan", "scan", "entries/s", true, false, []capability{canScan}, runScan},
-	{"scanreverse", "scan backward", "entries/s", true, false, []capability{canScanReverse}, runScanReverse},
-	{"checkpoint", "checkpoint", "checkpoints/s", true, false, []capability{canCheckpoint}, runCheckpoint},
-	{"deleterange", "deleterange all, then scan", "ops/s", true, false, []capability{canDeleteRange, canScan}, runDeleteRange},
-	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, nil, syncedWriters(1)},
-	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, nil, syncedWriters(32)},
-	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, nil, runMixed},
-	{"txn1", "txn read 4, write 4; 1 goroutine", "commits/s", true, false, []capability{canTransact}, transactions(1, false)},
-	{"txn8", "txn read 4, write 4; 8 goroutines", "commits/s", true, false, []capability{canTransact}, transactions(8, false)},
-	{"txn1sync", "txn read 4, write 4, synced; 1 goroutine", "commits/s", true, true, []capability{canTransact}, transactions(1, false)},
-	{"txn8sync", "txn read 4, write 4, synced; 8 goroutines", "commits/s", true, true, []capability{canTransact}, transactions(8, false)},
-	{"txnhot", "txn on 100 hot keys; 8 goroutines", "commits/s", false, false, []capability{canTransact}, transactions(8, true)},
-	{"txnhotsync", "txn synced on 100 hot keys; 8 goroutines", "commits/s", false, true, []capability{canTransact}, transactions(8, true)},
-	{"countermerge", "counter +1 by Merge; 8 goroutines, 100 keys", "increments/s", false, false, []capability{canMerge}, counters(mergeOne)},
-	{"countertxn", "counter +1 in a txn; 8 goroutines, 100 keys", "increments/s", false, false, []capability{canTransact}, counters(updateOne)},
+	{"fillseq", "fillseq", "ops/s", false, false, fillOnly, nil, runFillSeq},
+	{"fillrandom", "fillrandom", "ops/s", false, false, fillOnly, nil, runFillRandom},
+	{"readrandom", "readrandom", "ops/s", true, false, fillOnly, nil, runReadRandom},
+	{"readzipf", "readzipf (scrambled)", "ops/s", true, false, fillOnly, nil, runReadZipf},
+	{"scan", "scan", "entries/s", true, false, fillOnly, []capability{canScan}, runScan},
+	{"scanreverse", "scan backward", "entries/s", true, false, fillOnly, []capability{canScanReverse}, runScanReverse},
+	{"checkpoint", "checkpoint", "checkpoints/s", true, false, fillKept, []capability{canCheckpoint}, runCheckpoint},
+	{"deleterange", "deleterange all, then scan", "ops/s", true, false, otherData, []capability{canDeleteRange, canScan}, runDeleteRange},
+	{"sync1", "synced 1 KB, 1 writer", "ops/s", false, true, otherData, nil, syncedWriters(1)},
+	{"sync32", "synced 1 KB, 32 writers", "ops/s", false, true, otherData, nil, syncedWriters(32)},
+	{"mixed", "mixed 50/50, 4 goroutines", "ops/s", true, false, fillKept, nil, runMixed},
+	{"txn1", "txn read 4, write 4; 1 goroutine", "commits/s", true, false, accountData, []capability{canTransact}, transactions(1, false)},
+	{"txn8", "txn read 4, write 4; 8 goroutines", "commits/s", true, false, accountData, []capability{canTransact}, transactions(8, false)},
+	{"txn1sync", "txn read 4, write 4, synced; 1 goroutine", "commits/s", true, true, accountData, []capability{canTransact}, transactions(1, false)},
+	{"txn8sync", "txn read 4, write 4, synced; 8 goroutines", "commits/s", true, true, accountData, []capability{canTransact}, transactions(8, false)},
+	{"txnhot", "txn on 100 hot keys; 8 goroutines", "commits/s", false, false, otherData, []capability{canTransact}, transactions(8, true)},
+	{"txnhotsync", "txn synced on 100 hot keys; 8 goroutines", "commits/s", false, true, otherData, []capability{canTransact}, transactions(8, true)},
+	{"countermerge", "counter +1 by Merge; 8 goroutines, 100 keys", "increments/s", false, false, otherData, []capability{canMerge}, counters(mergeOne)},
+	{"countertxn", "counter +1 in a txn; 8 goroutines, 100 keys", "increments/s", false, false, otherData, []capability{canTransact}, counters(updateOne)},
+}
+
+// dataKind is what a workload's database holds when the run closes it.
+type dataKind int
+
+const (
+	// otherData: what the workload itself wrote (synced writes, hot
+	// accounts, counters) or nothing (deleterange): no figure is set
+	// against it.
+	otherData dataKind = iota
+	// fillOnly: every key with its value of -value-size, which is all the
+	// run wrote, fill included: its disk writes over the keys' and values'
+	// bytes are bytes written per user byte, the database's size over them
+	// its space amplification.
+	fillOnly
+	// fillKept: the same keys and values, but the run wrote more than them
+	// (the mixed workload rewrites values, the checkpoint copies the
+	// database): space amplification only.
+	fillKept
+	// accountData: every key with its account, accountSize bytes: the
+	// transaction workloads' fill. Space amplification only.
+	accountData
+)
+
+// valueSize returns the value length of w's fill, or of fillseq's and
+// fillrandom's writes: accountSize for accounts, else p.valueSize.
+func (w workload) valueSize(p params) int {
+	if w.data == accountData {
+		return accountSize
+	}
+	return p.valueSize
+}
+
+// userBytes returns the bytes of keys and values that w's database holds
+// when the run closes it, 0 for a workload whose database holds something
+// else, and whether they are all the run wrote.
+func (w workload) userBytes(p params) (live float64, onlyWrites bool) {
+	if w.data == otherData {
+		return 0, false
+	}
+	return float64(p.keys) * float64(keySize+w.valueSize(p)), w.data == fillOnly
 }
 
 // findWorkload returns the workload with the given name.
@@ -86,8 +132,8 @@ func findWorkload(name string) (workload, error) {
 }
 
 // fill writes key order.at(i) (or i, with a nil order) for i in 0..n-1,
-// each with its value, from one goroutine.
-func fill(e Engine, n int, order *permutation) error {
+// each with its value of valueSize bytes, from one goroutine.
+func fill(e Engine, n int, order *permutation, valueSize int) error {
 	key := make([]byte, 0, keySize)
 	value := make([]byte, 0, valueSize)
 	for i := range uint64(n) {
@@ -110,13 +156,13 @@ func timed(f func() error) (time.Duration, error) {
 }
 
 func runFillSeq(e Engine, p params) (measure, error) {
-	d, err := timed(func() error { return fill(e, p.keys, nil) })
+	d, err := timed(func() error { return fill(e, p.keys, nil, p.valueSize) })
 	return measure{ops: int64(p.keys), elapsed: d}, err
 }
 
 func runFillRandom(e Engine, p params) (measure, error) {
 	order := fillOrder(p.keys)
-	d, err := timed(func() error { return fill(e, p.keys, order) })
+	d, err := timed(func() error { return fill(e, p.keys, order, p.valueSize) })
 	return measure{ops: int64(p.keys), elapsed: d}, err
 }
 
@@ -127,7 +173,7 @@ func readKeys(e Engine, p params, next func() uint64) (measure, error) {
 	d, err := timed(func() error {
 		for range p.reads {
 			k := next()
-			err := e.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, valueSize) })
+			err := e.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, p.valueSize) })
 			if err != nil {
 				return fmt.Errorf("get key %d: %w", k, err)
 			}
@@ -179,7 +225,7 @@ func checkScan(name string, scan func(visit func(key, value []byte) error) error
 			if want = appendKey(want[:0], k); !bytes.Equal(key, want) {
 				return fmt.Errorf("%s: entry %d has key %q, want %q", name, n, key, want)
 			}
-			if err := c.check(value, k, valueSize); err != nil {
+			if err := c.check(value, k, p.valueSize); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			n++
@@ -216,7 +262,7 @@ func runCheckpoint(e Engine, p params) (measure, error) {
 	var c checker
 	key := make([]byte, 0, keySize)
 	for _, k := range sample {
-		err = copied.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, valueSize) })
+		err = copied.Get(appendKey(key[:0], k), func(v []byte) error { return c.check(v, k, p.valueSize) })
 		if err != nil {
 			err = fmt.Errorf("checkpoint: get key %d: %w", k, err)
 			break
@@ -318,11 +364,11 @@ func runMixed(e Engine, p params) (measure, error) {
 		k := (r >> 1) % uint64(p.keys)
 		w.key = appendKey(w.key[:0], k)
 		if r&1 == 0 {
-			w.value = appendValue(w.value[:0], k, valueSize)
+			w.value = appendValue(w.value[:0], k, p.valueSize)
 			return e.Put(w.key, w.value)
 		}
 		start := time.Now()
-		err := e.Get(w.key, func(v []byte) error { return w.c.check(v, k, valueSize) })
+		err := e.Get(w.key, func(v []byte) error { return w.c.check(v, k, p.valueSize) })
 		w.lat.add(time.Since(start))
 		if err != nil {
 			return fmt.Errorf("get key %d: %w", k, err)

@@ -211,11 +211,50 @@ func TestFillOrderIsASeededPermutation(t *testing.T) {
 	require.NotEqual(t, newPermutation(1000, 1).at(7), newPermutation(1000, 2).at(7))
 }
 
-// Every read workload checks every value, so a wrong byte, a wrong
-// length, a missing key or a missing entry fails it. The checkpoint
-// workload checks its copy's; a transaction, the accounts it reads.
+// Values are deterministic per key and size: the same in every call (and
+// so every process), starting with the key, different from key to key;
+// the check takes the value of its key and size only, byte for byte.
+func TestValuesAreDeterministicPerKeyAndSize(t *testing.T) {
+	for _, n := range []int{minValueSize, defaultValueSize, syncValueSize, 4 << 10, 16 << 10, maxValueSize} {
+		v := appendValue(nil, 42, n)
+		require.Len(t, v, n)
+		require.Equal(t, v, appendValue([]byte("prefix"), 42, n)[len("prefix"):], "n=%d", n)
+		require.Equal(t, binary.BigEndian.AppendUint64(nil, 42), v[:8], "n=%d: starts with its key", n)
+		require.NotEqual(t, v, appendValue(nil, 43, n), "n=%d", n)
+
+		var c checker
+		require.NoError(t, c.check(v, 42, n))
+		require.Error(t, c.check(v, 43, n), "another key's")
+		require.Error(t, c.check(v[:n-1], 42, n), "truncated")
+		require.Error(t, c.check(append(bytes.Clone(v), 0), 42, n), "too long")
+		flipped := bytes.Clone(v)
+		flipped[n-1] ^= 1
+		require.Error(t, c.check(flipped, 42, n), "last byte flipped")
+	}
+	var c checker
+	require.Error(t, c.check(appendValue(nil, 42, defaultValueSize), 42, 4<<10), "a value of the default size read at 4 KiB")
+}
+
+// -value-size ranges over the values appendValue can make: from the 8
+// bytes of the key's index to benchdata's whole pool.
+func TestValueSizeBounds(t *testing.T) {
+	for n, ok := range map[int]bool{
+		0: false, minValueSize - 1: false, minValueSize: true, defaultValueSize: true,
+		4 << 10: true, maxValueSize: true, maxValueSize + 1: false,
+	} {
+		if ok {
+			require.NoError(t, checkValueSize(n), n)
+		} else {
+			require.Error(t, checkValueSize(n), n)
+		}
+	}
+}
+
+// Every read workload checks every value, at the default size and at 4
+// KiB, so a wrong byte, a wrong length, a missing key or a missing entry
+// fails it. The checkpoint workload checks its copy's; a transaction, the
+// accounts it reads, which keep their size whatever the value size.
 func TestReadsFailOnWrongValues(t *testing.T) {
-	p := params{keys: 500, reads: 2000, duration: 50 * time.Millisecond}
 	damages := map[string]func(key string, v []byte) []byte{
 		"flipped last byte": func(_ string, v []byte) []byte {
 			v = bytes.Clone(v)
@@ -224,26 +263,50 @@ func TestReadsFailOnWrongValues(t *testing.T) {
 		},
 		"truncated": func(_ string, v []byte) []byte { return v[:len(v)-1] },
 	}
-	reads := map[string]func(Engine, params) (measure, error){
-		"readrandom": runReadRandom, "readzipf": runReadZipf, "scan": runScan, "scanreverse": runScanReverse,
-		"mixed": runMixed, "checkpoint": runCheckpoint,
-		"txn1": transactions(1, false), "txn8": transactions(8, false), "txnhot": transactions(8, true),
-	}
-	for name, run := range reads {
-		e := newMapEngine()
-		p.spare, p.open = "spare", e.openCheckpoint
-		require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
-		_, err := run(e, p)
-		require.NoError(t, err, "%s on good data", name)
-		for dname, damage := range damages {
-			e.damage = damage
-			_, err := run(e, p)
-			require.Error(t, err, "%s with a %s value", name, dname)
-			e.damage = nil
+	reads := []string{"readrandom", "readzipf", "scan", "scanreverse", "mixed", "checkpoint", "txn1", "txn8", "txnhot"}
+	for _, valueSize := range []int{defaultValueSize, 4 << 10} {
+		p := params{keys: 500, valueSize: valueSize, reads: 2000, duration: 50 * time.Millisecond}
+		for _, name := range reads {
+			w, err := findWorkload(name)
+			require.NoError(t, err)
+			e := newMapEngine()
+			p.spare, p.open = "spare", e.openCheckpoint
+			require.NoError(t, fill(e, p.keys, fillOrder(p.keys), w.valueSize(p)))
+			_, err = w.run(e, p)
+			require.NoError(t, err, "%s on good data, %d-byte values", name, valueSize)
+			for dname, damage := range damages {
+				e.damage = damage
+				_, err := w.run(e, p)
+				require.Error(t, err, "%s with a %s value, %d-byte values", name, dname, valueSize)
+				e.damage = nil
+			}
+			e.hidden = func(key string) bool { return key[keySize-1] == '7' } // one key in ten
+			_, err = w.run(e, p)
+			require.Error(t, err, "%s with missing keys, %d-byte values", name, valueSize)
 		}
-		e.hidden = func(key string) bool { return key[keySize-1] == '7' } // one key in ten
-		_, err = run(e, p)
-		require.Error(t, err, "%s with missing keys", name)
+	}
+}
+
+// The fills write -value-size values, and the transaction workloads' fill
+// accounts of their own size, whatever -value-size says.
+func TestFillsWriteTheirValueSize(t *testing.T) {
+	p := params{keys: 100, valueSize: 4 << 10}
+	for name, want := range map[string]int{
+		"fillseq": 4 << 10, "fillrandom": 4 << 10, "readrandom": 4 << 10, "scan": 4 << 10, "mixed": 4 << 10,
+		"txn1": accountSize, "txn8sync": accountSize,
+	} {
+		w, err := findWorkload(name)
+		require.NoError(t, err)
+		require.Equal(t, want, w.valueSize(p), name)
+	}
+	e := newMapEngine()
+	_, err := runFillRandom(e, p)
+	require.NoError(t, err)
+	require.Len(t, e.m, p.keys)
+	for k, v := range e.m {
+		i, err := strconv.ParseUint(k, 10, 64)
+		require.NoError(t, err)
+		require.Equal(t, appendValue(nil, i, p.valueSize), v)
 	}
 }
 
@@ -263,15 +326,15 @@ func TestSyncedWritersWriteDistinctKeys(t *testing.T) {
 // The range deletion covers every key, and the scan after it must find
 // none: a key past the range fails the workload.
 func TestDeleteRangeLeavesNothing(t *testing.T) {
-	p := params{keys: 500}
+	p := params{keys: 500, valueSize: defaultValueSize}
 	e := newMapEngine()
-	require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
+	require.NoError(t, fill(e, p.keys, fillOrder(p.keys), p.valueSize))
 	m, err := runDeleteRange(e, p)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, m.ops)
 	require.Empty(t, e.m)
 
-	require.NoError(t, fill(e, p.keys+1, nil))
+	require.NoError(t, fill(e, p.keys+1, nil, p.valueSize))
 	_, err = runDeleteRange(e, p)
 	require.ErrorContains(t, err, string(appendKey(nil, uint64(p.keys))))
 }

@@ -13,7 +13,7 @@ import (
 // transaction reads txnKeys accounts, checks them, and writes each back
 // with its balance changed, the changes summing to zero, and its count of
 // writes one higher. An account is key k's fill value (appendValue(k,
-// valueSize)) with two little-endian uint64 fields XORed into its bytes 8
+// accountSize)) with two little-endian uint64 fields XORed into its bytes 8
 // to 24, so that the fill's value is an account at zero:
 //
 //	bytes  0..8   8..16              16..24            24..100
@@ -28,6 +28,7 @@ import (
 // by Merge or by a read-modify-write in a transaction; afterwards each
 // counter must hold the increments committed to it.
 const (
+	accountSize    = 100 // an account's length, -value-size's default whatever it says: the rows compare across runs
 	txnKeys        = 4   // accounts a transaction reads and writes
 	hotKeys        = 100 // the accounts of the contended workloads, and the counters
 	counterWorkers = 8   // goroutines of the counter workloads
@@ -42,7 +43,7 @@ type account struct {
 // appendAccount appends key k's account value holding a to dst.
 func appendAccount(dst []byte, k uint64, a account) []byte {
 	start := len(dst)
-	dst = appendValue(dst, k, valueSize)
+	dst = appendValue(dst, k, accountSize)
 	v := dst[start:]
 	binary.LittleEndian.PutUint64(v[8:], binary.LittleEndian.Uint64(v[8:])^a.balance)
 	binary.LittleEndian.PutUint64(v[16:], binary.LittleEndian.Uint64(v[16:])^a.writes)
@@ -52,10 +53,10 @@ func appendAccount(dst []byte, k uint64, a account) []byte {
 // account returns what key k's account value v holds, or an error unless
 // v is one: every byte outside the two fields must be the fill's.
 func (c *checker) account(v []byte, k uint64) (account, error) {
-	c.want = appendValue(c.want[:0], k, valueSize)
+	c.want = appendValue(c.want[:0], k, accountSize)
 	w := c.want
-	if len(v) != valueSize || !bytes.Equal(v[:8], w[:8]) || !bytes.Equal(v[24:], w[24:]) {
-		return account{}, fmt.Errorf("key %d: not its account (%d bytes, want %d)", k, len(v), valueSize)
+	if len(v) != accountSize || !bytes.Equal(v[:8], w[:8]) || !bytes.Equal(v[24:], w[24:]) {
+		return account{}, fmt.Errorf("key %d: not its account (%d bytes, want %d)", k, len(v), accountSize)
 	}
 	return account{
 		balance: binary.LittleEndian.Uint64(v[8:]) ^ binary.LittleEndian.Uint64(w[8:]),
@@ -126,7 +127,7 @@ func transactions(workers int, hot bool) func(Engine, params) (measure, error) {
 		accounts := p.keys
 		if hot {
 			accounts = hotKeys
-			if err := fill(e, hotKeys, nil); err != nil {
+			if err := fill(e, hotKeys, nil, accountSize); err != nil {
 				return measure{}, err
 			}
 		}

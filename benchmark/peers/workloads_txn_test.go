@@ -12,7 +12,7 @@ import (
 // every other byte is checked.
 func TestAccountsAreFillValuesWithTwoFields(t *testing.T) {
 	var c checker
-	require.Equal(t, appendValue(nil, 42, valueSize), appendAccount(nil, 42, account{}))
+	require.Equal(t, appendValue(nil, 42, accountSize), appendAccount(nil, 42, account{}))
 
 	a := account{balance: 1<<64 - 17, writes: 3} // a balance of -17
 	v := appendAccount([]byte("prefix"), 42, a)[len("prefix"):]
@@ -22,9 +22,9 @@ func TestAccountsAreFillValuesWithTwoFields(t *testing.T) {
 
 	_, err = c.account(v, 43)
 	require.Error(t, err, "another key's account")
-	_, err = c.account(v[:valueSize-1], 42)
+	_, err = c.account(v[:accountSize-1], 42)
 	require.Error(t, err, "truncated")
-	v[valueSize-1] ^= 1
+	v[accountSize-1] ^= 1
 	_, err = c.account(v, 42)
 	require.Error(t, err, "a fill byte flipped")
 }
@@ -49,7 +49,7 @@ func TestTransactionsCountAborts(t *testing.T) {
 			p := params{keys: 500, duration: 20 * time.Millisecond}
 			e := newMapEngine()
 			if w.filled {
-				require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
+				require.NoError(t, fill(e, p.keys, fillOrder(p.keys), w.valueSize(p)))
 			}
 			e.abortEvery = tc.abortEvery
 			m, err := w.run(e, p)
@@ -79,7 +79,7 @@ func TestTransactionsFailOnLostWrites(t *testing.T) {
 			p := params{keys: 500, duration: 20 * time.Millisecond}
 			e := newMapEngine()
 			if w.filled {
-				require.NoError(t, fill(e, p.keys, fillOrder(p.keys)))
+				require.NoError(t, fill(e, p.keys, fillOrder(p.keys), w.valueSize(p)))
 			}
 			e.dropEvery = 7
 			_, err = w.run(e, p)

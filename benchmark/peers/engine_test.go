@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Strata and pebble-blobs keep 4 KiB values in blob files (both name them
+// NNNNNN.blob), strata-inline and Pebble at its defaults in their tables;
+// every value reads back after a reopen either way.
+func TestBlobFilesOnlyWhereConfigured(t *testing.T) {
+	const keys, valueSize = 2000, 4 << 10
+	for _, tc := range []struct {
+		engine string
+		blobs  bool
+	}{
+		{"strata", true},
+		{"strata-inline", false},
+		{"pebble", false},
+		{"pebble-blobs", true},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			e, err := findEngine(tc.engine)
+			require.NoError(t, err)
+			dir := t.TempDir()
+			db, err := e.open(dir, settings{})
+			require.NoError(t, err)
+			require.NoError(t, fillAndClose(db, keys, fillOrder(keys), valueSize))
+			db, err = e.open(dir, settings{})
+			require.NoError(t, err)
+			_, err = runScan(db, params{keys: keys, valueSize: valueSize})
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+
+			blobs, err := filepath.Glob(filepath.Join(dir, "*.blob"))
+			require.NoError(t, err)
+			if tc.blobs {
+				require.NotEmpty(t, blobs, "no blob file in %s", dirList(t, dir))
+			} else {
+				require.Empty(t, blobs)
+			}
+		})
+	}
+}
+
+// dirList names the files in dir, for a failure's message.
+func dirList(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// The variants run only when -engines names them, and every name finds
+// its engine.
+func TestVariantsAreOptIn(t *testing.T) {
+	for _, v := range variants {
+		require.False(t, slices.ContainsFunc(engines, func(e engine) bool { return e.name == v.name }), v.name)
+		e, err := findEngine(v.name)
+		require.NoError(t, err)
+		require.Equal(t, v.title, e.title)
+	}
+	_, err := findEngine("nosuch")
+	require.Error(t, err)
+}
