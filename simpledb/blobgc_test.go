@@ -156,3 +156,54 @@ func TestBlobRewrite(t *testing.T) {
 	}
 	require.Zero(t, db.Metrics().Blobs.GarbageBytes)
 }
+
+// A damaged value in a blob file is an error of the read that meets it,
+// ErrCorruption naming the table and the blob file, never a wrong value;
+// the other values read, and Verify reports it.
+func TestBlobDamageOnRead(t *testing.T) {
+	dir := t.TempDir()
+	opts := smallOptions()
+	opts.Logger = quietLogger
+	db, err := Open(dir, opts)
+	require.NoError(t, err)
+	value := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i)}, 2000) }
+	for i := range 10 {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "k%d", i), value(i), NoSync))
+	}
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Close())
+	paths, err := filepath.Glob(filepath.Join(dir, "*.blob"))
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	data, err := os.ReadFile(paths[0])
+	require.NoError(t, err)
+	data[len(data)/2] ^= 0x10 // in the value of k4 or k5
+	require.NoError(t, os.WriteFile(paths[0], data, 0o644))
+
+	db, err = Open(dir, opts)
+	require.NoError(t, err)
+	defer db.Close()
+	damaged := 0
+	for i := range 10 {
+		got, err := db.Get(fmt.Appendf(nil, "k%d", i))
+		if err != nil {
+			require.ErrorIs(t, err, ErrCorruption)
+			require.ErrorContains(t, err, filepath.Base(paths[0]))
+			require.ErrorContains(t, err, ".sst")
+			damaged++
+			continue
+		}
+		require.Equal(t, value(i), got)
+	}
+	require.Equal(t, 1, damaged)
+	it, err := db.NewIterator(nil, nil)
+	require.NoError(t, err)
+	for range it.All() {
+	}
+	require.ErrorIs(t, it.Err(), ErrCorruption)
+	require.NoError(t, it.Close())
+	report, err := Verify(dir, opts, nil)
+	require.NoError(t, err)
+	require.Len(t, report.Damage, 1)
+	require.ErrorContains(t, report.Damage[0], filepath.Base(paths[0]))
+}

@@ -241,7 +241,7 @@ func TestTrivialMoveGrandparentLimit(t *testing.T) {
 				db.mu.Lock()
 				defer db.mu.Unlock() // also when require fails: Close takes it
 				require.NoError(t, db.runCompaction(newCompaction(db.mu.versions.current(), 1, db.mu.versions.current().levels[1])))
-				require.Greater(t, db.mu.versions.current().levelSize(2), 3*db.opts.maxGrandparentOverlap())
+				require.Greater(t, db.mu.versions.current().levelDataSize(2), 3*db.opts.maxGrandparentOverlap())
 			}()
 
 			put(fmt.Sprintf("k%04dx", tc.lo), 10)

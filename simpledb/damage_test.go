@@ -76,7 +76,7 @@ func TestDamageMatrix(t *testing.T) {
 		require.Equal(t, outcomeIntact, openDamaged(t, img, img.files, "").outcome, "%s image, undamaged", img.name)
 		for _, name := range slices.Sorted(maps.Keys(img.files)) {
 			kind := strings.Split(img.kinds[name], " (")[0]
-			for _, dmg := range damagesFor(t, img.kinds[name], img.files[name], flips, zeroings, rng) {
+			for _, dmg := range damagesFor(t, name, img.kinds[name], img.files[name], flips, zeroings, rng) {
 				files := maps.Clone(img.files)
 				if dmg.delete {
 					delete(files, name)
@@ -127,6 +127,7 @@ const (
 const (
 	kindActiveLog = "active log"
 	kindTable     = "table" // the suffix of every live table's kind, "L0 table" ...
+	kindBlob      = "blob file"
 )
 
 // damageImage is a database directory as a backup would copy it: every
@@ -207,6 +208,7 @@ func damageOptions() *Options {
 	o.BlockSize = 512
 	o.DisableAutoCompaction = true
 	o.Logger = quietLogger
+	o.BlobThreshold = 128 // the longer values go to blob files, which take damage too
 	return o
 }
 
@@ -324,6 +326,9 @@ func buildDamageImages(t *testing.T, rng *rand.Rand) (closed, crashed *damageIma
 		for _, tb := range tables {
 			kinds[fmt.Sprintf("%06d.sst", tb.Num)] = fmt.Sprintf("L%d %s", level, kindTable)
 		}
+	}
+	for num := range db.mu.versions.current().blobs {
+		kinds[fmt.Sprintf("%06d.blob", num)] = kindBlob
 	}
 	for _, mt := range db.mu.memstores.imm {
 		kinds[fmt.Sprintf("%06d.log", mt.logNum)] = "log"
@@ -452,7 +457,7 @@ type fileDamage struct {
 // and flipping a byte at flips random offsets; for a log, zeroing it from
 // zeroings record boundaries of its last chunk (0: from every one) to its
 // end; for a table, replacing it by another of the same size.
-func damagesFor(t *testing.T, kind string, data []byte, flips, zeroings int, rng *rand.Rand) []fileDamage {
+func damagesFor(t *testing.T, name, kind string, data []byte, flips, zeroings int, rng *rand.Rand) []fileDamage {
 	ds := []fileDamage{{kind: "delete", name: "delete", delete: true}}
 	for _, cut := range []struct {
 		kind string
@@ -498,6 +503,10 @@ func damagesFor(t *testing.T, kind string, data []byte, flips, zeroings int, rng
 	case strings.HasSuffix(kind, kindTable):
 		foreign := foreignTable(t, data, damageOptions().tableWriterOptions(), rng)
 		ds = append(ds, fileDamage{kind: "foreign", name: "another table of the same size",
+			apply: func([]byte) []byte { return foreign }})
+	case kind == kindBlob:
+		foreign := foreignBlob(t, name, data, rng)
+		ds = append(ds, fileDamage{kind: "foreign", name: "another blob file of the same size",
 			apply: func([]byte) []byte { return foreign }})
 	}
 	return ds
@@ -628,9 +637,9 @@ func openDamaged(t *testing.T, img *damageImage, files map[string][]byte, file s
 			len(wrong), len(img.acked)+len(img.absent)+1, strings.Join(wrong[:min(len(wrong), 3)], "\n"))
 	}
 	if reported != nil {
-		// Only a table's data is checked as it is read; damage anywhere
-		// else must be found by Open.
-		if !strings.HasPrefix(kind, "L") || !strings.HasSuffix(kind, kindTable) {
+		// Only a table's data, and a blob file's values, are checked as
+		// they are read; damage anywhere else must be found by Open.
+		if kind != kindBlob && (!strings.HasPrefix(kind, "L") || !strings.HasSuffix(kind, kindTable)) {
 			res.fail(t, "opened, and damage to a "+kind+" reported only on read", "%v", reported)
 		} else if !strings.Contains(reported.Error(), file) {
 			res.fail(t, "a read reported damage without naming the file", "%v", reported)

@@ -38,6 +38,25 @@ func foreignTable(t *testing.T, data []byte, wopts *sstables.WriterOptions, rng 
 	return nil
 }
 
+// foreignBlob returns a blob file of the same number, values and size as
+// data, but of another identity.
+func foreignBlob(t *testing.T, name string, data []byte, rng *rand.Rand) []byte {
+	t.Helper()
+	fsys := writeDirFiles(t, "/t", map[string][]byte{"in.blob": data})
+	_, num := filenames.Parse(name)
+	records := readRecords(t, data)
+	w, err := sstables.NewBlobWriter("/t/out.blob", num, &sstables.WriterOptions{FS: fsys, ID: rng.Uint64() | 1<<63})
+	require.NoError(t, err)
+	for _, v := range records[:len(records)-1] { // the last is the trailer
+		_, err := w.Add(v)
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	out := readDirFiles(t, fsys, "/t")["out.blob"]
+	require.Len(t, out, len(data), "the foreign blob file's size")
+	return out
+}
+
 // rewriteTable writes r's entries and range deletions to a new table with
 // wopts, on fsys, and returns its bytes.
 func rewriteTable(t *testing.T, fsys vfs.FS, r *sstables.Reader, wopts *sstables.WriterOptions) []byte {
@@ -51,6 +70,10 @@ func rewriteTable(t *testing.T, fsys vfs.FS, r *sstables.Reader, wopts *sstables
 	}
 	it := r.NewIterator(nil)
 	for ok := it.First(); ok; ok = it.Next() {
+		if h, ok := it.BlobHandle(); ok {
+			require.NoError(t, w.AddBlobRef(it.Key(), it.Seq(), h))
+			continue
+		}
 		require.NoError(t, w.AddEntry(it.Key(), it.Seq(), it.Kind(), it.Value()))
 	}
 	require.NoError(t, it.Err())

@@ -243,8 +243,18 @@ func (it *Iterator) Valid() bool { return !it.closed && it.m.Valid() }
 func (it *Iterator) Key() []byte { return it.m.Key() }
 
 // Value returns the current value, or nil when the iterator is not at a
-// key. The slice must not be modified: see Iterator.
-func (it *Iterator) Value() []byte { return it.m.Value() }
+// key. The slice must not be modified: see Iterator. A value kept in a
+// blob file (Options.BlobThreshold) is read now, not when the iterator
+// moved, so that a walk over keys alone reads none; if it cannot be read,
+// Value returns nil and ends the iteration: Valid turns false and Err says
+// why. A range loop over All or Backward stops there, before the entry.
+func (it *Iterator) Value() []byte {
+	v := it.m.Value()
+	if v == nil && it.err == nil {
+		it.err = it.m.Err()
+	}
+	return v
+}
 
 // Err returns the error that ended the iteration, if any; reaching either
 // end of the range is not an error.
@@ -308,7 +318,11 @@ func (it *Iterator) BackwardBefore(key []byte) iter.Seq2[[]byte, []byte] {
 func (it *Iterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		for ok := start(); ok; {
-			if !yield(it.Key(), it.Value()) {
+			k, v := it.Key(), it.Value()
+			if !it.Valid() {
+				return // the value, in a blob file, did not read: Err says why
+			}
+			if !yield(k, v) {
 				return
 			}
 			if backward {

@@ -281,7 +281,7 @@ func checkNewDir(fsys vfs.FS, dir string, names []string) error {
 			case logHoldsOther:
 				foreign = name
 			}
-		case filenames.Table:
+		case filenames.Table, filenames.Blob:
 			data = name
 		default:
 			foreign = name

@@ -22,9 +22,9 @@ import (
 type VerifyReport struct {
 	// Manifest is the path of the live manifest, if CURRENT could be read.
 	Manifest string
-	// Tables and Logs count the files read, Bytes their bytes.
-	Tables, Logs int
-	Bytes        int64
+	// Tables, BlobFiles and Logs count the files read, Bytes their bytes.
+	Tables, BlobFiles, Logs int
+	Bytes                   int64
 	// Entries counts the table entries read, Batches the log records.
 	Entries, Batches uint64
 	// Damage lists every damage found, each an error naming the file and,
@@ -41,6 +41,9 @@ type VerifyReport struct {
 // every table the manifest names is there, of its recorded size, with the
 // keys and sequence numbers the manifest says and the levels below L0
 // disjoint; every block of every table (sstables.Reader.Verify); every
+// blob file the manifest names, whole, of its recorded identity and
+// values, and every value a table names in one (a reference that names no
+// value is damage naming both files); every
 // record and batch of every log the database still needs, by the rules
 // recovery applies (damage in a torn tail, which an interrupted write
 // leaves, is a note, not damage). It reports every damage it can reach:
@@ -164,15 +167,29 @@ func (v *verifier) run() error {
 				if err := v.fileError(v.log(num, manifest.LogInfo{}, false, logformat.Current)); err != nil {
 					return err
 				}
+			case filenames.Blob:
+				if r := v.blob(manifest.BlobFileInfo{Num: num}, false); r != nil {
+					r.Close()
+				}
 			}
 		}
 		return nil
 	}
 	v.lastSeq = state.LastSeq
 	v.levels(state)
+	blobs := verifiedBlobs{}
+	defer blobs.close()
+	for _, num := range slices.Sorted(maps.Keys(state.BlobFiles)) {
+		if r := v.blob(state.BlobFiles[num], true); r != nil {
+			blobs[num] = r
+		}
+	}
 	for level, tables := range state.Levels {
 		for _, num := range slices.Sorted(maps.Keys(tables)) {
 			if err := v.fileError(v.table(tables[num], level)); err != nil {
+				return err
+			}
+			if err := v.fileError(v.blobRefs(tables[num], state, blobs)); err != nil {
 				return err
 			}
 		}
@@ -286,6 +303,99 @@ func (v *verifier) table(info manifest.TableInfo, level int) error {
 		return errs.Errorf("simpledb: verify: %w", err)
 	}
 	return nil
+}
+
+// blob verifies a blob file, against what the manifest records of it if
+// recorded, and returns it open, nil if it is missing or damaged.
+func (v *verifier) blob(info manifest.BlobFileInfo, recorded bool) *sstables.BlobReader {
+	path := filenames.BlobPath(v.dir, info.Num)
+	stat, err := v.opts.FS.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		v.damage(base.Corruptf(path, 0, ErrCorruption, "a blob file the manifest names is missing"))
+		return nil
+	}
+	if err != nil {
+		v.damage(errs.Errorf("simpledb: verify: %w", err))
+		return nil
+	}
+	v.report.BlobFiles++
+	defer v.done(stat.Size())
+	ropts := &sstables.ReaderOptions{FS: v.opts.FS, NoMmap: true}
+	var r *sstables.BlobReader
+	if recorded {
+		r, err = openBlobFile(path, info, ropts)
+	} else {
+		r, err = sstables.OpenBlob(path, ropts)
+	}
+	if err != nil {
+		v.damage(err)
+		return nil
+	}
+	if err := r.Verify(); err != nil {
+		v.damage(err)
+		r.Close()
+		return nil
+	}
+	return r
+}
+
+// blobRefs checks that the values a table names in blob files are there:
+// each blob file it names is one the manifest records, and each handle
+// locates a value of it. It reads the table again, and each value it
+// names.
+func (v *verifier) blobRefs(info manifest.TableInfo, state *manifest.State, blobs verifiedBlobs) error {
+	if len(info.BlobRefs) == 0 {
+		return nil
+	}
+	path := filenames.TablePath(v.dir, info.Num)
+	for _, ref := range info.BlobRefs {
+		if _, ok := state.BlobFiles[ref.Num]; !ok {
+			v.damage(base.Corruptf(path, 0, ErrCorruption, "the manifest records that it names blob file %d, which the manifest does not record", ref.Num))
+			return nil
+		}
+		if blobs[ref.Num] == nil {
+			return nil // the blob file's damage is reported
+		}
+	}
+	r, err := sstables.Open(path, &sstables.ReaderOptions{FS: v.opts.FS, Comparator: v.opts.Comparator, NoMmap: true, Blobs: blobs})
+	if err != nil {
+		return nil // the table's damage is reported
+	}
+	defer r.Close()
+	it := r.NewIterator(nil)
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if _, inBlob := it.BlobHandle(); inBlob {
+			it.Value()
+		}
+	}
+	if err := it.Err(); err != nil {
+		if errors.Is(err, ErrCorruption) {
+			v.damage(err)
+			return nil
+		}
+		return errs.Errorf("simpledb: verify: %w", err)
+	}
+	return nil
+}
+
+// verifiedBlobs are the blob files Verify opened and found whole, a
+// table's sstables.BlobSource.
+type verifiedBlobs map[uint64]*sstables.BlobReader
+
+func (b verifiedBlobs) Blob(num uint64) (*sstables.BlobReader, error) {
+	if r := b[num]; r != nil {
+		return r, nil
+	}
+	return nil, errs.Errorf("%w: blob file %d is not one the manifest records", ErrCorruption, num)
+}
+
+func (verifiedBlobs) ReleaseBlob(*sstables.BlobReader) {}
+
+func (b verifiedBlobs) close() {
+	for _, r := range b {
+		r.Close()
+	}
 }
 
 // tableMetadata checks that a table's keys and sequence numbers lie

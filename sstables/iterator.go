@@ -377,7 +377,11 @@ func (it *Iterator) Backward() iter.Seq2[[]byte, []byte] {
 func (it *Iterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		for ok := start(); ok; {
-			if !yield(it.Key(), it.Value()) {
+			k, v := it.Key(), it.Value()
+			if !it.Valid() {
+				return // the value, in a blob file, did not read: Err says why
+			}
+			if !yield(k, v) {
 				return
 			}
 			if backward {

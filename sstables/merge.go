@@ -741,7 +741,11 @@ func (m *MergingIterator) Backward() iter.Seq2[[]byte, []byte] {
 func (m *MergingIterator) walk(start func() bool, backward bool) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		for ok := start(); ok; {
-			if !yield(m.Key(), m.Value()) {
+			k, v := m.Key(), m.Value()
+			if !m.Valid() {
+				return // the value, in a blob file, did not read: Err says why
+			}
+			if !yield(k, v) {
 				return
 			}
 			if backward {
