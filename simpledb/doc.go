@@ -69,7 +69,7 @@
 //
 // Options' zero value is the defaults, each documented on its field; zero
 // always means the default, and a negative value turns off what can be
-// turned off (RecycledLogs, BloomBitsPerKey) and is
+// turned off (RecycledLogs, BloomBitsPerKey, BlobThreshold) and is
 // ErrInvalidOption anywhere else. Options.Comparator orders keys; the
 // manifest records it, and Open refuses a database written in another
 // order with ErrComparatorMismatch. Options.ReadOnly opens an existing
@@ -80,6 +80,21 @@
 // database that another Open, in this process or another, is writing:
 // it sees the database as of Open, then as of each CatchUp. Verify takes
 // no lock either, and verifies a database while it is written.
+//
+// # Large values
+//
+// Values of Options.BlobThreshold bytes or more (1 KiB) are kept apart
+// from the tables, in blob files a flush writes beside its table:
+// compactions then move a 10-byte reference rather than the value, so a
+// large value is written twice, by the log and the flush, however many
+// levels its key goes down. A Get of one reads the blob file too, through
+// the block cache; an iterator reads a value only when Value asks for it.
+// Space held by values overwritten or deleted comes back without a call:
+// compactions copy the live values of a blob file whose garbage passes
+// Options.BlobRewriteRatio, and the file goes once no table names it.
+// Metrics.Blobs says how much garbage there is. Blob files are checksummed,
+// recorded by the manifest with their identity, and verified, checkpointed
+// and followed like tables.
 //
 // # Merges
 //

@@ -22,7 +22,8 @@ log2-table1 cc321ae^
 log3-table1 bd44589^
 log4-table2 bcd1428^
 log5-table2 1cd32c7^
-log6-table2 98dc9df'
+log6-table2 98dc9df
+log7-table3 5a168bb'
 
 formats=$(cd "$(dirname "$0")" && pwd)
 repo=$(git -C "$formats" rev-parse --show-toplevel)
