@@ -61,6 +61,10 @@ var plain = []metric{
 	{"resumes_total", "Recoveries from background errors without a reopen.", prometheus.CounterValue, func(m *simpledb.Metrics) float64 { return float64(m.Resumes) }},
 	{"transactions_committed_total", "Transactions committed with writes.", prometheus.CounterValue, func(m *simpledb.Metrics) float64 { return float64(m.TxnCommits) }},
 	{"transactions_conflicted_total", "Transactions refused with ErrConflict.", prometheus.CounterValue, func(m *simpledb.Metrics) float64 { return float64(m.TxnConflicts) }},
+	{"blob_files", "Blob files holding large values.", prometheus.GaugeValue, func(m *simpledb.Metrics) float64 { return float64(m.Blobs.Files) }},
+	{"blob_file_bytes", "Bytes of the blob files on disk.", prometheus.GaugeValue, func(m *simpledb.Metrics) float64 { return float64(m.Blobs.Bytes) }},
+	{"blob_value_bytes", "Bytes of the values the blob files hold.", prometheus.GaugeValue, func(m *simpledb.Metrics) float64 { return float64(m.Blobs.ValueBytes) }},
+	{"blob_garbage_bytes", "Bytes of blob files' values no table names: overwritten or deleted, for compactions to reclaim.", prometheus.GaugeValue, func(m *simpledb.Metrics) float64 { return float64(m.Blobs.GarbageBytes) }},
 }
 
 // The per-level metrics, labelled by level.

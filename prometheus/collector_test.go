@@ -22,6 +22,7 @@ func TestScrape(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		require.NoError(t, db.Put([]byte(k), []byte("v"), simpledb.Sync))
 	}
+	require.NoError(t, db.Put([]byte("doc"), make([]byte, 4096), simpledb.Sync)) // a value in a blob file
 	require.NoError(t, db.Flush())
 	for range 50 {
 		_, err := db.Get([]byte("a"))
@@ -44,13 +45,17 @@ func TestScrape(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		`# TYPE strata_writes_total counter`,
-		`strata_writes_total{db="orders"} 3`,
+		`strata_writes_total{db="orders"} 4`,
 		`strata_flushes_total{db="orders"} 1`,
 		`# TYPE strata_level_tables gauge`,
 		`strata_level_tables{db="orders",level="0"} 1`,
 		`# TYPE strata_log_sync_duration_seconds histogram`,
-		`strata_log_sync_duration_seconds_count{db="orders"} 3`,
-		`strata_log_sync_duration_seconds_bucket{db="orders",le="+Inf"} 3`,
+		`strata_log_sync_duration_seconds_count{db="orders"} 4`,
+		`strata_log_sync_duration_seconds_bucket{db="orders",le="+Inf"} 4`,
+		`# TYPE strata_blob_files gauge`,
+		`strata_blob_files{db="orders"} 1`,
+		`strata_blob_value_bytes{db="orders"} 4096`,
+		`strata_blob_garbage_bytes{db="orders"} 0`,
 		`strata_flush_duration_seconds_count{db="orders"} 1`,
 		`# TYPE strata_get_duration_seconds histogram`,
 	} {
