@@ -122,6 +122,15 @@ func (p *eventPairs) listener() *EventListener {
 			})
 		},
 		TableDeleted: func(i FileInfo) { p.note("table deleted", func() string { return "" }) },
+		BlobFileCreated: func(i BlobFileInfo) {
+			p.note("blob file created", func() string {
+				if i.Num == 0 || i.Bytes <= 0 || i.Values == 0 || i.JobID == 0 {
+					return fmt.Sprintf("blob file created: %+v", i)
+				}
+				return ""
+			})
+		},
+		BlobFileDeleted: func(i FileInfo) { p.note("blob file deleted", func() string { return "" }) },
 		LogCreated: func(i LogInfo) {
 			name := "log created"
 			if i.Recycled != 0 {
@@ -240,6 +249,10 @@ func TestEvents(t *testing.T) {
 		require.NoError(t, db.Put(fmt.Appendf(nil, "key%04d", i), value, NoSync))
 	}
 	require.NoError(t, db.Compact())
+	// The values' blob file goes once a compaction drops the last
+	// reference to it.
+	require.NoError(t, db.DeleteRange([]byte("key"), []byte("key9"), NoSync))
+	require.NoError(t, db.Compact())
 
 	// A stall: the flush of a full memstore waits, and so does the write
 	// that fills the next.
@@ -265,7 +278,7 @@ func TestEvents(t *testing.T) {
 	require.NoError(t, db.Close())
 	counts := maps.Clone(pairs.counts)
 	pairs.closed(t, "scripted")
-	for _, event := range []string{"table created", "table deleted", "log created", "log recycled", "log deleted", "manifest created", "disk slow"} {
+	for _, event := range []string{"table created", "table deleted", "blob file created", "blob file deleted", "log created", "log recycled", "log deleted", "manifest created", "disk slow"} {
 		require.Positive(t, counts[event], "%s events in %v", event, counts)
 	}
 

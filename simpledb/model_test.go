@@ -140,7 +140,7 @@ func TestModel(t *testing.T) {
 	require.Positive(t, total.resumes, "faults were resumed from")
 	require.Positive(t, total.folds, "merges folded at insert")
 	for _, event := range []string{"flush begin", "flush end", "compaction begin", "compaction end", "background error", "resumed",
-		"table created", "table deleted", "log created", "manifest created", "caught up"} {
+		"table created", "table deleted", "blob file created", "blob file deleted", "log created", "manifest created", "caught up"} {
 		require.Positive(t, total.events[event], "%s events", event)
 	}
 }

@@ -77,7 +77,7 @@ func TestFaultTorture(t *testing.T) {
 	require.Positive(t, acked, "writes were checked")
 	tt.close() // delivers the last session's events
 	tt.db = nil
-	for _, event := range []string{"flush end", "compaction end", "background error", "resumed", "table created", "log created"} {
+	for _, event := range []string{"flush end", "compaction end", "background error", "resumed", "table created", "blob file created", "log created"} {
 		require.Positive(t, tt.pairs.count(event), "%s events, beside everything else", event)
 	}
 }
