@@ -159,8 +159,10 @@ type Options struct {
 	// first move until Close, a compaction its L0 inputs and one table per
 	// deeper level (with MmapTables, all its inputs). Stats.OpenTables
 	// reports the count. The database's other files count separately: its
-	// LOCK, the manifest, the log being written, tables being written (one
-	// per flush or compaction running), and briefly a directory being
+	// LOCK, the manifest, the log being written, tables and blob files
+	// being written (one or two per flush or compaction running), each
+	// blob file while it lives (see BlobThreshold: one per flush of large
+	// values, until compactions empty it), and briefly a directory being
 	// synced or a log Open replays. Values below MinMaxOpenFiles are raised
 	// to it. Default: 1000.
 	MaxOpenFiles int
