@@ -1,5 +1,6 @@
 // Package inspect reads a database's files without opening the database:
-// what its manifest records (ReadLayout), the edits the manifest is made
+// what its manifest records, its tables, blob files and logs (ReadLayout),
+// the edits the manifest is made
 // of (ReadManifest), the records of a log (ReadLog). It is for tools, the
 // strata command among them; an application opens the database with
 // simpledb.Open, and checks one with simpledb.Verify.

@@ -10,8 +10,8 @@ import (
 	"github.com/stratadb/strata/recordio"
 )
 
-// ManifestEdit is one edit of a manifest: a change to the set of tables
-// and logs, and the counters recovery needs. Zero fields are unchanged.
+// ManifestEdit is one edit of a manifest: a change to the set of tables,
+// blob files and logs, and the counters recovery needs. Zero fields are unchanged.
 type ManifestEdit struct {
 	// Offset is where the edit's record starts in the manifest.
 	Offset int64
@@ -25,8 +25,12 @@ type ManifestEdit struct {
 	// table, LogFormat the encoding of the logs' batches.
 	LogNumber, NextFileNumber, LastSeq, LogFormat uint64
 	// Deleted lists the tables removed (only Level and Number set), Added
-	// those added.
+	// those added, with the values each keeps in blob files.
 	Deleted, Added []TableInfo
+	// AddedBlobs lists the blob files added (LiveValues and LiveBytes
+	// zero), DeletedBlobs the numbers of those removed.
+	AddedBlobs   []BlobFileInfo
+	DeletedBlobs []uint64
 	// Logs lists logs started (Size 0) or closed (Size their length).
 	Logs []LogInfo
 }
@@ -65,6 +69,10 @@ func ReadManifest(path string, opts *Options, fn func(ManifestEdit) error) error
 		for _, a := range e.Added {
 			me.Added = append(me.Added, exportTable(a.Info, a.Level))
 		}
+		for _, b := range e.AddedBlobs {
+			me.AddedBlobs = append(me.AddedBlobs, exportBlobFile(b))
+		}
+		me.DeletedBlobs = e.DeletedBlobs
 		for _, l := range e.Logs {
 			me.Logs = append(me.Logs, LogInfo{Number: l.Num, Size: l.Size, ID: l.ID})
 		}

@@ -26,12 +26,15 @@ keys and values:
 var commands = []command{
 	{
 		name: "db ls", args: "DIR", nargs: 1, run: dbLs, flags: withMerger(nil),
-		summary: "levels, tables, logs, the manifest and stats of a database",
+		summary: "levels, tables, blob files, logs, the manifest and stats of a database",
 		help: `Follows the database (no lock: another process may be writing it) and
 prints its manifest, the tables of each level (number, size, entries,
-tombstones, range deletions, key range, sequence numbers), its logs, and
-the entries replayed from the logs into the memstore (puts, deletions and
-range deletions) with the memory it takes.
+tombstones, range deletions, key range, sequence numbers, and the bytes
+of values each keeps in blob files), its blob files (size, values, the
+bytes of values live tables name and the garbage no table names), its
+logs, and the entries replayed from the logs into the memstore (puts,
+deletions and range deletions) with the memory it takes. The blob file
+column and section appear when the database has blob files.
 
 example:
   strata db ls /var/lib/app/db`,
@@ -78,9 +81,11 @@ example:
 	{
 		name: "db verify", args: "DIR", nargs: 1, run: dbVerify,
 		summary: "check every checksum and the manifest; exit status 1 on damage",
-		help: `Reads CURRENT, the manifest, every block of every live table and every
-log, checks every checksum and that the manifest agrees with the files
-(each table there, of its size, with its key range; levels disjoint). It
+		help: `Reads CURRENT, the manifest, every block of every live table, every
+blob file and every log, checks every checksum and that the manifest
+agrees with the files (each table there, of its size, with its key range;
+levels disjoint; each blob file there, of its size, identity and values,
+and every value a table names in one there). It
 prints each damaged file and offset, and goes on past damage to report
 all it can reach. Exit status 1 when anything is damaged, 0 when all is
 whole. It never writes; what a crash leaves and Open repairs (a torn log
@@ -131,8 +136,9 @@ examples:
 	{
 		name: "manifest dump", args: "DIR|FILE", nargs: 1, run: manifestDump,
 		summary: "print every edit of the manifest",
-		help: `Prints each edit of a manifest: tables added and deleted, logs started and
-closed, the counters. Given a database directory, the manifest CURRENT
+		help: `Prints each edit of a manifest: tables added (with the values each keeps
+in blob files) and deleted, blob files added and deleted, logs started
+and closed, the counters. Given a database directory, the manifest CURRENT
 names. Damage ends the dump with an error naming the offset, after
 everything before it.
 
@@ -154,7 +160,11 @@ example:
 		name: "sst dump", args: "FILE", nargs: 1, run: sstDump, flags: sstFlags,
 		summary: "print a table's properties, index, bloom filter and range deletions",
 		help: `Prints a table's properties, its index (one entry per data block), its
-bloom filter and range deletions, and with --entries every entry.
+bloom filter and range deletions, and with --entries every entry. A value
+the table keeps in a blob file is read from that file beside the table,
+as in its database; where the file is not there, the value's handle
+prints instead: blob 000012 @ 8 (4096 bytes), the file, the offset of
+the value's record and the value's length.
 
 example:
   strata sst dump /var/lib/app/db/000010.sst --entries`,
@@ -164,10 +174,38 @@ example:
 		summary: "read every block of a table and check it; exit status 1 on damage",
 		help: `Reads every block of a table, checks its checksum, layout and key order,
 and prints each damage with its offset; a table that does not open is
-scanned record by record for the rest of its damage.
+scanned record by record for the rest of its damage. It verifies the
+table's blocks only: the values it keeps in blob files are checked by
+blob verify, file by file, and by db verify, which also reads every value
+a table names in one.
 
 example:
   strata sst verify /var/lib/app/db/000010.sst`,
+	},
+	{
+		name: "blob dump", args: "FILE", nargs: 1, run: blobDump,
+		summary: "print each value of a blob file, then its trailer",
+		help: `Prints each value of a blob file, the values a database keeps apart from
+its tables: the offset of its record (what a table's handle names), the
+record's size on disk, the value's length, how it is stored and the value,
+as --value-format and --hex say. Then the trailer: the file's number and
+identity, its count of values and their bytes. Damage ends the dump with
+an error naming the offset, after everything before it.
+
+examples:
+  strata blob dump /var/lib/app/db/000011.blob
+  strata blob dump /var/lib/app/db/000011.blob --value-format hex`,
+	},
+	{
+		name: "blob verify", args: "FILE", nargs: 1, run: blobVerify,
+		summary: "read every value of a blob file and check it; exit status 1 on damage",
+		help: `Reads the trailer and every value of a blob file, checks each checksum and
+that the values are the trailer's count and bytes, and prints the damage
+with its offset. It checks the file on its own: whether the tables name
+values that are there is db verify's to check.
+
+example:
+  strata blob verify /var/lib/app/db/000011.blob`,
 	},
 	{
 		name: "rio dump", args: "FILE", nargs: 1, run: rioDump, flags: rioFlags,

@@ -55,10 +55,17 @@ func dbLs(c *cli, args []string) error {
 	// The levels as the layout has them: the tables listed below are of the
 	// same moment, which a database being written has left since.
 	var levels [len(layout.Levels)]simpledb.LevelStats
+	// The bytes of values each table keeps in blob files: a column of the
+	// tables when the database keeps any there.
+	inBlobs, anyInBlobs := map[uint64]uint64{}, len(layout.BlobFiles) > 0
 	for level, tables := range layout.Levels {
 		for _, t := range tables {
 			levels[level].Tables++
 			levels[level].Bytes += int64(t.Size)
+			for _, r := range t.BlobRefs {
+				inBlobs[t.Number] += r.ValueBytes
+				anyInBlobs = true
+			}
 		}
 	}
 	p := c.out
@@ -84,7 +91,11 @@ func dbLs(c *cli, args []string) error {
 			}
 		}
 		p.line("")
-		p.row("table", "level", "size", "entries", "tombstones", "range dels", "smallest", "largest", "seqs")
+		head := []string{"table", "level", "size", "entries", "tombstones", "range dels", "smallest", "largest", "seqs"}
+		if anyInBlobs {
+			head = append(head, "in blob files")
+		}
+		p.row(head...)
 	}
 	for _, tables := range layout.Levels {
 		for _, t := range tables {
@@ -95,13 +106,40 @@ func dbLs(c *cli, args []string) error {
 					"smallest_seq": t.SmallestSeq, "largest_seq": t.LargestSeq}
 				p.keyField(obj, "smallest", t.Smallest)
 				p.keyField(obj, "largest", t.Largest)
+				refs := []map[string]any{}
+				for _, r := range t.BlobRefs {
+					refs = append(refs, blobRefObject(r.Number, r.Values, r.ValueBytes))
+				}
+				obj["blob_refs"] = refs
 				p.object(obj)
 				continue
 			}
-			p.row(fmt.Sprintf("%06d", t.Number), fmt.Sprintf("L%d", t.Level), units.Bytes(int64(t.Size)),
+			row := []string{fmt.Sprintf("%06d", t.Number), fmt.Sprintf("L%d", t.Level), units.Bytes(int64(t.Size)),
 				fmt.Sprint(m.Records), fmt.Sprint(m.Tombstones), fmt.Sprint(m.RangeDeletions),
-				p.key(t.Smallest), p.key(t.Largest), fmt.Sprintf("%d-%d", t.SmallestSeq, t.LargestSeq))
+				p.key(t.Smallest), p.key(t.Largest), fmt.Sprintf("%d-%d", t.SmallestSeq, t.LargestSeq)}
+			if anyInBlobs {
+				row = append(row, units.Bytes(int64(inBlobs[t.Number])))
+			}
+			p.row(row...)
 		}
+	}
+	if !p.json && len(layout.BlobFiles) > 0 {
+		p.line("")
+		p.row("blob file", "size", "values", "value bytes", "live", "garbage")
+	}
+	for _, b := range layout.BlobFiles {
+		if p.json {
+			p.object(map[string]any{"type": "blob_file", "number": b.Number, "size": b.Size, "values": b.Values,
+				"value_bytes": b.ValueBytes, "live_values": b.LiveValues, "live_bytes": b.LiveBytes, "garbage": b.Garbage(),
+				"id": fmt.Sprintf("%016x", b.ID)})
+			continue
+		}
+		garbage := units.Bytes(int64(b.Garbage()))
+		if b.ValueBytes > 0 {
+			garbage += fmt.Sprintf(" (%d%%)", b.Garbage()*100/b.ValueBytes)
+		}
+		p.row(fmt.Sprintf("%06d.blob", b.Number), units.Bytes(int64(b.Size)), fmt.Sprint(b.Values), units.Bytes(int64(b.ValueBytes)),
+			fmt.Sprintf("%s (%d values)", units.Bytes(int64(b.LiveBytes)), b.LiveValues), garbage)
 	}
 	if !p.json {
 		p.line("")
@@ -388,7 +426,7 @@ func dbVerify(c *cli, args []string) error {
 	}
 	printDamage(c.out, report.Damage)
 	if c.out.json {
-		c.out.object(map[string]any{"type": "summary", "tables": report.Tables, "logs": report.Logs, "bytes": report.Bytes,
+		c.out.object(map[string]any{"type": "summary", "tables": report.Tables, "blob_files": report.BlobFiles, "logs": report.Logs, "bytes": report.Bytes,
 			"entries": report.Entries, "batches": report.Batches, "damaged": len(report.Damage)})
 	} else {
 		state := "whole"
@@ -399,8 +437,12 @@ func dbVerify(c *cli, args []string) error {
 		if report.Manifest == "" {
 			manifest = "no manifest (it could not be read)"
 		}
-		c.out.line("verified %d tables (%d entries), %d logs (%d batches), %s: %s read; %s",
-			report.Tables, report.Entries, report.Logs, report.Batches, manifest, units.Bytes(report.Bytes), state)
+		blobFiles := "blob files"
+		if report.BlobFiles == 1 {
+			blobFiles = "blob file"
+		}
+		c.out.line("verified %d tables (%d entries), %d %s, %d logs (%d batches), %s: %s read; %s",
+			report.Tables, report.Entries, report.BlobFiles, blobFiles, report.Logs, report.Batches, manifest, units.Bytes(report.Bytes), state)
 	}
 	if len(report.Damage) > 0 {
 		return errDamaged

@@ -1,13 +1,15 @@
 // Command strata inspects, verifies, scans and edits by hand Strata
-// databases, tables and recordio files (Strata's own and go-sstables' v1
-// to v4), as ldb and sst_dump do for RocksDB and pebble tool for Pebble.
+// databases, tables, blob files and recordio files (Strata's own and
+// go-sstables' v1 to v4), as ldb and sst_dump do for RocksDB and pebble
+// tool for Pebble.
 //
 //	go install github.com/stratadb/strata/cmd/strata@latest
 //	strata help                      # the commands
-//	strata db ls DIR                 # levels, tables, logs, manifest
+//	strata db ls DIR                 # levels, tables, blob files, logs, manifest
 //	strata db verify DIR             # every checksum; exit status 1 on damage
 //	strata db scan DIR --prefix P    # key-value pairs
 //	strata sst dump FILE --entries   # a table's properties, index, entries
+//	strata blob dump FILE            # a blob file's values and trailer
 //
 // Inspection commands (ls, scan, get, checkpoint) open a database as a
 // follower (simpledb.Options.Follow): they take no lock, and read a

@@ -57,6 +57,8 @@ func kindByName(path string) string {
 		return "a table"
 	case strings.HasSuffix(name, ".log"):
 		return "a log"
+	case strings.HasSuffix(name, ".blob"):
+		return "a blob file"
 	case strings.HasPrefix(name, "MANIFEST-"):
 		return "a manifest"
 	}
@@ -104,11 +106,24 @@ func manifestDump(c *cli, args []string) error {
 				if t.ID != 0 {
 					a["id"] = fmt.Sprintf("%016x", t.ID)
 				}
+				if len(t.BlobRefs) > 0 {
+					var refs []map[string]any
+					for _, r := range t.BlobRefs {
+						refs = append(refs, blobRefObject(r.Number, r.Values, r.ValueBytes))
+					}
+					a["blob_refs"] = refs
+				}
 				added = append(added, a)
 			}
 			for _, t := range e.Deleted {
 				deleted = append(deleted, map[string]any{"level": t.Level, "number": t.Number})
 			}
+			addedBlobs := []map[string]any{}
+			for _, b := range e.AddedBlobs {
+				addedBlobs = append(addedBlobs, map[string]any{"number": b.Number, "size": b.Size, "values": b.Values,
+					"value_bytes": b.ValueBytes, "id": fmt.Sprintf("%016x", b.ID)})
+			}
+			obj["added_blobs"], obj["deleted_blobs"] = addedBlobs, append([]uint64{}, e.DeletedBlobs...)
 			for _, l := range e.Logs {
 				lg := map[string]any{"number": l.Number, "size": l.Size}
 				if l.ID != 0 {
@@ -140,8 +155,19 @@ func manifestDump(c *cli, args []string) error {
 			p.row("  delete", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number))
 		}
 		for _, t := range e.Added {
-			p.row("  add", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number), units.Bytes(int64(t.Size)),
-				p.key(t.Smallest)+" .. "+p.key(t.Largest), fmt.Sprintf("seqs %d-%d", t.SmallestSeq, t.LargestSeq), identity(t.ID))
+			row := []string{"  add", fmt.Sprintf("L%d", t.Level), fmt.Sprintf("%06d", t.Number), units.Bytes(int64(t.Size)),
+				p.key(t.Smallest) + " .. " + p.key(t.Largest), fmt.Sprintf("seqs %d-%d", t.SmallestSeq, t.LargestSeq), identity(t.ID)}
+			for _, r := range t.BlobRefs {
+				row = append(row, blobRef(r.Number, r.Values, r.ValueBytes))
+			}
+			p.row(row...)
+		}
+		for _, num := range e.DeletedBlobs {
+			p.row("  delete blob", fmt.Sprintf("%06d.blob", num))
+		}
+		for _, b := range e.AddedBlobs {
+			p.row("  add blob", fmt.Sprintf("%06d.blob", b.Number), units.Bytes(int64(b.Size)),
+				fmt.Sprintf("%d values, %s", b.Values, units.Bytes(int64(b.ValueBytes))), identity(b.ID))
 		}
 		for _, l := range e.Logs {
 			if l.Size == 0 {
@@ -155,7 +181,7 @@ func manifestDump(c *cli, args []string) error {
 	return notA(path, "a manifest", err)
 }
 
-// identity shows a table's or log's identity, if it has one.
+// identity shows a table's, log's or blob file's identity, if it has one.
 func identity(id uint64) string {
 	if id == 0 {
 		return ""
@@ -240,7 +266,12 @@ func sstDump(c *cli, args []string) error {
 	if err := checkRecordio(path, "a table"); err != nil {
 		return err
 	}
-	r, err := sstables.Open(path, &sstables.ReaderOptions{NoMmap: true})
+	// The values the table keeps in blob files are read from those beside
+	// it, as in its database; a blob file not there leaves its values'
+	// handles shown instead.
+	blobs := newDirBlobs(filepath.Dir(path))
+	defer blobs.close()
+	r, err := sstables.Open(path, &sstables.ReaderOptions{NoMmap: true, Blobs: blobs})
 	if errors.Is(err, sstables.ErrCorruption) && !errors.Is(err, recordio.ErrUnknownVersion) {
 		return errs.Errorf("%s is not a table, or a damaged one: %w", path, err)
 	}
@@ -261,6 +292,11 @@ func sstDump(c *cli, args []string) error {
 			"filter_size": m.FilterSize, "block_size": m.BlockSize, "restart_interval": m.RestartInterval,
 			"bloom_bits_per_key": m.BloomBitsPerKey, "raw_key_size": m.RawKeySize, "raw_value_size": m.RawValueSize,
 			"created": time.Unix(0, m.CreatedUnixNano).UTC().Format(time.RFC3339)}
+		refs := []map[string]any{}
+		for _, r := range m.BlobRefs {
+			refs = append(refs, blobRefObject(r.FileNum, r.Values, r.ValueBytes))
+		}
+		obj["blob_refs"] = refs
 		p.keyField(obj, "min_key", m.MinKey)
 		p.keyField(obj, "max_key", m.MaxKey)
 		p.object(obj)
@@ -278,6 +314,7 @@ func sstDump(c *cli, args []string) error {
 			{"index", fmt.Sprintf("%d entries, %s", len(index), units.Bytes(int64(m.IndexSize)))},
 			{"bloom filter", bloomLine(m)},
 			{"range deletions", fmt.Sprintf("%d fragment(s), %s", m.RangeDeletions, units.Bytes(int64(m.RangeDelSize)))},
+			{"values in blob files", tableBlobRefs(m.BlobRefs)},
 		} {
 			p.row(kv[0], kv[1])
 		}
@@ -314,22 +351,49 @@ func sstDump(c *cli, args []string) error {
 	it := r.NewIterator(nil)
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
+		h, inBlob := it.BlobHandle() // a malformed handle stops the iterator
+		unread := inBlob && !blobs.has(h.FileNum)
+		var value []byte
+		if it.Valid() && !unread && it.Kind() != sstables.KindDelete {
+			value = it.Value() // so does a value in a blob file that does not read
+		}
+		if !it.Valid() {
+			break // it.Err says why
+		}
 		if p.json {
 			obj := map[string]any{"type": "entry", "seq": it.Seq(), "kind": it.Kind().String()}
 			p.keyField(obj, "key", it.Key())
-			if it.Kind() != sstables.KindDelete {
-				p.valueField(obj, "value", it.Value())
+			switch {
+			case unread:
+				obj["blob"] = map[string]any{"number": h.FileNum, "offset": h.Offset, "length": h.Length, "value_length": h.ValueLen}
+			case it.Kind() != sstables.KindDelete:
+				p.valueField(obj, "value", value)
 			}
 			p.object(obj)
 			continue
 		}
-		if it.Kind() != sstables.KindDelete {
-			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String(), p.value(it.Value()))
-		} else {
+		switch {
+		case unread:
+			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String(), blobHandle(h))
+		case it.Kind() != sstables.KindDelete:
+			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String(), p.value(value))
+		default:
 			p.row("  "+p.key(it.Key()), fmt.Sprint(it.Seq()), it.Kind().String())
 		}
 	}
 	return it.Err()
+}
+
+// tableBlobRefs shows a table's references into blob files.
+func tableBlobRefs(refs []sstables.BlobRef) string {
+	if len(refs) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, r := range refs {
+		s = append(s, blobRef(r.FileNum, r.Values, r.ValueBytes))
+	}
+	return strings.Join(s, ", ")
 }
 
 func bloomLine(m sstables.Metadata) string {

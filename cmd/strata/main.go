@@ -159,7 +159,7 @@ func findCommand(args []string) (*command, []string) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `strata inspects, verifies, scans and edits Strata databases, tables and recordio files.
+	fmt.Fprint(w, `strata inspects, verifies, scans and edits Strata databases, tables, blob files and recordio files.
 
 usage: strata COMMAND [ARGUMENTS] [--json] [--hex] [--value-format FORMAT]
 

@@ -43,6 +43,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkdb":     cmdMkdb,
 			"mkcounts": cmdMkcounts,
+			"fill":     cmdFill,
 			"flipbyte": cmdFlipByte,
 			"truncate": cmdTruncate,
 			"lockdb":   cmdLockDB,
@@ -108,6 +109,29 @@ func cmdMkcounts(ts *testscript.TestScript, neg bool, args []string) {
 	for _, n := range []uint64{1, 2} {
 		ts.Check(db.Merge([]byte("hits"), simpledb.EncodeCounter(n), simpledb.DefaultSync))
 	}
+	ts.Check(db.Close())
+}
+
+// fill DIR PREFIX N SIZE: writes N keys, PREFIX0 to PREFIX(N-1), each
+// with a value of SIZE bytes of text (its key and a colon, repeated),
+// into the database in DIR, creating it if need be, and flushes them into
+// a table: values of 1 KiB and more go to a blob file beside it (the CLI
+// cannot write one from a script: db put takes VALUE as an argument).
+func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: fill DIR PREFIX N SIZE")
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	size, err := strconv.Atoi(args[3])
+	ts.Check(err)
+	db, err := simpledb.Open(ts.MkAbs(args[0]), &simpledb.Options{DisableAutoCompaction: true})
+	ts.Check(err)
+	for i := range n {
+		key := fmt.Sprintf("%s%d", args[1], i)
+		ts.Check(db.Put([]byte(key), []byte(strings.Repeat(key+":", size)[:size]), simpledb.DefaultSync))
+	}
+	ts.Check(db.Flush())
 	ts.Check(db.Close())
 }
 
@@ -236,7 +260,15 @@ func TestExitStatus(t *testing.T) {
 	db, err := simpledb.Open(filepath.Join(dir, "db"), nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Put([]byte("k"), []byte("v"), simpledb.DefaultSync))
+	require.NoError(t, db.Put([]byte("big"), bytes.Repeat([]byte("v"), 2<<10), simpledb.DefaultSync))
+	require.NoError(t, db.Flush()) // a table, and a blob file beside it
 	require.NoError(t, db.Close())
+	blobs, err := filepath.Glob(filepath.Join(dir, "db", "*.blob"))
+	require.NoError(t, err)
+	require.Len(t, blobs, 1)
+	tables, err := filepath.Glob(filepath.Join(dir, "db", "*.sst"))
+	require.NoError(t, err)
+	require.Len(t, tables, 1)
 	damaged := filepath.Join(dir, "damaged")
 	require.NoError(t, os.MkdirAll(damaged, 0o755))
 	entries, err := os.ReadDir(filepath.Join(dir, "db"))
@@ -289,6 +321,18 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"db", "verify", damaged}, exitFailure},
 		{[]string{"log", "dump", "--format", "8", log}, exitUsage},
 		{[]string{"log", "dump", log}, exitOK},
+		{[]string{"blob", "dump", blobs[0]}, exitOK},
+		{[]string{"blob", "verify", blobs[0]}, exitOK},
+		{[]string{"sst", "dump", "--entries", tables[0]}, exitOK},
+		{[]string{"sst", "verify", tables[0]}, exitOK},
+		{[]string{"blob", "dump", notes}, exitUsage},
+		{[]string{"blob", "verify", dir}, exitUsage},
+		{[]string{"blob", "dump", tables[0]}, exitUsage},
+		{[]string{"blob", "verify", log}, exitUsage},
+		{[]string{"sst", "dump", blobs[0]}, exitUsage},
+		{[]string{"log", "dump", blobs[0]}, exitUsage},
+		{[]string{"help", "blob", "dump"}, exitOK},
+		{[]string{"help", "blob"}, exitOK},
 	} {
 		got := run(tc.args, io.Discard, io.Discard)
 		require.Equal(t, tc.want, got, "strata %s", strings.Join(tc.args, " "))
