@@ -148,6 +148,45 @@ func (r *RandomReader) recordAt(off, length int64, buf []byte, view bool) ([]byt
 	if err != nil {
 		return nil, false, err
 	}
+	return r.decode(st, frame, off, length, buf, view && r.mapped != nil)
+}
+
+// RecordIn is RecordViewSized for a record the caller read already: frame
+// holds the file's bytes from off on, at least the record's length, as
+// ReadSpan read them. A reader that walks records close to one another
+// (a scan of the values a table names in a blob file) reads a span once
+// and takes its records from it with no further read. An uncompressed
+// record comes back in place, inFrame true: a slice of frame.
+func (r *RandomReader) RecordIn(frame []byte, off, length int64, buf []byte) (rec []byte, inFrame bool, err error) {
+	if err := r.checkOffset(off); err != nil {
+		return nil, false, err
+	}
+	if int64(len(frame)) < length || length <= 0 {
+		return nil, false, errs.Errorf("recordio: a frame of %d bytes for a record of %d", len(frame), length)
+	}
+	st := randomStates.Get().(*randomState)
+	defer randomStates.Put(st)
+	return r.decode(st, frame[:length], off, length, buf, true)
+}
+
+// ReadSpan reads the file's bytes from off on into buf, as many as buf
+// holds or the file has: the frame for RecordIn.
+func (r *RandomReader) ReadSpan(off int64, buf []byte) ([]byte, error) {
+	if err := r.checkOffset(off); err != nil {
+		return nil, err
+	}
+	if r.mapped != nil {
+		return r.mapped[off:min(r.size, off+int64(len(buf)))], nil
+	}
+	buf = buf[:min(int64(len(buf)), r.size-off)]
+	return buf, r.readAt(buf, off)
+}
+
+// decode decodes the record at off from frame, the file's bytes from off
+// on: the whole record when its length is known, else at least its
+// header. inPlace allows an uncompressed payload in frame to come back as
+// it is, when frame outlives the call (a mapping, the caller's span).
+func (r *RandomReader) decode(st *randomState, frame []byte, off, length int64, buf []byte, inPlace bool) ([]byte, bool, error) {
 	if frame[0] == 0 {
 		return nil, false, r.zeroTail(st, off)
 	}
@@ -201,7 +240,7 @@ func (r *RandomReader) recordAt(off, length int64, buf []byte, view bool) ([]byt
 		return rec, false, nil
 	case inBuf:
 		return payload, false, nil
-	case view && r.mapped != nil:
+	case inPlace:
 		return payload, true, nil
 	}
 	if buf == nil {

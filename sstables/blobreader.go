@@ -85,9 +85,8 @@ func (r *BlobReader) Value(h BlobHandle, scratch *[]byte, fill bool, use func([]
 	if r.closed.Load() {
 		return ErrClosed
 	}
-	if h.FileNum != r.meta.FileNum || h.Offset < recordio.FileHeaderSize || h.Offset > r.valuesEnd || h.Length > r.valuesEnd-h.Offset {
-		return base.Corruptf(r.name, int64(h.Offset), ErrBadBlob, "handle (file %d, %d, %d) outside file %d's values [%d, %d)",
-			h.FileNum, h.Offset, h.Length, r.meta.FileNum, recordio.FileHeaderSize, r.valuesEnd)
+	if err := r.checkHandle(h); err != nil {
+		return err
 	}
 	key := cacheKey{table: r.id, offset: h.Offset}
 	if r.cache != nil {
@@ -98,6 +97,32 @@ func (r *BlobReader) Value(h BlobHandle, scratch *[]byte, fill bool, use func([]
 		}
 	}
 	value, inPlace, err := r.rr.RecordViewSized(int64(h.Offset), int64(h.Length), (*scratch)[:0])
+	if err = r.checkValue(h, value, err); err != nil {
+		return err
+	}
+	if !inPlace {
+		*scratch = value[:0]
+	}
+	if fill && r.cache != nil {
+		r.cache.fill(key, value)
+	}
+	use(value)
+	return nil
+}
+
+// checkHandle refuses a handle that names another file or no place of
+// this one's values.
+func (r *BlobReader) checkHandle(h BlobHandle) error {
+	if h.FileNum != r.meta.FileNum || h.Offset < recordio.FileHeaderSize || h.Offset > r.valuesEnd || h.Length > r.valuesEnd-h.Offset {
+		return base.Corruptf(r.name, int64(h.Offset), ErrBadBlob, "handle (file %d, %d, %d) outside file %d's values [%d, %d)",
+			h.FileNum, h.Offset, h.Length, r.meta.FileNum, recordio.FileHeaderSize, r.valuesEnd)
+	}
+	return nil
+}
+
+// checkValue returns the error of reading value at h: damage, a closed
+// file, a failed read, or a value of another length than h says.
+func (r *BlobReader) checkValue(h BlobHandle, value []byte, err error) error {
 	switch {
 	case errors.Is(err, ErrCorruption):
 		return err
@@ -108,12 +133,93 @@ func (r *BlobReader) Value(h BlobHandle, scratch *[]byte, fill bool, use func([]
 	case uint64(len(value)) != h.ValueLen:
 		return base.Corruptf(r.name, int64(h.Offset), ErrBadBlob, "a value of %d bytes, the handle says %d", len(value), h.ValueLen)
 	}
-	if !inPlace {
-		*scratch = value[:0]
+	return nil
+}
+
+// Read-ahead of a scan's values: a table's values in one blob file lie in
+// the file in key order, as the flush that wrote them found them, so a
+// scan reads each blob file forward, value after value, with gaps where a
+// value was overwritten; a table compacted from many flushes names values
+// in many blob files, interleaved. An iterator keeps, for each of up to
+// blobSpans files, the span of the file it read last; a value past the
+// last one read from its file, within blobSpanSize of it, reads a span of
+// blobSpanSize from there with one read, and the values after it come
+// from memory. A value read out of order is read alone, as Value reads
+// it, and so is the first of each file.
+const (
+	blobSpans    = 256
+	blobSpanSize = 16 << 10
+)
+
+// blobReadahead is an iterator's read-ahead state, by blob file.
+type blobReadahead struct {
+	spans map[uint64]*blobSpan
+}
+
+// blobSpan is a span of one blob file.
+type blobSpan struct {
+	off  uint64 // where data starts in the file
+	data []byte // in buf, or in the file's mapping
+	buf  []byte
+	end  uint64 // where the last value read from the file ends
+}
+
+// span returns the span of file, starting one, in place of another if
+// there are blobSpans, if it has none.
+func (ra *blobReadahead) span(file uint64) *blobSpan {
+	if s := ra.spans[file]; s != nil {
+		return s
 	}
-	if fill && r.cache != nil {
-		r.cache.fill(key, value)
+	if ra.spans == nil {
+		ra.spans = map[uint64]*blobSpan{}
 	}
+	var s *blobSpan
+	if len(ra.spans) >= blobSpans {
+		for num, old := range ra.spans { // any one: a scan has moved past most
+			delete(ra.spans, num)
+			s = old
+			break
+		}
+		s.off, s.data, s.end = 0, nil, 0
+	} else {
+		s = new(blobSpan)
+	}
+	ra.spans[file] = s
+	return s
+}
+
+// valueAhead is Value for a scan: not cached, and read ahead (see
+// blobReadahead).
+func (r *BlobReader) valueAhead(h BlobHandle, ra *blobReadahead, scratch *[]byte, use func([]byte)) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if err := r.checkHandle(h); err != nil {
+		return err
+	}
+	s := ra.span(h.FileNum)
+	inSpan := s.data != nil && h.Offset >= s.off && h.Offset+h.Length <= s.off+uint64(len(s.data))
+	if !inSpan && (s.end == 0 || h.Offset < s.end || h.Offset-s.end >= blobSpanSize) {
+		s.end = h.Offset + h.Length // out of order: read alone
+		return r.Value(h, scratch, false, use)
+	}
+	if !inSpan {
+		n := min(max(blobSpanSize, h.Length), r.valuesEnd-h.Offset)
+		if uint64(cap(s.buf)) < n {
+			s.buf = make([]byte, n)
+		}
+		data, err := r.rr.ReadSpan(int64(h.Offset), s.buf[:n])
+		if err != nil {
+			s.data = nil
+			return r.checkValue(h, nil, err)
+		}
+		s.off, s.data = h.Offset, data
+	}
+	value, _, err := r.rr.RecordIn(s.data[h.Offset-s.off:], int64(h.Offset), int64(h.Length), (*scratch)[:0])
+	if err = r.checkValue(h, value, err); err != nil {
+		return err
+	}
+	s.end = h.Offset + h.Length
 	use(value)
 	return nil
 }

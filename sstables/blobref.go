@@ -31,13 +31,17 @@ type BlobSource interface {
 	ReleaseBlob(*BlobReader)
 }
 
-// readBlob reads the value h locates through src (see BlobReader.Value).
-func readBlob(src BlobSource, h BlobHandle, scratch *[]byte, fill bool, use func([]byte)) error {
+// readBlob reads the value h locates through src (see BlobReader.Value),
+// reading ahead with ra if a scan gives one.
+func readBlob(src BlobSource, h BlobHandle, scratch *[]byte, fill bool, ra *blobReadahead, use func([]byte)) error {
 	br, err := src.Blob(h.FileNum)
 	if err != nil {
 		return err
 	}
 	defer src.ReleaseBlob(br)
+	if ra != nil {
+		return br.valueAhead(h, ra, scratch, use)
+	}
 	return br.Value(h, scratch, fill, use)
 }
 
@@ -108,9 +112,10 @@ func decodeBlobRefs(b []byte) ([]BlobRef, error) {
 }
 
 // blobValue reads the value an entry's handle names, for the data block
-// at h, through the table's BlobSource. The error of a reference that
-// does not read names both files.
-func (r *Reader) blobValue(handle []byte, h BlockHandle, scratch *[]byte, fill bool, use func([]byte)) error {
+// at h, through the table's BlobSource, reading ahead with ra if a scan
+// gives one. The error of a reference that does not read names both
+// files.
+func (r *Reader) blobValue(handle []byte, h BlockHandle, scratch *[]byte, fill bool, ra *blobReadahead, use func([]byte)) error {
 	bh, err := DecodeBlobHandle(handle)
 	if err != nil {
 		return r.blockError(h, err)
@@ -118,7 +123,7 @@ func (r *Reader) blobValue(handle []byte, h BlockHandle, scratch *[]byte, fill b
 	if r.blobs == nil {
 		return errs.Errorf("%w: %s", ErrNoBlobSource, r.name)
 	}
-	if err := readBlob(r.blobs, bh, scratch, fill, use); err != nil {
+	if err := readBlob(r.blobs, bh, scratch, fill, ra, use); err != nil {
 		return errs.Errorf("sstables: %s: the block at %d names a value in blob file %d: %w", r.name, h.Offset, bh.FileNum, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -237,4 +238,63 @@ func TestBlobRefDamage(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorruption)
 	require.ErrorIs(t, err, ErrBadBlock)
 	require.NoError(t, r2.Close())
+}
+
+// A scan reads a blob file ahead, a span at a time (blobReadahead): its
+// values come out right forward, backward (read alone) and after seeks,
+// and a damaged value inside a span read ahead stops the scan at its entry
+// with ErrCorruption, never a wrong value.
+func TestBlobReadahead(t *testing.T) {
+	var es []entry
+	for i := range 1000 {
+		es = append(es, entry{key: fmt.Appendf(nil, "key%05d", i), seq: 1, kind: KindSet, value: bytes.Repeat(fmt.Appendf(nil, "%05d", i), 40+i%50)})
+	}
+	r, blobs, _ := blobTable(t, es)
+	it := r.NewIterator(nil)
+	n := 0
+	for k, v := range it.All() {
+		require.Equal(t, es[n].key, k)
+		require.Equal(t, es[n].value, v)
+		n++
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, len(es), n)
+	for k, v := range it.Backward() {
+		n--
+		require.Equal(t, es[n].key, k)
+		require.Equal(t, es[n].value, v)
+	}
+	require.NoError(t, it.Err())
+	for _, i := range []int{500, 10, 990, 11, 12} {
+		require.True(t, it.SeekGE(es[i].key))
+		require.Equal(t, es[i].value, it.Value())
+	}
+	require.NoError(t, it.Close())
+
+	// Damage the value of entry 600, then scan from the start.
+	path := filepath.Join(blobs.dir, "000005.blob")
+	var h BlobHandle
+	it = r.NewIterator(nil)
+	require.True(t, it.SeekGE(es[600].key))
+	h, ok := it.BlobHandle()
+	require.True(t, ok)
+	require.NoError(t, it.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[h.Offset+h.Length-3] ^= 0x40
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	blobs.files[5].Close()
+	delete(blobs.files, 5)
+	blobs.open(t, 5)
+
+	it = r.NewIterator(nil)
+	defer it.Close()
+	n = 0
+	for k, v := range it.All() {
+		require.Equal(t, es[n].key, k)
+		require.Equal(t, es[n].value, v)
+		n++
+	}
+	require.Equal(t, 600, n, "the scan stops at the damaged value")
+	require.ErrorIs(t, it.Err(), ErrCorruption)
 }

@@ -34,6 +34,7 @@ type Iterator struct {
 	h            BlockHandle // the data block's handle
 	buf          []byte      // block buffer, reused across blocks
 	blobBuf      []byte      // where a value read from a blob file lands
+	readahead    *blobReadahead
 	valid        bool
 	edge         base.Edge // where the last move ran off the entries, when not valid
 	err          error
@@ -310,8 +311,11 @@ func (it *Iterator) Value() []byte {
 }
 
 func (it *Iterator) blobValue() []byte {
+	if it.readahead == nil {
+		it.readahead = new(blobReadahead)
+	}
 	var value []byte
-	err := it.r.blobValue(it.data.value, it.h, &it.blobBuf, false, func(v []byte) {
+	err := it.r.blobValue(it.data.value, it.h, &it.blobBuf, false, it.readahead, func(v []byte) {
 		it.blobBuf = append(it.blobBuf[:0], v...)
 		value = it.blobBuf
 	})

@@ -613,7 +613,7 @@ func (m *MergingIterator) loadValue() []byte {
 		}
 	case m.blobPending:
 		m.blobPending = false
-		err := readBlob(m.opts.Blobs, m.blob, &m.valueBuf, false, func(v []byte) {
+		err := readBlob(m.opts.Blobs, m.blob, &m.valueBuf, false, nil, func(v []byte) {
 			m.valueBuf = append(m.valueBuf[:0], v...)
 			m.value = m.valueBuf
 		})

@@ -407,7 +407,7 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 	}
 	if kind == kindSetBlob {
 		if use != nil {
-			if err := r.blobValue(it.value, h, &lk.blobBuf, true, use); err != nil {
+			if err := r.blobValue(it.value, h, &lk.blobBuf, true, nil, use); err != nil {
 				return 0, false, err
 			}
 		}
