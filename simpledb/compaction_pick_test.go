@@ -253,3 +253,29 @@ func TestTrivialMove(t *testing.T) {
 		})
 	}
 }
+
+// Above the deepest level that holds data, a level's target is that
+// level's size over the ratio per level between them, within the static
+// target and BaseLevelSize.
+func TestLevelTargetIn(t *testing.T) {
+	o := pickOptions()
+	for _, tc := range []struct {
+		name   string
+		levels map[int][]*table
+		want   map[int]int64
+	}{
+		{"one level", map[int][]*table{1: {pt(1, 5000, "a", "b")}}, map[int]int64{1: 1000}},
+		{"the deepest level small", map[int][]*table{1: {pt(1, 500, "a", "b")}, 3: {pt(2, 30_000, "a", "z")}},
+			map[int]int64{1: 1000, 2: 3000}},
+		{"the deepest level large", map[int][]*table{3: {pt(2, 2_000_000, "a", "z")}},
+			map[int]int64{1: 1000, 2: 10_000}},
+		{"the deepest level empty of data", map[int][]*table{2: {pt(1, 0, "a", "b")}}, map[int]int64{1: 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := pickVersion(tc.levels)
+			for level, want := range tc.want {
+				require.Equal(t, want, o.levelTargetIn(v, level), "L%d", level)
+			}
+		})
+	}
+}

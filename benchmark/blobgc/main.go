@@ -15,8 +15,10 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -124,6 +126,9 @@ func dirSize(dir string) (int64, error) {
 	var n int64
 	for _, e := range entries {
 		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since: a table or log the background work is done with
+		}
 		if err != nil {
 			return 0, err
 		}
