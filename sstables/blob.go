@@ -3,7 +3,6 @@ package sstables
 import (
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 
 	"github.com/stratadb/strata/internal/errs"
 	"github.com/stratadb/strata/recordio"
@@ -109,12 +108,8 @@ func decodeBlobTrailer(b []byte) (BlobMetadata, error) {
 // concurrent use. As a table is, the file is written under a temporary
 // name and appears under its final one only once complete and durable.
 type BlobWriter struct {
-	name, tmpName string
-	opts          WriterOptions
-	rw            *recordio.Writer
-	meta          BlobMetadata
-	renamed       bool
-	err           error // sticky; ErrClosed once closed
+	durableFile
+	meta BlobMetadata
 }
 
 // NewBlobWriter creates a blob file to be named name once Close succeeds,
@@ -125,11 +120,11 @@ func NewBlobWriter(name string, num uint64, opts *WriterOptions) (*BlobWriter, e
 	if _, err := o.Compression.Codec(); err != nil {
 		return nil, errs.Errorf("sstables: %w", err)
 	}
-	rw, err := recordio.Create(name+".tmp", &recordio.WriterOptions{FS: o.FS, Compression: o.Compression, BytesPerSync: o.BytesPerSync})
+	f, err := createDurable(name, &o)
 	if err != nil {
-		return nil, errs.Errorf("sstables: %w", err)
+		return nil, err
 	}
-	return &BlobWriter{name: name, tmpName: name + ".tmp", opts: o, rw: rw, meta: BlobMetadata{FileNum: num, ID: o.ID}}, nil
+	return &BlobWriter{durableFile: f, meta: BlobMetadata{FileNum: num, ID: o.ID}}, nil
 }
 
 // Add appends value and returns its handle.
@@ -152,64 +147,17 @@ func (w *BlobWriter) EstimatedSize() int64 { return w.rw.Size() }
 // Close writes the trailer, syncs the file, renames it to its final name
 // and syncs the directory. On failure the temporary file is removed.
 func (w *BlobWriter) Close() error {
-	if w.err != nil {
-		if w.err != ErrClosed {
-			w.discard()
+	return w.close(func() error {
+		if err := w.writeLast(w.meta.trailer(), blobTrailerRecordSize, "blob trailer"); err != nil {
+			return err
 		}
-		return w.err
-	}
-	if err := w.finish(); err != nil {
-		w.discard()
-		return w.fail(err)
-	}
-	w.err = ErrClosed
-	return nil
-}
-
-func (w *BlobWriter) finish() error {
-	before := w.rw.Size()
-	if _, err := w.rw.WriteUncompressed(w.meta.trailer()); err != nil {
-		return err
-	}
-	if got := w.rw.Size() - before; got != blobTrailerRecordSize {
-		return fmt.Errorf("sstables: blob trailer record is %d bytes, want %d", got, blobTrailerRecordSize)
-	}
-	w.meta.FileSize = uint64(w.rw.Size())
-	if err := w.rw.Close(); err != nil {
-		return err
-	}
-	if err := w.opts.FS.Rename(w.tmpName, w.name); err != nil {
-		return err
-	}
-	w.renamed = true
-	return w.opts.FS.SyncDir(filepath.Dir(w.name))
+		w.meta.FileSize = uint64(w.rw.Size())
+		return nil
+	})
 }
 
 // Metadata describes the file; FileSize is set once Close has succeeded.
 func (w *BlobWriter) Metadata() BlobMetadata { return w.meta }
 
 // Abort discards the file: it closes and removes the temporary file.
-func (w *BlobWriter) Abort() error {
-	if w.err == ErrClosed {
-		return ErrClosed
-	}
-	w.discard()
-	w.err = ErrClosed
-	return nil
-}
-
-func (w *BlobWriter) discard() {
-	w.rw.Close()
-	if w.renamed {
-		w.opts.FS.Remove(w.name)
-	} else {
-		w.opts.FS.Remove(w.tmpName)
-	}
-}
-
-func (w *BlobWriter) fail(err error) error {
-	if w.err == nil {
-		w.err = errs.Errorf("sstables: write %s: %w", w.name, err)
-	}
-	return w.err
-}
+func (w *BlobWriter) Abort() error { return w.abort() }

@@ -2,8 +2,6 @@ package sstables
 
 import (
 	"bytes"
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/stratadb/strata/internal/errs"
@@ -11,7 +9,6 @@ import (
 	"github.com/stratadb/strata/internal/base"
 	"github.com/stratadb/strata/internal/bloom"
 	"github.com/stratadb/strata/internal/rangedel"
-	"github.com/stratadb/strata/recordio"
 )
 
 // Kind says whether an entry is a value, a tombstone or a merge operand.
@@ -39,10 +36,9 @@ const MaxSeq = base.MaxSeq
 // Close syncs the file, renames it and syncs the directory. A crash before
 // that leaves at most the temporary file, never a partial table.
 type Writer struct {
-	name, tmpName string
-	opts          WriterOptions
-	cmp           func(a, b []byte) int
-	rw            *recordio.Writer
+	durableFile
+	opts WriterOptions
+	cmp  func(a, b []byte) int
 
 	data   blockBuilder
 	index  blockBuilder
@@ -65,9 +61,6 @@ type Writer struct {
 	handle    []byte      // a blob handle's encoding, reused
 	blobs     *BlobWriter // created by WriterOptions.Blobs for the first large value
 	blobBytes uint64      // the bytes of the values the table keeps in blob files
-
-	renamed bool  // the file has its final name
-	err     error // sticky; ErrClosed once closed
 }
 
 // NewWriter creates a table to be named name once Close succeeds.
@@ -78,12 +71,10 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 		return nil, errs.Errorf("sstables: %w", err)
 	}
 	w := &Writer{
-		name:    name,
-		tmpName: name + ".tmp",
-		opts:    o,
-		cmp:     o.Comparator.Compare,
-		data:    blockBuilder{restartInterval: o.RestartInterval},
-		index:   blockBuilder{restartInterval: o.RestartInterval},
+		opts:  o,
+		cmp:   o.Comparator.Compare,
+		data:  blockBuilder{restartInterval: o.RestartInterval},
+		index: blockBuilder{restartInterval: o.RestartInterval},
 		meta: Metadata{
 			FormatVersion:   formatVersion,
 			Comparator:      o.Comparator.Name,
@@ -97,11 +88,9 @@ func NewWriter(name string, opts *WriterOptions) (*Writer, error) {
 	if o.BloomBitsPerKey > 0 {
 		w.filter = bloom.NewBuilder(o.BloomBitsPerKey)
 	}
-	rw, err := recordio.Create(w.tmpName, &recordio.WriterOptions{FS: o.FS, Compression: o.Compression, BytesPerSync: o.BytesPerSync})
-	if err != nil {
-		return nil, errs.Errorf("sstables: %w", err)
+	if w.durableFile, err = createDurable(name, &o); err != nil {
+		return nil, err
 	}
-	w.rw = rw
 	return w, nil
 }
 
@@ -296,20 +285,7 @@ func (w *Writer) EstimatedSize() int64 {
 // Close finishes the table: it writes the last block, the filter, the index,
 // the properties and the footer, syncs the file, renames it to its final
 // name and syncs the directory. On failure the temporary file is removed.
-func (w *Writer) Close() error {
-	if w.err != nil {
-		if w.err != ErrClosed {
-			w.discard()
-		}
-		return w.err
-	}
-	if err := w.finish(); err != nil {
-		w.discard()
-		return w.fail(err)
-	}
-	w.err = ErrClosed
-	return nil
-}
+func (w *Writer) Close() error { return w.close(w.finish) }
 
 func (w *Writer) finish() error {
 	if !w.data.empty() {
@@ -353,23 +329,11 @@ func (w *Writer) finish() error {
 	if f.props, err = w.writeBlock(w.meta.encode()); err != nil {
 		return err
 	}
-	before := w.rw.Size()
-	if _, err := w.rw.WriteUncompressed(f.encode()); err != nil {
+	if err := w.writeLast(f.encode(), footerRecordSize, "footer"); err != nil {
 		return err
-	}
-	if got := w.rw.Size() - before; got != footerRecordSize {
-		return fmt.Errorf("sstables: footer record is %d bytes, want %d", got, footerRecordSize)
 	}
 	w.meta.FileSize = uint64(w.rw.Size())
-	if err := w.rw.Close(); err != nil {
-		return err
-	}
-	fs := w.opts.FS
-	if err := fs.Rename(w.tmpName, w.name); err != nil {
-		return err
-	}
-	w.renamed = true
-	return fs.SyncDir(filepath.Dir(w.name))
+	return nil
 }
 
 // BlobBytes returns the bytes of the values the table keeps in blob files
@@ -386,32 +350,7 @@ func (w *Writer) BlobWriter() *BlobWriter { return w.blobs }
 func (w *Writer) Metadata() Metadata { return w.meta }
 
 // Abort discards the table: it closes and removes the temporary file.
-func (w *Writer) Abort() error {
-	if w.err == ErrClosed {
-		return ErrClosed
-	}
-	w.discard()
-	w.err = ErrClosed
-	return nil
-}
-
-// discard removes what a failed or aborted table left: the temporary file,
-// or the final one if the directory sync after the rename failed.
-func (w *Writer) discard() {
-	w.rw.Close()
-	if w.renamed {
-		w.opts.FS.Remove(w.name)
-	} else {
-		w.opts.FS.Remove(w.tmpName)
-	}
-}
-
-func (w *Writer) fail(err error) error {
-	if w.err == nil {
-		w.err = errs.Errorf("sstables: write %s: %w", w.name, err)
-	}
-	return w.err
-}
+func (w *Writer) Abort() error { return w.abort() }
 
 // truncate shortens a key for an error message.
 func truncate(key []byte) []byte {
