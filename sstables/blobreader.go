@@ -34,17 +34,11 @@ type BlobReader struct {
 // may share a cache, and, under CacheIDs, an id space.
 func OpenBlob(name string, opts *ReaderOptions) (*BlobReader, error) {
 	o := opts.withDefaults()
-	if o.CacheID&ownIDBit != 0 {
-		return nil, errs.Errorf("%w: open %s with CacheID %#x", ErrBadCacheID, name, o.CacheID)
-	}
-	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: o.NoMmap})
+	rr, id, own, err := openFile(name, &o)
 	if err != nil {
-		return nil, errs.Errorf("sstables: %w", err)
+		return nil, err
 	}
-	r := &BlobReader{name: name, fs: o.FS, id: o.CacheID, cache: o.Cache, rr: rr}
-	if r.id == 0 {
-		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
-	}
+	r := &BlobReader{name: name, fs: o.FS, id: id, ownID: own, cache: o.Cache, rr: rr}
 	if err := r.loadTrailer(); err != nil {
 		rr.Close()
 		return nil, err

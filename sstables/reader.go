@@ -118,20 +118,30 @@ func (r *Reader) done(lk *lookup) {
 	lookups.Put(lk)
 }
 
+// openFile opens the named table or blob file for reads at offsets, and
+// returns its id in the cache: o.CacheID, or one of the cache's own,
+// unique to this open (own).
+func openFile(name string, o *ReaderOptions) (rr *recordio.RandomReader, id uint64, own bool, err error) {
+	if o.CacheID&ownIDBit != 0 {
+		return nil, 0, false, errs.Errorf("%w: open %s with CacheID %#x", ErrBadCacheID, name, o.CacheID)
+	}
+	if rr, err = recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: o.NoMmap}); err != nil {
+		return nil, 0, false, errs.Errorf("sstables: %w", err)
+	}
+	if o.CacheID != 0 {
+		return rr, o.CacheID, false, nil
+	}
+	return rr, ownIDBit | nextReaderID.Add(1), true, nil
+}
+
 // Open opens the named table.
 func Open(name string, opts *ReaderOptions) (*Reader, error) {
 	o := opts.withDefaults()
-	if o.CacheID&ownIDBit != 0 {
-		return nil, errs.Errorf("%w: open %s with CacheID %#x", ErrBadCacheID, name, o.CacheID)
-	}
-	rr, err := recordio.OpenRandom(name, &recordio.ReaderOptions{FS: o.FS, NoMmap: o.NoMmap})
+	rr, id, own, err := openFile(name, &o)
 	if err != nil {
-		return nil, errs.Errorf("sstables: %w", err)
+		return nil, err
 	}
-	r := &Reader{name: name, id: o.CacheID, cache: o.Cache, blobs: o.Blobs, rr: rr, cmp: o.Comparator.Compare, bytewise: o.Comparator == Bytewise}
-	if r.id == 0 {
-		r.id, r.ownID = ownIDBit|nextReaderID.Add(1), true
-	}
+	r := &Reader{name: name, id: id, ownID: own, cache: o.Cache, blobs: o.Blobs, rr: rr, cmp: o.Comparator.Compare, bytewise: o.Comparator == Bytewise}
 	if err := r.load(o.Comparator, !o.LoadOnRead); err != nil {
 		if r.cache != nil {
 			r.cache.Reserve(-r.heldBytes()) // the index's, if the filter failed
