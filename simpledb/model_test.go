@@ -77,9 +77,9 @@ func smallOptions() *Options {
 		LevelSizeRatio:      4,
 		TargetTableSize:     128 << 10,
 		BlockSize:           1024,
-		// Values of 100 bytes and more go to blob files: every test on
+		// Values of 512 bytes and more go to blob files: every test on
 		// these options writes, reads, compacts, crashes and damages them.
-		BlobThreshold: 100,
+		BlobThreshold: 512,
 	}
 }
 

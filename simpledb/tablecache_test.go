@@ -42,6 +42,7 @@ func openManyTables(t *testing.T, n int) (*DB, *openFilesFS, *Options) {
 	opts := testOptions(fsys)
 	opts.TargetTableSize, opts.DisableAutoCompaction = 4<<10, true
 	opts.MaxOpenFiles = MinMaxOpenFiles
+	opts.BlobThreshold = -1 // tables of about 30 keys and their values: the count is what is tested
 	db, err := Open("/db", opts)
 	require.NoError(t, err)
 	put := func(from, to int) {

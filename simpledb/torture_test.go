@@ -161,6 +161,7 @@ func newTorture(t *testing.T, seed uint64) *torture {
 	o.MemoryBudget = 2 << 20
 	o.BaseLevelSize, o.TargetTableSize = 64<<10, 16<<10
 	o.NoSync = tt.rng.IntN(2) == 0
+	o.BlobThreshold = 100 // most of its values in blob files, beside the faults
 	tt.pairs = newEventPairs()
 	o.EventListener = tt.pairs.listener()
 	tt.opts = o
