@@ -176,6 +176,11 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 	dir := t.TempDir()
 	opts := smallOptions()
 	opts.Comparator = order.c
+	if order.c != sstables.Bytewise {
+		// Blob files in bytewise order alone: the other orders cover the
+		// comparator, and make test its time budget.
+		opts.BlobThreshold = -1
+	}
 	// Merges append: the model's value grows by the operand.
 	opts.Merger = AppendMerger
 	keyCmp := order.c.Compare
