@@ -41,11 +41,21 @@ type table struct {
 }
 
 // dataSize returns the bytes of t's data: its file, and the values it
-// keeps in blob files.
+// keeps in blob files, as stored: scaled by their blob file's size over
+// its values' bytes, so that compressible values weigh what they would
+// in the table (their blocks are compressed too).
 func (t *table) dataSize() int64 {
 	n := int64(t.Size)
+	var files blobFiles
+	if t.tc != nil && len(t.BlobRefs) > 0 {
+		files = *t.tc.blobs.Load()
+	}
 	for _, r := range t.BlobRefs {
-		n += int64(r.ValueBytes)
+		if b := files[r.Num]; b != nil && b.ValueBytes > 0 {
+			n += int64(float64(r.ValueBytes) * float64(b.Size) / float64(b.ValueBytes))
+		} else {
+			n += int64(r.ValueBytes)
+		}
 	}
 	return n
 }
