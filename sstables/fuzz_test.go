@@ -275,12 +275,22 @@ func FuzzBlobFile(f *testing.F) {
 			return
 		}
 		var scratch []byte
-		if err := r.Value(h, &scratch, false, func(v []byte) {
+		check := func(v []byte) {
 			if uint64(len(v)) != h.ValueLen {
 				t.Fatalf("a value of %d bytes for a handle of %d", len(v), h.ValueLen)
 			}
-		}); err != nil && !errors.Is(err, ErrCorruption) {
+		}
+		if err := r.Value(h, &scratch, false, check); err != nil && !errors.Is(err, ErrCorruption) {
 			t.Fatalf("not damage: %v", err)
+		}
+		// A scan's read-ahead: the first read alone, the next from a span
+		// (RecordIn), of the same bytes.
+		var ra blobReadahead
+		for _, at := range []BlobHandle{h, {FileNum: h.FileNum, Offset: h.Offset + h.Length, Length: h.Length, ValueLen: h.ValueLen}, h} {
+			h = at
+			if err := r.valueAhead(at, &ra, &scratch, check); err != nil && !errors.Is(err, ErrCorruption) {
+				t.Fatalf("read ahead, not damage: %v", err)
+			}
 		}
 	})
 }
