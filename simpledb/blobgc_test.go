@@ -196,12 +196,20 @@ func TestBlobDamageOnRead(t *testing.T) {
 		require.Equal(t, value(i), got)
 	}
 	require.Equal(t, 1, damaged)
-	it, err := db.NewIterator(nil, nil)
-	require.NoError(t, err)
-	for range it.All() {
+	for _, backward := range []bool{false, true} {
+		it, err := db.NewIterator(nil, nil)
+		require.NoError(t, err)
+		walk := it.All()
+		if backward {
+			walk = it.Backward()
+		}
+		for range walk {
+		}
+		require.ErrorIs(t, it.Err(), ErrCorruption, "backward %v", backward)
+		require.ErrorContains(t, it.Err(), filepath.Base(paths[0]), "backward %v", backward)
+		require.ErrorContains(t, it.Err(), ".sst", "backward %v", backward)
+		require.NoError(t, it.Close())
 	}
-	require.ErrorIs(t, it.Err(), ErrCorruption)
-	require.NoError(t, it.Close())
 	report, err := Verify(dir, opts, nil)
 	require.NoError(t, err)
 	require.Len(t, report.Damage, 1)

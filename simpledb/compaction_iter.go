@@ -127,6 +127,9 @@ func (c *compactionIter) BlobHandle() (sstables.BlobHandle, bool) {
 	return h, ok
 }
 
+// BlobTable is the name of the table BlobHandle's handle is of.
+func (c *compactionIter) BlobTable() string { return blobTable(c.in) }
+
 // blobHandle is it's BlobHandle, if its entries may lie in blob files.
 func blobHandle(it sstables.EntryIterator) (sstables.BlobHandle, bool) {
 	if b, ok := it.(interface {
@@ -135,6 +138,14 @@ func blobHandle(it sstables.EntryIterator) (sstables.BlobHandle, bool) {
 		return b.BlobHandle()
 	}
 	return sstables.BlobHandle{}, false
+}
+
+// blobTable is it's BlobTable, if its entries may lie in blob files.
+func blobTable(it sstables.EntryIterator) string {
+	if b, ok := it.(interface{ BlobTable() string }); ok {
+		return b.BlobTable()
+	}
+	return ""
 }
 
 func (c *compactionIter) settle(ok bool) bool {

@@ -144,8 +144,9 @@ func (f *seqFilter) SeekLT(key []byte) bool { return f.backward(f.EntryIterator.
 func (f *seqFilter) Next() bool             { return f.forward(f.EntryIterator.Next()) }
 func (f *seqFilter) Prev() bool             { return f.backward(f.EntryIterator.Prev()) }
 
-// BlobHandle is the filtered iterator's, if it has one.
+// BlobHandle and BlobTable are the filtered iterator's, if it has them.
 func (f *seqFilter) BlobHandle() (sstables.BlobHandle, bool) { return blobHandle(f.EntryIterator) }
+func (f *seqFilter) BlobTable() string                       { return blobTable(f.EntryIterator) }
 
 func (f *seqFilter) forward(ok bool) bool {
 	for ok && f.EntryIterator.Seq() > f.seq {

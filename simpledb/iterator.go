@@ -452,6 +452,14 @@ func (l *levelIter) BlobHandle() (sstables.BlobHandle, bool) {
 	return l.cur.BlobHandle()
 }
 
+// BlobTable is the current table's name.
+func (l *levelIter) BlobTable() string {
+	if l.cur == nil {
+		return ""
+	}
+	return l.cur.BlobTable()
+}
+
 func (l *levelIter) Err() error { return l.err }
 
 func (l *levelIter) Close() error {

@@ -333,6 +333,14 @@ func (ti *tableIter) BlobHandle() (sstables.BlobHandle, bool) {
 	return ti.it.BlobHandle()
 }
 
+// BlobTable is the table's name.
+func (ti *tableIter) BlobTable() string {
+	if ti.it == nil {
+		return ""
+	}
+	return ti.it.BlobTable()
+}
+
 func (ti *tableIter) Err() error {
 	if ti.err != nil || ti.it == nil {
 		return ti.err

@@ -341,6 +341,10 @@ func (it *Iterator) BlobHandle() (BlobHandle, bool) {
 	return h, true
 }
 
+// BlobTable returns the name of the iterator's table, which BlobHandle's
+// handles are of: a merge that reads a value later names it in errors.
+func (it *Iterator) BlobTable() string { return it.r.name }
+
 // Err returns the error that stopped the iterator, if any. An iterator that
 // stops at the end of its range has no error.
 func (it *Iterator) Err() error { return it.err }

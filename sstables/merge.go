@@ -90,9 +90,10 @@ type MergeOptions struct {
 }
 
 // blobEntries is an EntryIterator whose values may lie in blob files, a
-// table's: see Iterator.BlobHandle.
+// table's: see Iterator.BlobHandle and Iterator.BlobTable.
 type blobEntries interface {
 	BlobHandle() (BlobHandle, bool)
+	BlobTable() string
 }
 
 // MergingIterator merges any number of EntryIterators (k-way, on a heap),
@@ -129,10 +130,12 @@ type MergingIterator struct {
 	value []byte
 	// from is, forward, the child at the entry shown: its Value, which
 	// may lie in a blob file, is read when Value asks (loaded). Backward,
-	// blobPending says the value lies at blob, read the same way.
+	// blobPending says the value lies at blob, named by table blobTable,
+	// read the same way.
 	from        EntryIterator
 	loaded      bool
 	blob        BlobHandle
+	blobTable   string
 	blobPending bool
 	valueBuf    []byte    // backward, newest-only: value's copy
 	foldBuf     []byte    // forward: the first operand of a fold, copied
@@ -586,7 +589,7 @@ func (m *MergingIterator) showBack(seq uint64, kind Kind, child EntryIterator) b
 	if b, ok := child.(blobEntries); ok && m.opts.Blobs != nil && kind == KindSet {
 		if h, ok := b.BlobHandle(); ok {
 			m.show(seq, kind, nil)
-			m.blob, m.blobPending = h, true
+			m.blob, m.blobTable, m.blobPending = h, b.BlobTable(), true
 			return true
 		}
 	}
@@ -618,7 +621,7 @@ func (m *MergingIterator) loadValue() []byte {
 			m.value = m.valueBuf
 		})
 		if err != nil {
-			m.stop(errs.Errorf("sstables: key %q: value in blob file %d: %w", truncate(m.key), m.blob.FileNum, err))
+			m.stop(errs.Errorf("sstables: %s: key %q names a value in blob file %d: %w", m.blobTable, truncate(m.key), m.blob.FileNum, err))
 		}
 	}
 	return m.value
@@ -709,6 +712,20 @@ func (m *MergingIterator) BlobHandle() (BlobHandle, bool) {
 		}
 	}
 	return BlobHandle{}, false
+}
+
+// BlobTable returns the name of the table whose entry BlobHandle gives.
+func (m *MergingIterator) BlobTable() string {
+	switch {
+	case !m.valid:
+	case m.blobPending:
+		return m.blobTable
+	case m.from != nil:
+		if b, ok := m.from.(blobEntries); ok {
+			return b.BlobTable()
+		}
+	}
+	return ""
 }
 
 // Err returns the first error of any merged iterator.
