@@ -95,6 +95,7 @@ func (h *latencyHistogram) stats() LatencyStats {
 	// buckets before latencyBucket(2^e).
 	var below int64
 	b := 0
+	s.Buckets = make([]LatencyBucket, 0, 63-10)
 	for e := 10; e < 63; e++ {
 		for end := latencyBucket(1 << e); b < end; b++ {
 			below += counts[b]

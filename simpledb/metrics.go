@@ -105,12 +105,7 @@ func (d *DB) Metrics() Metrics {
 			l.WriteAmplification = float64(l.BytesWritten) / float64(l.BytesIn)
 		}
 	}
-	for _, b := range v.blobs {
-		m.Blobs.Files++
-		m.Blobs.Bytes += int64(b.Size)
-		m.Blobs.ValueBytes += int64(b.ValueBytes)
-		m.Blobs.GarbageBytes += int64(v.blobGarbage(b))
-	}
+	m.Blobs = v.blobTotals
 	d.mu.Unlock()
 	m.ReadAmplification = m.Levels[0].Tables
 	for _, l := range m.Levels[1:] {

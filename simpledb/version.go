@@ -18,11 +18,17 @@ type version struct {
 	// tombstones, which an iterator collects when it is created: few
 	// tables hold any, and without them an iterator looks at none.
 	rangeDelTables [NumLevels][]*table
+	// levelData is each level's data size (levelDataSize), summed once:
+	// scores and dynamic targets read it at every pick and Metrics.
+	levelData [NumLevels]int64
 	// blobs are the blob files the tables name, and blobLive the bytes of
-	// each file's values the tables name: the rest is garbage.
-	blobs    map[uint64]*blobFile
-	blobLive map[uint64]uint64
-	refs     atomic.Int32
+	// each file's values the tables name: the rest is garbage. blobTotals
+	// sums them over the files, for Metrics, which a database of thousands
+	// of blob files calls as often as one of none.
+	blobs      map[uint64]*blobFile
+	blobLive   map[uint64]uint64
+	blobTotals BlobMetrics
+	refs       atomic.Int32
 }
 
 // ref takes another reference on v. The caller holds one already, or
@@ -96,13 +102,15 @@ func (v *version) sortLevels() {
 	}
 	for level, tables := range v.levels {
 		v.rangeDelTables[level] = v.rangeDelTables[level][:0]
+		v.levelData[level] = 0
 		for _, t := range tables {
 			if len(t.rangeDels) > 0 {
 				v.rangeDelTables[level] = append(v.rangeDelTables[level], t)
 			}
+			v.levelData[level] += t.dataSize()
 		}
 	}
-	v.blobLive = nil
+	v.blobLive, v.blobTotals = nil, BlobMetrics{}
 	if len(v.blobs) > 0 {
 		v.blobLive = make(map[uint64]uint64, len(v.blobs))
 		for _, tables := range v.levels {
@@ -111,6 +119,12 @@ func (v *version) sortLevels() {
 					v.blobLive[r.Num] += r.ValueBytes
 				}
 			}
+		}
+		for _, b := range v.blobs {
+			v.blobTotals.Files++
+			v.blobTotals.Bytes += int64(b.Size)
+			v.blobTotals.ValueBytes += int64(b.ValueBytes)
+			v.blobTotals.GarbageBytes += int64(v.blobGarbage(b))
 		}
 	}
 }
@@ -125,13 +139,7 @@ func (v *version) blobGarbage(b *blobFile) uint64 {
 // database of large values is shaped as one of small values is, its
 // overwritten and deleted versions dropped as soon; the compactions
 // rewrite the tables alone.
-func (v *version) levelDataSize(level int) int64 {
-	var n int64
-	for _, t := range v.levels[level] {
-		n += t.dataSize()
-	}
-	return n
-}
+func (v *version) levelDataSize(level int) int64 { return v.levelData[level] }
 
 // levelSize returns the bytes of a level's tables.
 func (v *version) levelSize(level int) int64 {
