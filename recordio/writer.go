@@ -34,6 +34,7 @@ type Writer struct {
 	// writebackTo of them has been started (see WriterOptions.BytesPerSync).
 	written, writebackTo, bytesPerSync int64
 	cbuf                               []byte // reused compression output buffer
+	compressed                         bool   // the last record's payload is compressed
 	err                                error  // sticky error; ErrClosed after Close
 }
 
@@ -205,6 +206,7 @@ func (w *Writer) encode(record []byte, compress bool) ([]byte, error) {
 	}
 	var flags byte
 	payload := record
+	w.compressed = false
 	switch {
 	case record == nil:
 		flags = flagNil
@@ -219,6 +221,7 @@ func (w *Writer) encode(record []byte, compress bool) ([]byte, error) {
 		if len(c) < len(record)-len(record)/8 {
 			flags = flagCompressed
 			payload = c
+			w.compressed = true
 		}
 	}
 	w.buf = appendStrataHeader(w.buf, flags, len(record), len(payload), crc32.Checksum(payload, crcTable))
@@ -239,12 +242,18 @@ func (w *Writer) encodeV4(record []byte) ([]byte, error) {
 		w.cbuf = c[:0]
 		payload, clen = c, len(c)
 	}
+	w.compressed = clen > 0
 	if record == nil {
 		payload = nil
 	}
 	w.buf = appendV4Header(w.buf, record == nil, len(record), clen)
 	return payload, nil
 }
+
+// Compressed reports whether the last record written was stored
+// compressed: a writer of records that do not compress may stop trying
+// (WriteUncompressed).
+func (w *Writer) Compressed() bool { return w.compressed }
 
 // WriteSync appends a record and makes it durable before returning.
 func (w *Writer) WriteSync(record []byte) (int64, error) {

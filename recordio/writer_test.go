@@ -159,6 +159,37 @@ func TestCompressionOnlyWhenItPays(t *testing.T) {
 	require.Equal(t, uint64(len(incompressible)), h2.plen)
 }
 
+// Compressed tells how the last record was stored, for each way a record
+// goes in.
+func TestWriterCompressed(t *testing.T) {
+	compressible := bytes.Repeat([]byte("abcd"), 1000)
+	for _, tc := range []struct {
+		name   string
+		opts   *WriterOptions
+		write  func(w *Writer, rec []byte) (int64, error)
+		record []byte
+		want   bool
+	}{
+		{"compressible", nil, (*Writer).Write, compressible, true},
+		{"incompressible", nil, (*Writer).Write, seededBytes(4000, 3), false},
+		{"empty", nil, (*Writer).Write, []byte{}, false},
+		{"nil", nil, (*Writer).Write, nil, false},
+		{"uncompressed on request", nil, (*Writer).WriteUncompressed, compressible, false},
+		{"no codec", &WriterOptions{Compression: NoCompression}, (*Writer).Write, compressible, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Create(filepath.Join(t.TempDir(), "f.rio"), tc.opts)
+			require.NoError(t, err)
+			defer w.Close()
+			_, err = w.Write(compressible) // the state before: compressed
+			require.NoError(t, err)
+			_, err = tc.write(w, tc.record)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, w.Compressed())
+		})
+	}
+}
+
 // A zero compression means snappy, as in every layer; each constant writes
 // its codec into the file header.
 func TestWriterCompressionSetsTheCodec(t *testing.T) {

@@ -110,7 +110,15 @@ func decodeBlobTrailer(b []byte) (BlobMetadata, error) {
 type BlobWriter struct {
 	durableFile
 	meta BlobMetadata
+	// skip counts the values to store without trying to compress them,
+	// and backoff how many a value that does not compress skips next (see
+	// Add).
+	skip, backoff int
 }
+
+// maxCompressionBackoff bounds the values a blob file stores untried
+// after one that did not compress.
+const maxCompressionBackoff = 64
 
 // NewBlobWriter creates a blob file to be named name once Close succeeds,
 // numbered num: the FileNum of every handle it returns. Of opts it uses FS,
@@ -132,7 +140,26 @@ func (w *BlobWriter) Add(value []byte) (BlobHandle, error) {
 	if w.err != nil {
 		return BlobHandle{}, w.err
 	}
-	off, err := w.rw.Write(value)
+	// Values that do not compress (media, encrypted or compressed data)
+	// make the writer skip trying the next ones, twice as many each time,
+	// up to maxCompressionBackoff: a file of them pays for one attempt in
+	// 64, and a value that compresses again makes the writer try every one.
+	var off int64
+	var err error
+	if w.skip > 0 {
+		w.skip--
+		off, err = w.rw.WriteUncompressed(value)
+	} else {
+		off, err = w.rw.Write(value)
+		if err == nil {
+			if w.rw.Compressed() {
+				w.backoff = 0
+			} else {
+				w.backoff = min(max(2*w.backoff, 1), maxCompressionBackoff)
+				w.skip = w.backoff
+			}
+		}
+	}
 	if err != nil {
 		return BlobHandle{}, w.fail(err)
 	}

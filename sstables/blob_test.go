@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stratadb/strata/internal/testseed"
@@ -83,6 +84,69 @@ func TestBlobRoundTrip(t *testing.T) {
 					require.NoError(t, r.Value(h, &scratch, true, func(v []byte) { got = append([]byte{}, v...) }))
 					require.Equal(t, values[i], got, "value %d", i)
 				}
+			}
+		})
+	}
+}
+
+// TestBlobCompressionBackoff writes runs of values that compress and
+// values that do not: after a run that does not, the writer stores values
+// untried for a while, at most maxCompressionBackoff, then compresses
+// every value that compresses again; all of them read back.
+func TestBlobCompressionBackoff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 0))
+	random := func() []byte {
+		v := make([]byte, 1<<10)
+		for i := range v {
+			v[i] = byte(rng.Uint32())
+		}
+		return v
+	}
+	compressible := func() []byte { return bytes.Repeat([]byte("abcd"), 1<<8) }
+	for _, tc := range []struct {
+		name           string
+		randoms, after int
+		// untried is how many compressible values after the randoms are
+		// stored as they are: the rest of the backoff.
+		untried int
+	}{
+		{"compressible alone", 0, 100, 0},
+		{"one that does not compress", 1, 100, 1},
+		{"a few that do not", 6, 100, 4},
+		{"many that do not", 300, 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var values [][]byte
+			for range tc.randoms {
+				values = append(values, random())
+			}
+			for range tc.after {
+				values = append(values, compressible())
+			}
+			path := filepath.Join(t.TempDir(), "000007.blob")
+			handles, _ := writeBlob(t, path, 7, nil, values)
+			stored := make([]bool, len(handles)) // compressed
+			for i, h := range handles {
+				stored[i] = h.Length < h.ValueLen
+			}
+			require.NotContains(t, stored[:tc.randoms], true)
+			tail := stored[tc.randoms:]
+			first := slices.Index(tail, true)
+			require.GreaterOrEqual(t, first, 0, "compression never resumed")
+			require.LessOrEqual(t, first, maxCompressionBackoff)
+			if tc.name != "many that do not" {
+				require.Equal(t, tc.untried, first)
+			} else {
+				require.Positive(t, first, "the writer tried a value while it backed off")
+			}
+			require.NotContains(t, tail[first:], false, "a compressible value stored as it is once compression resumed")
+
+			r, err := OpenBlob(path, nil)
+			require.NoError(t, err)
+			defer r.Close()
+			var scratch []byte
+			for i, h := range handles {
+				require.NoError(t, r.Value(h, &scratch, false, func(v []byte) { require.Equal(t, values[i], v, "value %d", i) }))
 			}
 		})
 	}
