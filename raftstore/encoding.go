@@ -3,6 +3,7 @@ package raftstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/stratadb/strata/internal/errs"
@@ -73,6 +74,13 @@ func stableKey(key []byte) []byte {
 	k[0] = prefixStable
 	copy(k[1:], key)
 	return k
+}
+
+// entryLen returns the length of l's encoding (appendEntry).
+func entryLen(l *raft.Log) int {
+	n := len(l.Data)
+	uvarintLen := (bits.Len64(uint64(n)|1) + 6) / 7
+	return entryHeaderLen + uvarintLen + n + len(l.Extensions)
 }
 
 // appendEntry appends the encoding of l, without its index, to dst, in the

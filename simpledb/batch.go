@@ -44,6 +44,37 @@ func (b *Batch) Put(key, value []byte) error {
 	return b.added(len(key) + len(value))
 }
 
+// PutFunc adds a write under key of the valueLen bytes appendValue
+// appends to the slice it is given, which lies in the batch: a value
+// encoded from a structure (a raft entry, a record) goes in without a
+// copy of its own. appendValue must append exactly valueLen bytes to its
+// argument, and return the result, as append does; any other length
+// rejects the write with ErrValueLength and leaves the batch as it was.
+func (b *Batch) PutFunc(key []byte, valueLen int, appendValue func(dst []byte) []byte) error {
+	if err := base.CheckKey(key); err != nil {
+		return b.reject(err)
+	}
+	if valueLen < 0 {
+		return b.reject(errs.Errorf("%w: %d bytes declared", ErrValueLength, valueLen))
+	}
+	if valueLen > MaxValueSize {
+		return b.reject(errs.Errorf("%w: %d bytes", ErrValueTooLarge, valueLen))
+	}
+	b.init()
+	start := len(b.data)
+	b.data = logformat.AppendOpHeader(b.data, base.KindSet, key, valueLen)
+	at := len(b.data)
+	b.data = appendValue(b.data)
+	if n := len(b.data) - at; n != valueLen {
+		b.data = b.data[:start]
+		return b.reject(errs.Errorf("%w: %d bytes appended, %d declared", ErrValueLength, n, valueLen))
+	}
+	if err := b.indexOp(base.KindSet, key, b.data[at:]); err != nil {
+		return b.reject(err)
+	}
+	return b.added(len(key) + valueLen)
+}
+
 // Merge adds a merge of operand into key's value (see DB.Merge). The batch
 // copies both. An indexed batch checks the operand with its database's
 // merger at once; Write checks any batch's, and refuses a batch holding

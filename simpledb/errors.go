@@ -21,6 +21,9 @@ var (
 	// ErrValueTooLarge: values must not exceed MaxValueSize; its message
 	// says so, "simpledb: value over 64 MiB".
 	ErrValueTooLarge = fmt.Errorf("simpledb: value over %d MiB", MaxValueSize>>20)
+	// ErrValueLength: Batch.PutFunc's appendValue appended another number
+	// of bytes than the length declared.
+	ErrValueLength = errors.New("simpledb: value of another length than declared")
 	// ErrBatchTooLarge: a batch must not exceed MaxBatchSize; its message
 	// says so, "simpledb: batch over 512 MiB".
 	ErrBatchTooLarge = fmt.Errorf("simpledb: batch over %d MiB", MaxBatchSize>>20)

@@ -308,7 +308,11 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 					staged.merge(k, o)
 				} else {
 					v := value()
-					require.NoError(t, w.Put(k, v))
+					if b, ok := w.(*Batch); ok && rng.IntN(2) == 0 {
+						require.NoError(t, b.PutFunc(k, len(v), func(dst []byte) []byte { return append(dst, v...) }))
+					} else {
+						require.NoError(t, w.Put(k, v))
+					}
 					staged[string(k)] = string(v)
 				}
 				if read == nil {

@@ -104,14 +104,21 @@ func AppendHeader(dst []byte) []byte { return append(dst, make([]byte, HeaderSiz
 // AppendOp appends an op to a batch's encoding: value is ignored for a
 // deletion, and is a range deletion's end.
 func AppendOp(dst []byte, kind base.Kind, key, value []byte) []byte {
+	if kind == base.KindDelete {
+		dst = append(dst, byte(kind))
+		dst = binary.AppendUvarint(dst, uint64(len(key)))
+		return append(dst, key...)
+	}
+	return append(AppendOpHeader(dst, kind, key, len(value)), value...)
+}
+
+// AppendOpHeader appends all of an op but its value, of valueLen bytes,
+// which the caller appends next.
+func AppendOpHeader(dst []byte, kind base.Kind, key []byte, valueLen int) []byte {
 	dst = append(dst, byte(kind))
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
-	if kind == base.KindDelete {
-		return dst
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(value)))
-	return append(dst, value...)
+	return binary.AppendUvarint(dst, uint64(valueLen))
 }
 
 // SetSeq records a batch's first sequence number and its count of ops.
