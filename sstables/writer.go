@@ -60,7 +60,7 @@ type Writer struct {
 
 	handle    []byte      // a blob handle's encoding, reused
 	blobs     *BlobWriter // created by WriterOptions.Blobs for the first large value
-	blobBytes uint64      // the bytes of the values the table keeps in blob files
+	blobBytes uint64      // the stored bytes of the values the table keeps in blob files
 }
 
 // NewWriter creates a table to be named name once Close succeeds.
@@ -153,7 +153,7 @@ func (w *Writer) AddBlobRef(key []byte, seq uint64, h BlobHandle) error {
 func (w *Writer) addBlobRef(key []byte, seq uint64, h BlobHandle, newKey bool) error {
 	w.handle = AppendBlobHandle(w.handle[:0], h)
 	w.meta.BlobRefs = addBlobRef(w.meta.BlobRefs, h)
-	w.blobBytes += h.ValueLen
+	w.blobBytes += h.Length
 	return w.add(key, seq, kindSetBlob, w.handle, newKey)
 }
 
@@ -336,8 +336,9 @@ func (w *Writer) finish() error {
 	return nil
 }
 
-// BlobBytes returns the bytes of the values the table keeps in blob files
-// so far: with EstimatedSize, the data the table stands for.
+// BlobBytes returns the bytes the values the table keeps in blob files
+// take there so far, as stored (compressed): with EstimatedSize, whose
+// blocks are compressed too, the data the table stands for.
 func (w *Writer) BlobBytes() uint64 { return w.blobBytes }
 
 // BlobWriter returns the blob file WriterOptions.Blobs created for the
