@@ -39,8 +39,9 @@
 //
 // Values are -value-size bytes (default 100) in the fill, read, scan and
 // mixed workloads; the synced, transaction and counter workloads keep
-// their own. For large values, two more engine names run only when
-// -engines names them: strata-inline (Strata without blob files) and
+// their own. For large values, three more engine names run only when
+// -engines names them: strata-inline (Strata without blob files),
+// strata-separated (Strata with values from 64 bytes in blob files) and
 // pebble-blobs (Pebble with its value separation from 1 KiB).
 //
 // See README.md for the workloads and each engine's settings.

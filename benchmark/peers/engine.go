@@ -159,10 +159,13 @@ var engines = []engine{
 }
 
 // variants are engines in another configuration, run only when -engines
-// names them: Strata without its blob files and Pebble with its, for
+// names them: Strata without its blob files, and with every value of 64
+// bytes and more in them (to find the value size from which separation
+// pays: BlobThreshold's default), and Pebble with its blob files, for
 // values of blobThreshold bytes and more (-value-size 1024 and up).
 var variants = []engine{
 	{name: "strata-inline", title: "Strata, no blob files", open: openStrataInline, strata: true},
+	{name: "strata-separated", title: "Strata, blob files from 64 B", open: openStrataSeparated, strata: true},
 	{name: "pebble-blobs", title: "Pebble, blob files", open: openPebbleBlobs},
 }
 

@@ -43,6 +43,19 @@ func openStrataInline(dir string, s settings) (Engine, error) {
 	return openStrataWith(opts, dir, s)
 }
 
+// separatedThreshold is strata-separated's BlobThreshold: every value the
+// workloads write but the counters' goes to blob files.
+const separatedThreshold = 64
+
+// openStrataSeparated opens Strata with values of separatedThreshold
+// bytes and more in blob files: against strata-inline, at each value
+// size, what separating values of that size costs or saves.
+func openStrataSeparated(dir string, s settings) (Engine, error) {
+	opts := strataOptions
+	opts.BlobThreshold = separatedThreshold
+	return openStrataWith(opts, dir, s)
+}
+
 // openStrataWith opens Strata with opts and the workload's settings.
 func openStrataWith(opts simpledb.Options, dir string, s settings) (Engine, error) {
 	opts.NoSync = !s.sync

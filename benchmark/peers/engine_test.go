@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,19 +12,24 @@ import (
 
 // Strata and pebble-blobs keep 4 KiB values in blob files (both name them
 // NNNNNN.blob), strata-inline and Pebble at its defaults in their tables;
-// every value reads back after a reopen either way.
+// strata-separated keeps even 100-byte values there, which Strata does
+// not. Every value reads back after a reopen either way.
 func TestBlobFilesOnlyWhereConfigured(t *testing.T) {
-	const keys, valueSize = 2000, 4 << 10
+	const keys = 2000
 	for _, tc := range []struct {
-		engine string
-		blobs  bool
+		engine    string
+		valueSize int
+		blobs     bool
 	}{
-		{"strata", true},
-		{"strata-inline", false},
-		{"pebble", false},
-		{"pebble-blobs", true},
+		{"strata", 4 << 10, true},
+		{"strata", 100, false},
+		{"strata-inline", 4 << 10, false},
+		{"strata-separated", 100, true},
+		{"pebble", 4 << 10, false},
+		{"pebble-blobs", 4 << 10, true},
 	} {
-		t.Run(tc.engine, func(t *testing.T) {
+		valueSize := tc.valueSize
+		t.Run(fmt.Sprintf("%s/%d", tc.engine, valueSize), func(t *testing.T) {
 			e, err := findEngine(tc.engine)
 			require.NoError(t, err)
 			dir := t.TempDir()
