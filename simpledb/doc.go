@@ -11,6 +11,7 @@
 //	buf, err = db.AppendValue(buf[:0], key)          // into a reused buffer: no allocation
 //	err = db.Delete(key, simpledb.NoSync)            // unsynced, whatever Options.NoSync says
 //	b := db.NewBatch(); b.Put(...); b.Delete(...)
+//	err = b.PutFunc(key, n, appendRecord)            // a value encoded in place in the batch: no copy
 //	err = db.Write(b, simpledb.Sync)                 // all or nothing, also across a crash; synced
 //	b = db.NewIndexedBatch(); v, err = b.Get(key)    // a batch that reads its writes over the database
 //	err = db.Update(3, func(tx *simpledb.Txn) error {...}) // serializable; up to 3 retries on ErrConflict
@@ -111,7 +112,8 @@
 // # Errors
 //
 // Bad input returns ErrEmptyKey, ErrKeyTooLarge (keys over MaxKeySize),
-// ErrValueTooLarge (values over MaxValueSize), ErrBatchTooLarge or
+// ErrValueTooLarge (values over MaxValueSize), ErrValueLength (a PutFunc
+// that appended another length than it declared), ErrBatchTooLarge or
 // ErrNilBatch; range deletions in a database of another key order than
 // bytewise return ErrRangeDelOrder, and prefix iterators ErrPrefixOrder.
 // A read of a batch that is not indexed is ErrNotIndexed. A transaction's
