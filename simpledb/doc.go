@@ -84,7 +84,7 @@
 //
 // # Large values
 //
-// Values of Options.BlobThreshold bytes or more (1 KiB) are kept apart
+// Values of Options.BlobThreshold bytes or more (512) are kept apart
 // from the tables, in blob files a flush writes beside its table:
 // compactions then move a 10-byte reference rather than the value, so a
 // large value is written twice, by the log and the flush, however many

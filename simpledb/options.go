@@ -134,7 +134,7 @@ type Options struct {
 	// (docs/12-large-values.md). A read of such a value costs one more
 	// read, of the blob file, through the block cache; a scan reads only
 	// the values it asks for. A negative value keeps every value in the
-	// tables. Default: sstables.DefaultBlobThreshold, 1 KiB.
+	// tables. Default: sstables.DefaultBlobThreshold, 512 bytes.
 	BlobThreshold int
 	// BlobRewriteRatio is the share of a blob file's bytes that must be
 	// garbage, values overwritten or deleted, before compactions copy its

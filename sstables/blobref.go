@@ -16,8 +16,10 @@ import (
 const kindSetBlob Kind = 4
 
 // DefaultBlobThreshold is the value size a zero WriterOptions.BlobThreshold
-// means: values of at least 1 KiB go to the blob file.
-const DefaultBlobThreshold = 1 << 10
+// means: values of at least 512 bytes go to the blob file, the smallest
+// size measured at which separating values costs reads and scans nothing
+// and makes fills faster (docs/12-large-values.md, "The threshold").
+const DefaultBlobThreshold = 512
 
 // ErrNoBlobSource: a value of the table lies in a blob file, and the table
 // was opened without ReaderOptions.Blobs to read it.

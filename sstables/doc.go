@@ -115,7 +115,7 @@
 // ErrBadBlob, a *CorruptionError like all damage.
 //
 // A Writer given WriterOptions.Blobs sends there the values of at least
-// BlobThreshold bytes (1 KiB); Writer.AddBlobRef adds an entry whose value
+// BlobThreshold bytes (512); Writer.AddBlobRef adds an entry whose value
 // already lies in a blob file, as a compaction moving it does. A Reader
 // given ReaderOptions.Blobs reads such values: Get and Find at once, an
 // iterator only when Value asks for one, so that a walk over keys reads no

@@ -73,7 +73,7 @@ type WriterOptions struct {
 	// names it. Default: nil, every value stays in the table.
 	Blobs func() (*BlobWriter, error)
 	// BlobThreshold is the size from which a value goes to Blobs.
-	// Default: DefaultBlobThreshold, 1 KiB.
+	// Default: DefaultBlobThreshold, 512 bytes.
 	BlobThreshold int
 	// ID, if not zero, is recorded in the table's properties
 	// (Metadata.ID): an identity its owner gives each table and checks

@@ -42,7 +42,8 @@
 // their own. For large values, three more engine names run only when
 // -engines names them: strata-inline (Strata without blob files),
 // strata-separated (Strata with values from 64 bytes in blob files) and
-// pebble-blobs (Pebble with its value separation from 1 KiB).
+// pebble-blobs (Pebble with its value separation from Strata's default
+// threshold, 512 bytes).
 //
 // See README.md for the workloads and each engine's settings.
 package main

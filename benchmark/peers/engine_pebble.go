@@ -56,7 +56,7 @@ func openPebble(dir string, s settings) (Engine, error) {
 }
 
 // blobThreshold is the value length from which pebble-blobs keeps a value
-// in a blob file: Strata's default BlobThreshold, 1 KiB, so that both
+// in a blob file: Strata's default BlobThreshold, 512 bytes, so that both
 // separate the same values.
 const blobThreshold = sstables.DefaultBlobThreshold
 

@@ -13,7 +13,7 @@ import (
 // strataEngine is Strata's simpledb. Unsynced runs open it with NoSync, so
 // Put is acknowledged once in the operating system; synced runs keep the
 // default, durable on return, with concurrent writers sharing an fsync.
-// Values of 1 KiB and more go to blob files (BlobThreshold's default),
+// Values of 512 bytes and more go to blob files (BlobThreshold's default),
 // except in strata-inline.
 type strataEngine struct {
 	db *simpledb.DB

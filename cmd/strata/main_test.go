@@ -115,7 +115,7 @@ func cmdMkcounts(ts *testscript.TestScript, neg bool, args []string) {
 // fill DIR PREFIX N SIZE: writes N keys, PREFIX0 to PREFIX(N-1), each
 // with a value of SIZE bytes of text (its key and a colon, repeated),
 // into the database in DIR, creating it if need be, and flushes them into
-// a table: values of 1 KiB and more go to a blob file beside it (the CLI
+// a table: values of 512 bytes and more go to a blob file beside it (the CLI
 // cannot write one from a script: db put takes VALUE as an argument).
 func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 4 {

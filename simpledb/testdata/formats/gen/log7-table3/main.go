@@ -1,6 +1,6 @@
 // Command fixturegen writes the fixture of log format 7 and table format 3
 // with the code of commit 5a168bb: values of 100 bytes and more in blob
-// files (a threshold below the default 1 KiB, so that most values of the
+// files (a threshold below the default, 1 KiB then, so that most values of the
 // workload go there), besides range deletions and merges with
 // simpledb.Uint64AddMerger as in format 6.
 //
