@@ -104,7 +104,7 @@ func NewCache(capacity int64) *Cache {
 		s.entries = make(map[cacheKey]*cacheEntry)
 		s.tables = make(map[uint64]*cacheEntry)
 		s.lru.prev, s.lru.next = &s.lru, &s.lru
-		s.mem = &blockMemory{}
+		s.mem = newBlockMemory(s.capacity)
 	}
 	mems := make([]*blockMemory, cacheShards)
 	for i := range c.shards {

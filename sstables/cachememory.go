@@ -13,6 +13,14 @@ const (
 	// capacity, so the cache's memory exceeds its capacity by less than a
 	// region per shard.
 	blockRegion = 256 << 10
+	// hugeRegion is the region of a shard of at least hugeShard bytes:
+	// one huge page (offheap.MapHuge). A cached Get of 1M keys, whose
+	// blocks are read at random over 110 MB, spent 8% less with them
+	// (1.92-1.98 µs p50 against 2.08-2.24, BenchmarkSimpleDBCachedGet):
+	// fewer TLB misses. A shard of hugeShard exceeds its capacity by an
+	// eighth at most.
+	hugeRegion = offheap.HugePage
+	hugeShard  = 8 * hugeRegion
 	// largestChunk bounds the blocks kept off the heap: a larger one (a
 	// block of large values) stays in the Go heap.
 	largestChunk = blockRegion / 4
@@ -29,10 +37,16 @@ const (
 // for the next block of its size. The mappings are returned when the cache
 // is unreachable. The shard's mutex guards it.
 type blockMemory struct {
+	huge    bool             // regions of hugeRegion, else blockRegion
 	free    map[int][][]byte // chunks by size
 	bump    []byte           // the uncarved end of the last region
-	regions [][]byte
+	regions [][]byte         // the mappings, for unmap
 	mapped  int64
+}
+
+// newBlockMemory returns the memory of a shard of capacity bytes.
+func newBlockMemory(capacity int64) *blockMemory {
+	return &blockMemory{huge: capacity >= hugeShard}
 }
 
 // alloc returns a chunk for n bytes, sliced to n, or nil where the block
@@ -55,17 +69,26 @@ func (m *blockMemory) alloc(n int, limit int64) []byte {
 		if m.mapped >= limit {
 			return nil
 		}
-		r, err := offheap.Map(blockRegion)
+		mapping, region, err := m.mapRegion()
 		if err != nil {
 			return nil
 		}
-		m.regions = append(m.regions, r)
-		m.mapped += blockRegion
-		m.bump = r
+		m.regions = append(m.regions, mapping)
+		m.mapped += int64(len(region))
+		m.bump = region
 	}
 	b := m.bump[:size:size]
 	m.bump = m.bump[size:]
 	return b[:n]
+}
+
+// mapRegion maps another region: the mapping, and the region in it.
+func (m *blockMemory) mapRegion() (mapping, region []byte, err error) {
+	if m.huge {
+		return offheap.MapHuge(hugeRegion)
+	}
+	r, err := offheap.Map(blockRegion)
+	return r, r, err
 }
 
 // release puts a chunk that alloc returned back on its free list.

@@ -2,7 +2,10 @@
 
 package offheap
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 // pageSize is the system's page size.
 var pageSize = syscall.Getpagesize()
@@ -23,4 +26,27 @@ func Map(size int) ([]byte, error) {
 func Unmap(b []byte) {
 	// Munmap fails only for memory it did not map: never here.
 	_ = syscall.Munmap(b[:cap(b)])
+}
+
+// HugePage is the alignment of MapHuge's memory: the size of an x86-64 or
+// arm64 huge page.
+const HugePage = 2 << 20
+
+// MapHuge maps size bytes more than Map(size) would, and returns that
+// mapping, for Unmap, and the size bytes of it that begin at a multiple
+// of HugePage, advised to be backed by huge pages where the system has
+// them (Linux's transparent huge pages, in their "madvise" mode or
+// "always"): memory read at random, far beyond the reach of the
+// processor's TLB, then costs a cache miss without a TLB miss as well.
+// The bytes around the aligned ones are never touched: they take address
+// space, not memory.
+func MapHuge(size int) (mapping, aligned []byte, err error) {
+	m, err := Map(size + HugePage)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := (HugePage - int(uintptr(unsafe.Pointer(unsafe.SliceData(m)))%HugePage)) % HugePage
+	aligned = m[start : start+size : start+size]
+	adviseHuge(aligned)
+	return m, aligned, nil
 }
