@@ -103,7 +103,7 @@ type blockIter struct {
 	entries   []byte // the entries, without the restart array
 	restarts  []byte // restart offsets, 4 bytes each
 	nrestarts int
-	hints     restartHints // a held index block's, else empty
+	hints     restartHints // a held index block's or a cached data block's, else empty
 
 	offset  int // offset of the current entry
 	next    int // offset of the entry after the current one

@@ -1,11 +1,11 @@
 package sstables
 
 import (
-	"bytes"
 	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Cache keeps recently read blocks, verified and decompressed, for any
@@ -41,7 +41,10 @@ import (
 // them back at the next Open, so that a table closed to bound the files
 // open reopens without reading them.
 type Cache struct {
-	shards   [cacheShards]cacheShard
+	shards [cacheShards]cacheShard
+	// hinted: the cache keeps data blocks' restart hints (see
+	// hintedCache).
+	hinted   bool
 	hits     atomic.Int64
 	misses   atomic.Int64
 	capacity int64
@@ -54,10 +57,21 @@ type Cache struct {
 
 const cacheShards = 16
 
+// hintedCache is the capacity from which a cache keeps the restart hints
+// of the data blocks point reads fill it with (cacheEntry.hints): one
+// that large holds most of what is read, and a block it fills is hit
+// again and again, each hit searched by them (a Get of 1M keys all
+// cached: p50 1.55-1.75 µs, median 1.64, against 1.68-1.90, median 1.74,
+// in twelve interleaved pairs).
+// A smaller cache fills at most reads, and building hints at each fill
+// made the default budget's random reads 5-10% slower.
+const hintedCache = cacheShards * hugeShard
+
 // cacheEntryOverhead is charged per block on top of its bytes: the entry
-// with its list links (96 bytes), its map slot, and up to two slots of
-// the fingerprints of blocks a full shard refused (refusedBlocks).
-const cacheEntryOverhead = 160
+// with its list links and hints (144 bytes), its map slot, and up to two
+// slots of the fingerprints of blocks a full shard refused
+// (refusedBlocks).
+const cacheEntryOverhead = 208
 
 // onePin is what a pin adds to a cacheEntry's state, whose low bit marks
 // an entry that has left the cache.
@@ -71,6 +85,13 @@ type cacheKey struct {
 type cacheEntry struct {
 	key   cacheKey
 	block []byte
+	// hints are a data block's restart hints (bytewise order), kept in
+	// the block's chunk after it: a point read's search of the block
+	// reads them, which a read of the block's end has just brought into
+	// the processor's cache, rather than the restart keys, a miss each.
+	// stored counts the block's bytes and theirs.
+	hints  restartHints
+	stored int
 	// mapped: block is a chunk of the shard's blockMemory, not the Go
 	// heap's. state is the count of pins times onePin, plus one once the
 	// entry has left the cache: whoever brings it to exactly one, the last
@@ -97,7 +118,7 @@ type cacheShard struct {
 // NewCache returns a cache holding up to capacity bytes of blocks, less
 // what is charged to it.
 func NewCache(capacity int64) *Cache {
-	c := &Cache{capacity: capacity}
+	c := &Cache{capacity: capacity, hinted: capacity >= hintedCache}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.capacity = max(capacity, 0) / cacheShards
@@ -236,14 +257,14 @@ func (c *Cache) take(k cacheKey) (*cacheEntry, bool) {
 // fill caches a copy of a block a point read missed, as put does, if the
 // shard has room for it or the block was refused lately (see
 // refusedBlocks).
-func (c *Cache) fill(k cacheKey, block []byte) {
+func (c *Cache) fill(k cacheKey, block []byte, hints restartHints) {
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.used+chunkCharge(len(block)) > s.capacity && !s.refused.admit(k, len(s.entries)) {
+	if s.used+chunkCharge(storedSize(block, hints)) > s.capacity && !s.refused.admit(k, len(s.entries)) {
 		return
 	}
-	s.put(k, block)
+	s.put(k, block, hints)
 }
 
 // put caches a copy of block under k, which the caller keeps.
@@ -251,27 +272,47 @@ func (c *Cache) put(k cacheKey, block []byte) {
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.put(k, block)
+	s.put(k, block, restartHints{})
 }
 
-func (s *cacheShard) put(k cacheKey, block []byte) {
+// storedSize is what a block and its hints take in a chunk: the block,
+// padded to 8 bytes, the hints' numbers, and their prefix.
+func storedSize(block []byte, hints restartHints) int {
+	if hints.keys == nil {
+		return len(block)
+	}
+	return (len(block)+7)&^7 + 8*len(hints.keys) + len(hints.prefix)
+}
+
+func (s *cacheShard) put(k cacheKey, block []byte, hints restartHints) {
 	if old, ok := s.entries[k]; ok {
 		s.remove(old)
 	}
 	// Room first, so that the chunks of the blocks evicted can take it.
-	charge := chunkCharge(len(block))
+	n := storedSize(block, hints)
+	charge := chunkCharge(n)
 	if charge > s.capacity {
 		return
 	}
 	for s.used+charge > s.capacity {
 		s.remove(s.lru.prev)
 	}
-	e := &cacheEntry{key: k}
-	if b := s.mem.alloc(len(block), s.capacity); b != nil {
-		e.block, e.mapped = b, true
-		copy(b, block)
+	e := &cacheEntry{key: k, stored: n}
+	chunk := s.mem.alloc(n, s.capacity)
+	if chunk != nil {
+		e.mapped = true
 	} else {
-		e.block = bytes.Clone(block)
+		chunk = make([]byte, n) // 8-byte aligned, as a chunk is
+	}
+	copy(chunk, block)
+	e.block = chunk[:len(block)]
+	if hints.keys != nil {
+		at := (len(block) + 7) &^ 7
+		keys := unsafe.Slice((*uint64)(unsafe.Pointer(&chunk[at])), len(hints.keys))
+		copy(keys, hints.keys)
+		prefix := chunk[at+8*len(keys) : n : n]
+		copy(prefix, hints.prefix)
+		e.hints = restartHints{prefix: prefix, keys: keys}
 	}
 	s.entries[k] = e
 	s.pushFront(e)
@@ -375,7 +416,7 @@ func (s *cacheShard) remove(e *cacheEntry) {
 	if e.tableNext != nil {
 		e.tableNext.tablePrev = e.tablePrev
 	}
-	s.used -= chunkCharge(len(e.block))
+	s.used -= chunkCharge(e.stored)
 	if e.state.Or(1) == 0 {
 		s.free(e) // no read pins it
 	}
@@ -387,5 +428,5 @@ func (s *cacheShard) free(e *cacheEntry) {
 	if e.mapped {
 		s.mem.release(e.block)
 	}
-	e.block = nil
+	e.block, e.hints = nil, restartHints{}
 }

@@ -73,7 +73,7 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		return ok
 	}
 	for i, k := range keys[:3] {
-		c.fill(k, block(i)) // room: cached at once
+		c.fill(k, block(i), restartHints{}) // room: cached at once
 		require.True(t, cached(k), "key %d", i)
 	}
 	tests := []struct {
@@ -88,7 +88,7 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		{"and only once: a first miss again", 0, []int{2, 3, 4}},
 	}
 	for _, tt := range tests {
-		c.fill(keys[tt.key], block(tt.key))
+		c.fill(keys[tt.key], block(tt.key), restartHints{})
 		for i := range 5 {
 			require.Equal(t, slices.Contains(tt.cached, i), cached(keys[i]), "%s: key %d", tt.name, i)
 		}
@@ -109,11 +109,11 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	}
 	target.mu.Unlock()
 	require.NotZero(t, b, "no two keys share a slot")
-	c.fill(a, block(5))
-	c.fill(b, block(6)) // refused: takes a's slot
-	c.fill(a, block(5)) // forgotten: refused once more, taking the slot back
+	c.fill(a, block(5), restartHints{})
+	c.fill(b, block(6), restartHints{}) // refused: takes a's slot
+	c.fill(a, block(5), restartHints{}) // forgotten: refused once more, taking the slot back
 	require.False(t, cached(a))
-	c.fill(a, block(5)) // remembered: cached
+	c.fill(a, block(5), restartHints{}) // remembered: cached
 	require.True(t, cached(a))
 	require.False(t, cached(b))
 }

@@ -7,15 +7,17 @@ import (
 	"slices"
 )
 
-// restartHints let a search of a held index block find its restart point
-// without touching the block: for each restart point, the 8 bytes of its
-// key that follow the prefix all the restart keys share, as a big-endian
-// number, so that the numbers order as the keys do. A binary search of
-// them reads one small array where a search of the block reads an entry
-// of it per step, each a cache miss in an index of thousands of entries
-// (docs/5-reads.md, "Index hints"). They hold for bytewise order only.
+// restartHints let a search of a held index block, or of a cached data
+// block, find its restart point without touching the block: for each
+// restart point, the 8 bytes of its key that follow the prefix all the
+// restart keys share, as a big-endian number, so that the numbers order
+// as the keys do. A binary search of them reads one small array where a
+// search of the block reads an entry of it per step, each a cache miss in
+// an index of thousands of entries, or in a data block read at random
+// from a large cache (docs/5-reads.md, "Index hints"). They hold for
+// bytewise order only.
 type restartHints struct {
-	prefix []byte   // the restart keys' shared prefix, in the block
+	prefix []byte   // the restart keys' shared prefix, in the block or beside it
 	keys   []uint64 // a number per restart point
 }
 

@@ -139,27 +139,58 @@ func TestRestartHintsRefuseUnorderedBlock(t *testing.T) {
 }
 
 // A table with the bytewise comparator holds hints for its index, charged
-// to the cache with it; one with another comparator holds none.
+// to the cache with it, and the data blocks its point reads cache keep
+// theirs in a cache of hintedCache or more; one with another comparator
+// holds none. Reads by them answer as reads without them.
 func TestReaderIndexHints(t *testing.T) {
 	for _, cmp := range []*Comparator{Bytewise, reverse} {
-		t.Run(cmp.Name, func(t *testing.T) {
-			es := randomEntries(rand.New(rand.NewPCG(3, 4)), 3000)
-			slices.SortFunc(es, func(a, b entry) int { return compareInternal(cmp.Compare, a.key, a.seq, b.key, b.seq) })
-			path := filepath.Join(t.TempDir(), "t.sst")
-			writeTable(t, path, &WriterOptions{Comparator: cmp, BlockSize: 256}, es)
-			cache := NewCache(1 << 20)
-			r, err := Open(path, &ReaderOptions{Comparator: cmp, Cache: cache})
-			require.NoError(t, err)
-			defer r.Close()
-			hints := r.index.hints.size()
-			if cmp == Bytewise {
-				require.Equal(t, 8*r.index.nrestarts, hints)
-			} else {
-				require.Zero(t, hints)
-			}
-			require.Equal(t, len(r.index.entries)+len(r.index.restarts)+4+hints, r.IndexSize())
-			require.Equal(t, r.heldBytes(), cache.Stats().Reserved)
-			checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
-		})
+		for _, capacity := range []int64{1 << 20, hintedCache} {
+			t.Run(fmt.Sprintf("%s/cache=%d", cmp.Name, capacity), func(t *testing.T) {
+				es := randomEntries(rand.New(rand.NewPCG(3, 4)), 3000)
+				slices.SortFunc(es, func(a, b entry) int { return compareInternal(cmp.Compare, a.key, a.seq, b.key, b.seq) })
+				path := filepath.Join(t.TempDir(), "t.sst")
+				writeTable(t, path, &WriterOptions{Comparator: cmp, BlockSize: 256}, es)
+				cache := NewCache(capacity)
+				r, err := Open(path, &ReaderOptions{Comparator: cmp, Cache: cache})
+				require.NoError(t, err)
+				defer r.Close()
+				hints := r.index.hints.size()
+				if cmp == Bytewise {
+					require.Equal(t, 8*r.index.nrestarts, hints)
+				} else {
+					require.Zero(t, hints)
+				}
+				require.Equal(t, len(r.index.entries)+len(r.index.restarts)+4+hints, r.IndexSize())
+				require.Equal(t, r.heldBytes(), cache.Stats().Reserved)
+				checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
+
+				// The data blocks the point reads cached carry their
+				// restart hints, stored and charged with them, which the
+				// reads of them above searched by (checkPointReads reads
+				// each key more than once).
+				withHints := 0
+				for i := range cache.shards {
+					s := &cache.shards[i]
+					s.mu.Lock()
+					for _, e := range s.entries {
+						require.Equal(t, storedSize(e.block, e.hints), e.stored)
+						if e.hints.keys != nil {
+							withHints++
+							var it blockIter
+							require.NoError(t, it.init(cmp.Compare, e.block, false))
+							it.buildHints()
+							require.Equal(t, it.hints.keys, e.hints.keys)
+							require.Equal(t, it.hints.prefix, e.hints.prefix)
+						}
+					}
+					s.mu.Unlock()
+				}
+				if cmp == Bytewise && capacity >= hintedCache {
+					require.Positive(t, withHints)
+				} else {
+					require.Zero(t, withHints)
+				}
+			})
+		}
 	}
 }

@@ -495,13 +495,15 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheE
 	if err != nil {
 		return h, r.indexError(err)
 	}
-	block, err := r.blockAt(h, scratch, pin)
+	var hints restartHints
+	block, err := r.blockAt(h, scratch, pin, &hints)
 	if err != nil {
 		return h, err
 	}
 	if err := data.init(r.cmp, block, false); err != nil {
 		return h, r.blockError(h, err)
 	}
+	data.hints = hints
 	return h, nil
 }
 
@@ -513,13 +515,15 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheE
 // evict what the point reads gathered. *scratch is a buffer the caller
 // recycles, where copies and blocks read land, unless read in place from
 // the mapping. Blocks read in place are never cached: the cache would be
-// charged for memory it does not own, and hold it past Close.
-func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry) ([]byte, error) {
+// charged for memory it does not own, and hold it past Close. A point
+// read's cached block comes with its restart hints, in *hints, which a
+// block it caches gets (bytewise order only).
+func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints *restartHints) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
 	if r.cache != nil {
 		if pin != nil {
 			if e, ok := r.cache.get(key); ok {
-				*pin = e
+				*pin, *hints = e, e.hints
 				return e.block, nil
 			}
 		} else if block, ok := r.cache.copyBlock(key, *scratch); ok {
@@ -534,10 +538,26 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry) ([]by
 	if !inPlace {
 		*scratch = block[:0]
 		if pin != nil && r.cache != nil {
-			r.cache.fill(key, block)
+			r.cache.fill(key, block, r.dataHints(block))
 		}
 	}
 	return block, nil
+}
+
+// dataHints returns the restart hints of a data block about to be cached,
+// in bytewise order and a cache that keeps them (hintedCache); none
+// otherwise, nor for a block that does not decode (its reader meets the
+// damage).
+func (r *Reader) dataHints(block []byte) restartHints {
+	if !r.bytewise || !r.cache.hinted {
+		return restartHints{}
+	}
+	var it blockIter
+	if it.init(r.cmp, block, false) != nil {
+		return restartHints{}
+	}
+	it.buildHints()
+	return it.hints
 }
 
 // entryKind returns the kind of the entry it is at: a point kind, or
