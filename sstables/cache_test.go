@@ -159,9 +159,19 @@ func TestCachePinnedBlockOutlivesEviction(t *testing.T) {
 }
 
 // One cache serves several tables read concurrently, and the reads stay
-// right while blocks are evicted and refilled (run with -race).
+// right while blocks are evicted and refilled (run with -race), with
+// and without restart hints kept beside the cached blocks.
 func TestCacheSharedAcrossTables(t *testing.T) {
+	for _, hinted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hinted=%v", hinted), func(t *testing.T) { testCacheSharedAcrossTables(t, hinted) })
+	}
+}
+
+func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 	cache := NewCache(32 << 10)
+	// A cache this small keeps no hints of its own accord; made to, its
+	// point reads search hinted blocks while others evict them.
+	cache.hinted = hinted
 	rng := rand.New(rand.NewPCG(9, 9))
 	var readers []*Reader
 	var contents [][]entry
@@ -220,6 +230,18 @@ func TestCacheSharedAcrossTables(t *testing.T) {
 	require.Positive(t, st.Hits)
 	require.Positive(t, st.Misses)
 	require.LessOrEqual(t, st.Used, st.Capacity)
+	withHints := 0
+	for i := range cache.shards {
+		s := &cache.shards[i]
+		s.mu.Lock()
+		for _, e := range s.entries {
+			if e.hints.keys != nil {
+				withHints++
+			}
+		}
+		s.mu.Unlock()
+	}
+	require.Equal(t, hinted, withHints > 0, "%d cached blocks with hints", withHints)
 }
 
 // readAll reads every entry of es through r's point reads, filling its cache.
