@@ -20,7 +20,10 @@ import (
 //
 // Blocks live outside the Go heap (see blockMemory), so a cache's memory
 // is what it holds, not twice that as the garbage collector paces the
-// heap. A point read pins the block it reads until it returns, and an
+// heap. A cache of 256 MiB or more, which holds most of what is read,
+// maps it in huge pages (its memory then exceeds its capacity by less
+// than 32 MiB), and keeps beside each data block a point read caches the
+// restart hints that spare its later searches the block's restart keys. A point read pins the block it reads until it returns, and an
 // evicted block's memory is reused only once no read pins it; an iterator
 // copies a cached block into a buffer of its own.
 //
