@@ -93,12 +93,22 @@ raftstore-test:
 prometheus-test:
 	cd prometheus && $(GO) test -race -vet=off -count=1 -timeout 5m ./...
 
-# Every example, with the race detector (and the race tests' compilations).
+# Every example, with the race detector (and the race tests' compilations),
+# all at once (each in a directory of its own), their outputs then printed
+# in turn: run one after another they took 17 s of make test's three
+# minutes.
 examples:
-	@for d in examples/*/; do \
-		echo "=== example $$d"; \
-		$(GO) run -race ./$$d || exit 1; \
-	done
+	@out=$$(mktemp -d); \
+	for d in examples/*/; do \
+		n=$$(basename $$d); \
+		( $(GO) run -race ./$$d > $$out/$$n.out 2>&1; echo $$? > $$out/$$n.rc ) & \
+	done; wait; \
+	status=0; \
+	for d in examples/*/; do \
+		n=$$(basename $$d); echo "=== example $$d"; cat $$out/$$n.out; \
+		[ "$$(cat $$out/$$n.rc)" = 0 ] || { echo "example $$d failed"; status=1; }; \
+	done; \
+	rm -rf $$out; exit $$status
 
 # The benchmark tables, then the scale table, with every file under
 # BENCH_DIR; prints the time taken and the peak disk use at the end.
