@@ -160,7 +160,8 @@ func TestCachePinnedBlockOutlivesEviction(t *testing.T) {
 
 // One cache serves several tables read concurrently, and the reads stay
 // right while blocks are evicted and refilled (run with -race), with
-// and without restart hints kept beside the cached blocks.
+// and without restart hints kept beside the cached blocks, in huge
+// regions with them.
 func TestCacheSharedAcrossTables(t *testing.T) {
 	for _, hinted := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hinted=%v", hinted), func(t *testing.T) { testCacheSharedAcrossTables(t, hinted) })
@@ -169,9 +170,13 @@ func TestCacheSharedAcrossTables(t *testing.T) {
 
 func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 	cache := NewCache(32 << 10)
-	// A cache this small keeps no hints of its own accord; made to, its
-	// point reads search hinted blocks while others evict them.
+	// A cache this small keeps no hints, nor maps huge regions, of its own
+	// accord; made to, its point reads search hinted blocks in huge
+	// regions while others evict them and reuse their chunks.
 	cache.hinted = hinted
+	for i := range cache.shards {
+		cache.shards[i].mem.huge = hinted
+	}
 	rng := rand.New(rand.NewPCG(9, 9))
 	var readers []*Reader
 	var contents [][]entry
@@ -242,6 +247,12 @@ func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 		s.mu.Unlock()
 	}
 	require.Equal(t, hinted, withHints > 0, "%d cached blocks with hints", withHints)
+	if hinted {
+		s := &cache.shards[0]
+		s.mu.Lock()
+		require.Equal(t, int64(len(s.mem.regions)*hugeRegion), s.mem.mapped, "huge regions")
+		s.mu.Unlock()
+	}
 }
 
 // readAll reads every entry of es through r's point reads, filling its cache.
