@@ -23,9 +23,14 @@ import (
 // heap. A cache of 256 MiB or more, which holds most of what is read,
 // maps it in huge pages (its memory then exceeds its capacity by less
 // than 32 MiB), and keeps beside each data block a point read caches the
-// restart hints that spare its later searches the block's restart keys. A point read pins the block it reads until it returns, and an
-// evicted block's memory is reused only once no read pins it; an iterator
-// copies a cached block into a buffer of its own.
+// restart hints that spare its later searches the block's restart keys;
+// each of its Readers keeps a slot per data block (8 bytes, charged with
+// the index) through which a point read pins a cached block without the
+// shard's lock, and eviction passes over a block hit that way once, in
+// place of moving it to the front. A point read pins the block it reads
+// until it returns, and an evicted block's memory is reused only once no
+// read pins it; an iterator copies a cached block into a buffer of its
+// own.
 //
 // Blocks are cached under their table's id and offset. A Reader opened
 // without ReaderOptions.CacheID gets an id of its own, and its Close drops
@@ -99,7 +104,11 @@ type cacheEntry struct {
 	// heap's. state is the count of pins times onePin, plus one once the
 	// entry has left the cache: whoever brings it to exactly one, the last
 	// unpin or the eviction of an unpinned entry, frees the chunk.
-	mapped     bool
+	mapped bool
+	// referenced marks an entry a point read pinned through its Reader's
+	// blockSlots since the entry last reached the LRU list's tail: such a
+	// hit takes no lock to move it, so eviction gives it a second chance.
+	referenced atomic.Bool
 	state      atomic.Int64
 	prev, next *cacheEntry // the shard's LRU list
 	// The shard's list of its table's entries, nil-terminated both ways;
@@ -159,7 +168,7 @@ func (c *Cache) Reserve(n int64) {
 		s.mu.Lock()
 		s.capacity = perShard
 		for s.used > s.capacity {
-			s.remove(s.lru.prev)
+			s.evict()
 		}
 		s.mu.Unlock()
 	}
@@ -220,6 +229,39 @@ func (c *Cache) get(k cacheKey) (*cacheEntry, bool) {
 	return e, true
 }
 
+// getSlot is get for a point read that has the block's slot (see
+// blockSlots): it pins the entry the slot holds, if that is k's and still
+// cached, without the shard's mutex, else gets k as get does and keeps the
+// entry found in the slot.
+func (c *Cache) getSlot(k cacheKey, slot *atomic.Pointer[cacheEntry]) (*cacheEntry, bool) {
+	if e := slot.Load(); e != nil && e.key == k && e.tryPin() {
+		if !e.referenced.Load() {
+			e.referenced.Store(true)
+		}
+		c.hits.Add(1)
+		return e, true
+	}
+	e, ok := c.get(k)
+	if ok {
+		slot.Store(e)
+	}
+	return e, ok
+}
+
+// tryPin pins e unless it has left the cache; a pin taken before the
+// eviction keeps its chunk until unpin, as get's does.
+func (e *cacheEntry) tryPin() bool {
+	for {
+		st := e.state.Load()
+		if st&1 != 0 {
+			return false
+		}
+		if e.state.CompareAndSwap(st, st+onePin) {
+			return true
+		}
+	}
+}
+
 // unpin releases a pin that get took.
 func (c *Cache) unpin(e *cacheEntry) {
 	if e.state.Add(-onePin) == 1 {
@@ -259,15 +301,17 @@ func (c *Cache) take(k cacheKey) (*cacheEntry, bool) {
 
 // fill caches a copy of a block a point read missed, as put does, if the
 // shard has room for it or the block was refused lately (see
-// refusedBlocks).
-func (c *Cache) fill(k cacheKey, block []byte, hints restartHints) {
+// refusedBlocks), and keeps the entry in slot, if the reader has one.
+func (c *Cache) fill(k cacheKey, block []byte, hints restartHints, slot *atomic.Pointer[cacheEntry]) {
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.used+chunkCharge(storedSize(block, hints)) > s.capacity && !s.refused.admit(k, len(s.entries)) {
 		return
 	}
-	s.put(k, block, hints)
+	if e := s.put(k, block, hints); e != nil && slot != nil {
+		slot.Store(e)
+	}
 }
 
 // put caches a copy of block under k, which the caller keeps.
@@ -287,7 +331,9 @@ func storedSize(block []byte, hints restartHints) int {
 	return (len(block)+7)&^7 + 8*len(hints.keys) + len(hints.prefix)
 }
 
-func (s *cacheShard) put(k cacheKey, block []byte, hints restartHints) {
+// put caches a copy of block under k and returns its entry, or nil where
+// the block is larger than the shard.
+func (s *cacheShard) put(k cacheKey, block []byte, hints restartHints) *cacheEntry {
 	if old, ok := s.entries[k]; ok {
 		s.remove(old)
 	}
@@ -295,10 +341,10 @@ func (s *cacheShard) put(k cacheKey, block []byte, hints restartHints) {
 	n := storedSize(block, hints)
 	charge := chunkCharge(n)
 	if charge > s.capacity {
-		return
+		return nil
 	}
 	for s.used+charge > s.capacity {
-		s.remove(s.lru.prev)
+		s.evict()
 	}
 	e := &cacheEntry{key: k, stored: n}
 	chunk := s.mem.alloc(n, s.capacity)
@@ -324,6 +370,7 @@ func (s *cacheShard) put(k cacheKey, block []byte, hints restartHints) {
 	}
 	s.tables[k.table] = e
 	s.used += charge
+	return e
 }
 
 // chunkCharge is what a block of n bytes costs the cache: the chunk that
@@ -398,6 +445,21 @@ const minRefused = 64
 func (s *cacheShard) pushFront(e *cacheEntry) {
 	e.prev, e.next = &s.lru, s.lru.next
 	e.prev.next, e.next.prev = e, e
+}
+
+// evict drops the least recently used entry, once those at the tail a
+// point read pinned through a slot since their last turn there have moved
+// to the front (the second chance of CLOCK). The caller holds s.mu, and
+// the shard holds an entry.
+func (s *cacheShard) evict() {
+	e := s.lru.prev
+	for e.referenced.Load() {
+		e.referenced.Store(false)
+		s.unlink(e)
+		s.pushFront(e)
+		e = s.lru.prev
+	}
+	s.remove(e)
 }
 
 func (s *cacheShard) unlink(e *cacheEntry) {

@@ -73,7 +73,7 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		return ok
 	}
 	for i, k := range keys[:3] {
-		c.fill(k, block(i), restartHints{}) // room: cached at once
+		c.fill(k, block(i), restartHints{}, nil) // room: cached at once
 		require.True(t, cached(k), "key %d", i)
 	}
 	tests := []struct {
@@ -88,7 +88,7 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		{"and only once: a first miss again", 0, []int{2, 3, 4}},
 	}
 	for _, tt := range tests {
-		c.fill(keys[tt.key], block(tt.key), restartHints{})
+		c.fill(keys[tt.key], block(tt.key), restartHints{}, nil)
 		for i := range 5 {
 			require.Equal(t, slices.Contains(tt.cached, i), cached(keys[i]), "%s: key %d", tt.name, i)
 		}
@@ -109,11 +109,11 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	}
 	target.mu.Unlock()
 	require.NotZero(t, b, "no two keys share a slot")
-	c.fill(a, block(5), restartHints{})
-	c.fill(b, block(6), restartHints{}) // refused: takes a's slot
-	c.fill(a, block(5), restartHints{}) // forgotten: refused once more, taking the slot back
+	c.fill(a, block(5), restartHints{}, nil)
+	c.fill(b, block(6), restartHints{}, nil) // refused: takes a's slot
+	c.fill(a, block(5), restartHints{}, nil) // forgotten: refused once more, taking the slot back
 	require.False(t, cached(a))
-	c.fill(a, block(5), restartHints{}) // remembered: cached
+	c.fill(a, block(5), restartHints{}, nil) // remembered: cached
 	require.True(t, cached(a))
 	require.False(t, cached(b))
 }
@@ -206,6 +206,27 @@ func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 			}
 		})
 	}
+	// Meanwhile a table's blocks are dropped now and then, and a charge
+	// comes and goes, evicting at once: a hinted cache's readers pin
+	// through their Readers' slots entries that leave the cache under
+	// them, and eviction passes over the entries those pins marked.
+	done := make(chan struct{})
+	var churn sync.WaitGroup
+	churn.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if i%8 == 0 {
+				cache.EvictTable(readers[i/8%len(readers)].id)
+			}
+			cache.Reserve(8 << 10)
+			cache.Reserve(-8 << 10)
+			runtime.Gosched()
+		}
+	})
 	// Iterators read the cached blocks meanwhile, through copies: each
 	// entry stays whole until the next move, whatever the point reads
 	// evict and reuse.
@@ -231,6 +252,9 @@ func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 		})
 	}
 	wg.Wait()
+	close(done)
+	churn.Wait()
+	readAll(t, readers[1], contents[1]) // what the churn left of the snappy table, whose blocks are cached
 	st := cache.Stats()
 	require.Positive(t, st.Hits)
 	require.Positive(t, st.Misses)

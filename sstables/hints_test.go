@@ -160,7 +160,7 @@ func TestReaderIndexHints(t *testing.T) {
 				} else {
 					require.Zero(t, hints)
 				}
-				require.Equal(t, len(r.index.entries)+len(r.index.restarts)+4+hints, r.IndexSize())
+				require.Equal(t, len(r.index.entries)+len(r.index.restarts)+4+hints+r.slots.size(), r.IndexSize())
 				require.Equal(t, r.heldBytes(), cache.Stats().Reserved)
 				checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
 

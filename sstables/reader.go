@@ -34,10 +34,11 @@ type Reader struct {
 	blobs    BlobSource
 	rr       *recordio.RandomReader
 	cmp      func(a, b []byte) int
-	bytewise bool      // the comparator is Bytewise: the index gets restart hints
-	index    blockIter // over the index block, checked at load: lookups and iterators take it
-	indexOff int64     // the index block's offset, for errors
-	dataEnd  uint64    // where the data blocks end: at the filter, or the index
+	bytewise bool       // the comparator is Bytewise: the index gets restart hints
+	index    blockIter  // over the index block, checked at load: lookups and iterators take it
+	slots    blockSlots // a point read's way to its cached data blocks, in a hinted cache; set with the index
+	indexOff int64      // the index block's offset, for errors
+	dataEnd  uint64     // where the data blocks end: at the filter, or the index
 	filter   *bloom.Filter
 	// indexBlock and filterBlock locate the index and the filter, which
 	// are loaded (read, checked and held) at Open, or with
@@ -64,10 +65,10 @@ type heldBlock struct {
 	block  []byte
 }
 
-// heldBytes is what the Reader charges to its cache: the blocks it holds
-// and its index's hints.
+// heldBytes is what the Reader charges to its cache: the blocks it holds,
+// its index's hints and its block slots.
 func (r *Reader) heldBytes() int64 {
-	n := int64(r.index.hints.size())
+	n := int64(r.index.hints.size() + r.slots.size())
 	for _, h := range r.held {
 		n += int64(len(h.block)) + cacheEntryOverhead
 	}
@@ -244,6 +245,9 @@ func (r *Reader) loadIndex() error {
 	if r.bytewise {
 		r.index.buildHints()
 	}
+	if r.cache != nil && r.cache.hinted {
+		r.slots = newBlockSlots(r.dataEnd, r.meta.DataBlocks)
+	}
 	return nil
 }
 
@@ -316,7 +320,7 @@ func (r *Reader) IndexSize() int {
 	if !r.indexLoaded.Load() {
 		return 0
 	}
-	return len(r.index.entries) + len(r.index.restarts) + 4 + r.index.hints.size()
+	return len(r.index.entries) + len(r.index.restarts) + 4 + r.index.hints.size() + r.slots.size()
 }
 
 // Get returns the value of key's newest entry, as a copy the caller owns:
@@ -520,9 +524,17 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheE
 // block it caches gets (bytewise order only).
 func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints *restartHints) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
+	slot := r.slots.at(h.Offset)
 	if r.cache != nil {
 		if pin != nil {
-			if e, ok := r.cache.get(key); ok {
+			var e *cacheEntry
+			var ok bool
+			if slot != nil {
+				e, ok = r.cache.getSlot(key, slot)
+			} else {
+				e, ok = r.cache.get(key)
+			}
+			if ok {
 				*pin, *hints = e, e.hints
 				return e.block, nil
 			}
@@ -538,7 +550,7 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints
 	if !inPlace {
 		*scratch = block[:0]
 		if pin != nil && r.cache != nil {
-			r.cache.fill(key, block, r.dataHints(block))
+			r.cache.fill(key, block, r.dataHints(block), slot)
 		}
 	}
 	return block, nil
