@@ -130,8 +130,8 @@ type settings struct {
 	// own synced-write option; otherwise writes are unsynced.
 	sync bool
 	// cacheBytes is the block cache size; 0 leaves the engine's default.
-	// Strata's is its MemoryBudget, to which its memstores and table
-	// indexes are charged, as Pebble charges its memtables to its cache.
+	// Strata's block cache is what its MemoryBudget leaves of the
+	// memstores it may hold: see openStrataWith.
 	cacheBytes int64
 	// memtableBytes is the memtable size; 0 leaves the engine's default.
 	memtableBytes int64

@@ -56,10 +56,24 @@ func openStrataSeparated(dir string, s settings) (Engine, error) {
 	return openStrataWith(opts, dir, s)
 }
 
-// openStrataWith opens Strata with opts and the workload's settings.
+// defaultMemstore is simpledb's MemstoreSize at its default budget.
+const defaultMemstore = 16 << 20
+
+// openStrataWith opens Strata with opts and the workload's settings. A
+// block cache of s.cacheBytes without a memtable size (equal-cache) is a
+// MemoryBudget of the cache and two memstores of the default size (the
+// active one and one waiting for its flush), so that the cache holds
+// s.cacheBytes of blocks, indexes and filters as the others' do: given
+// the budget alone, a third of it would go to each memstore, and a 256
+// MiB budget had left 84 MiB of cache. With a memtable size
+// (equal-memory) the two figures are the budget and the memstore size.
 func openStrataWith(opts simpledb.Options, dir string, s settings) (Engine, error) {
 	opts.NoSync = !s.sync
 	opts.MemoryBudget, opts.MemstoreSize = s.cacheBytes, s.memtableBytes
+	if s.cacheBytes > 0 && s.memtableBytes == 0 {
+		opts.MemstoreSize = defaultMemstore
+		opts.MemoryBudget = s.cacheBytes + 2*defaultMemstore
+	}
 	db, err := simpledb.Open(dir, &opts)
 	if err != nil {
 		return nil, err
