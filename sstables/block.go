@@ -340,6 +340,9 @@ func (it *blockIter) before(key []byte, seq uint64) bool {
 // comparing their keys where they lie in the block, then decodes forward.
 func (it *blockIter) seekGE(key []byte, seq uint64) bool {
 	it.err = nil
+	if it.hints.offs != nil {
+		return it.seekEntryHinted(key, seq)
+	}
 	lo, hi := 0, it.nrestarts-1
 	if it.hints.keys != nil {
 		lo, hi = it.hintedRange(key)

@@ -22,8 +22,10 @@ import (
 // is what it holds, not twice that as the garbage collector paces the
 // heap. A cache of 256 MiB or more, which holds most of what is read,
 // maps it in huge pages (its memory then exceeds its capacity by less
-// than 32 MiB), and keeps beside each data block a point read caches the
-// restart hints that spare its later searches the block's restart keys;
+// than 32 MiB), and keeps beside each data block a point read caches
+// hints that spare its later searches the block's restart keys: a number
+// and an offset per entry where the block's keys are short, so that a
+// search decodes only the entry it wants, else a number per restart point;
 // each of its Readers keeps a slot per data block (8 bytes, charged with
 // the index) through which a point read pins a cached block without the
 // shard's lock, and eviction passes over a block hit that way once, in
@@ -65,21 +67,20 @@ type Cache struct {
 
 const cacheShards = 16
 
-// hintedCache is the capacity from which a cache keeps the restart hints
-// of the data blocks point reads fill it with (cacheEntry.hints): one
-// that large holds most of what is read, and a block it fills is hit
-// again and again, each hit searched by them (a Get of 1M keys all
-// cached: p50 1.55-1.75 µs, median 1.64, against 1.68-1.90, median 1.74,
-// in twelve interleaved pairs).
+// hintedCache is the capacity from which a cache keeps the hints of the
+// data blocks point reads fill it with (cacheEntry.hints): one that large
+// holds most of what is read, and a block it fills is hit again and
+// again, each hit searched by them (docs/5-reads.md, "A Get of cached
+// data").
 // A smaller cache fills at most reads, and building hints at each fill
 // made the default budget's random reads 5-10% slower.
 const hintedCache = cacheShards * hugeShard
 
 // cacheEntryOverhead is charged per block on top of its bytes: the entry
-// with its list links and hints (144 bytes), its map slot, and up to two
+// with its list links and hints (168 bytes), its map slot, and up to two
 // slots of the fingerprints of blocks a full shard refused
 // (refusedBlocks).
-const cacheEntryOverhead = 208
+const cacheEntryOverhead = 232
 
 // onePin is what a pin adds to a cacheEntry's state, whose low bit marks
 // an entry that has left the cache.
@@ -93,11 +94,12 @@ type cacheKey struct {
 type cacheEntry struct {
 	key   cacheKey
 	block []byte
-	// hints are a data block's restart hints (bytewise order), kept in
-	// the block's chunk after it: a point read's search of the block
-	// reads them, which a read of the block's end has just brought into
-	// the processor's cache, rather than the restart keys, a miss each.
-	// stored counts the block's bytes and theirs.
+	// hints are a data block's entry or restart hints (bytewise order),
+	// kept in the block's chunk after it: a point read's search of the
+	// block reads them, which a read of the block's end has just brought
+	// into the processor's cache, rather than the restart keys and the
+	// entries after them, a miss each. stored counts the block's bytes and
+	// theirs.
 	hints  restartHints
 	stored int
 	// mapped: block is a chunk of the shard's blockMemory, not the Go
@@ -323,12 +325,12 @@ func (c *Cache) put(k cacheKey, block []byte) {
 }
 
 // storedSize is what a block and its hints take in a chunk: the block,
-// padded to 8 bytes, the hints' numbers, and their prefix.
+// padded to 8 bytes, the hints' numbers, their offsets, and their prefix.
 func storedSize(block []byte, hints restartHints) int {
 	if hints.keys == nil {
 		return len(block)
 	}
-	return (len(block)+7)&^7 + 8*len(hints.keys) + len(hints.prefix)
+	return (len(block)+7)&^7 + 8*len(hints.keys) + 2*len(hints.offs) + len(hints.prefix)
 }
 
 // put caches a copy of block under k and returns its entry, or nil where
@@ -359,9 +361,16 @@ func (s *cacheShard) put(k cacheKey, block []byte, hints restartHints) *cacheEnt
 		at := (len(block) + 7) &^ 7
 		keys := unsafe.Slice((*uint64)(unsafe.Pointer(&chunk[at])), len(hints.keys))
 		copy(keys, hints.keys)
-		prefix := chunk[at+8*len(keys) : n : n]
+		at += 8 * len(keys)
+		var offs []uint16
+		if hints.offs != nil {
+			offs = unsafe.Slice((*uint16)(unsafe.Pointer(&chunk[at])), len(hints.offs))
+			copy(offs, hints.offs)
+			at += 2 * len(offs)
+		}
+		prefix := chunk[at:n:n]
 		copy(prefix, hints.prefix)
-		e.hints = restartHints{prefix: prefix, keys: keys}
+		e.hints = restartHints{prefix: prefix, keys: keys, offs: offs}
 	}
 	s.entries[k] = e
 	s.pushFront(e)

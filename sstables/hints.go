@@ -18,11 +18,14 @@ import (
 // bytewise order only.
 type restartHints struct {
 	prefix []byte   // the restart keys' shared prefix, in the block or beside it
-	keys   []uint64 // a number per restart point
+	keys   []uint64 // a number per restart point, or per entry with offs
+	// offs, where set, are the offsets of a data block's entries, and keys
+	// has a number per entry (see buildEntryHints).
+	offs []uint16
 }
 
 // size is what the hints take in memory.
-func (h *restartHints) size() int { return 8 * len(h.keys) }
+func (h *restartHints) size() int { return 8*len(h.keys) + 2*len(h.offs) }
 
 // hintOf returns the number of key past its first n bytes. Padding a
 // short key with zeros keeps the order of keys (a smaller key never gets
@@ -66,6 +69,104 @@ func (it *blockIter) buildHints() {
 		keys[i], prev, prevSeq = hintOf(key, n), key, seq
 	}
 	it.hints = restartHints{prefix: first[:n:n], keys: keys}
+}
+
+// buildEntryHints computes a data block's entry hints: a number per entry,
+// as restart hints have per restart point, with the entry's offset, so
+// that a search finds the entry it wants by a binary search of the
+// numbers and one decode, rather than a walk from a restart point
+// (docs/5-reads.md, "A Get of cached data"). Every entry must then share
+// the prefix and have a key no longer than the prefix and 8 bytes, so that
+// its number, with its length, is its whole key. It reports false, leaving
+// the block without them, for a block whose keys are longer, whose entries
+// reach beyond 64 KiB, or that does not decode whole and in order with its
+// restart points on entries: a search of such a block meets it as a
+// search without them does.
+func (it *blockIter) buildEntryHints() bool {
+	it.hints = restartHints{}
+	defer func() { it.err, it.valid = nil, false }()
+	if len(it.entries) > math.MaxUint16 || !it.first() {
+		return false
+	}
+	first := bytes.Clone(it.key)
+	count := 1
+	for it.nextEntry() {
+		count++
+	}
+	if it.err != nil {
+		return false
+	}
+	n := 0 // it.key is the last entry's
+	for n < min(len(first), len(it.key)) && first[n] == it.key[n] {
+		n++
+	}
+	keys := make([]uint64, 0, count)
+	offs := make([]uint16, 0, count)
+	var prevBuf [64]byte
+	prev, prevSeq := prevBuf[:0], uint64(0)
+	restart := 0
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		if len(it.key) > n+8 || !bytes.HasPrefix(it.key, first[:n]) {
+			return false
+		}
+		if len(keys) > 0 && compareInternal(bytes.Compare, prev, prevSeq, it.key, it.seq()) >= 0 {
+			return false
+		}
+		if restart < it.nrestarts {
+			if off, _ := it.restartOffset(restart); off == it.offset {
+				restart++
+			}
+		}
+		keys = append(keys, hintOf(it.key, n))
+		offs = append(offs, uint16(it.offset))
+		prev, prevSeq = append(prev[:0], it.key...), it.seq()
+	}
+	if it.err != nil || len(keys) != count || restart != it.nrestarts {
+		return false
+	}
+	// Each restart point is on an entry, in order; its entry must also
+	// hold its key whole, as the block's own search reads it.
+	for i := range it.nrestarts {
+		if _, _, ok := it.restartKey(i); !ok {
+			return false
+		}
+	}
+	it.hints = restartHints{prefix: first[:n:n], keys: keys, offs: offs}
+	return true
+}
+
+// seekEntryHinted is seekGE in a block with entry hints: the first entry
+// whose number is not below the target's sorts at or after the target's
+// user key, and only entries of an equal number (the key's versions, or a
+// key told apart by its length) lie between it and the answer.
+func (it *blockIter) seekEntryHinted(key []byte, seq uint64) bool {
+	h := &it.hints
+	n := len(h.prefix)
+	var i int
+	switch {
+	case len(key) >= n && bytes.Equal(key[:n], h.prefix):
+		i, _ = slices.BinarySearch(h.keys, hintOf(key, n))
+	case bytes.Compare(key, h.prefix) < 0:
+		i = 0
+	default:
+		i = len(h.keys)
+	}
+	if i == len(h.keys) {
+		it.valid = false
+		return false
+	}
+	// The entry's key is the prefix and its number, cut to its length:
+	// decodeAt keeps the part it shares with the entry before.
+	it.key = binary.BigEndian.AppendUint64(append(it.key[:0], h.prefix...), h.keys[i])
+	if !it.decodeAt(int(h.offs[i])) {
+		return false
+	}
+	for it.before(key, seq) {
+		if !it.nextEntry() {
+			return false
+		}
+	}
+	return true
 }
 
 // hintedRange returns the restart points between which the binary search

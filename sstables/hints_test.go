@@ -168,7 +168,7 @@ func TestReaderIndexHints(t *testing.T) {
 				// restart hints, stored and charged with them, which the
 				// reads of them above searched by (checkPointReads reads
 				// each key more than once).
-				withHints := 0
+				withHints, withEntryHints := 0, 0
 				for i := range cache.shards {
 					s := &cache.shards[i]
 					s.mu.Lock()
@@ -176,21 +176,166 @@ func TestReaderIndexHints(t *testing.T) {
 						require.Equal(t, storedSize(e.block, e.hints), e.stored)
 						if e.hints.keys != nil {
 							withHints++
+							if e.hints.offs != nil {
+								withEntryHints++
+							}
 							var it blockIter
 							require.NoError(t, it.init(cmp.Compare, e.block, false))
-							it.buildHints()
+							if !it.buildEntryHints() {
+								it.buildHints()
+							}
 							require.Equal(t, it.hints.keys, e.hints.keys)
+							require.Equal(t, it.hints.offs, e.hints.offs)
 							require.Equal(t, it.hints.prefix, e.hints.prefix)
 						}
 					}
 					s.mu.Unlock()
 				}
 				if cmp == Bytewise && capacity >= hintedCache {
-					require.Positive(t, withHints)
+					// Blocks of short keys have entry hints, and those
+					// with a long key among them restart hints.
+					require.Positive(t, withEntryHints)
+					require.Greater(t, withHints, withEntryHints)
 				} else {
 					require.Zero(t, withHints)
 				}
 			})
 		}
 	}
+}
+
+// dataBlockOf builds a data block of keys, sorted, each in a few versions.
+func dataBlockOf(keys []string, restartInterval int) []byte {
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	b := blockBuilder{restartInterval: restartInterval}
+	for _, k := range keys {
+		for _, seq := range []uint64{9, 7, 3} {
+			b.add([]byte(k), seq<<8|uint64(KindSet), fmt.Appendf(nil, "%s@%d", k, seq))
+		}
+	}
+	return b.finish()
+}
+
+// requireSameEntrySeek checks that a data block's entry hints land each
+// seek where the block's own search lands, for each target and several
+// sequence numbers.
+func requireSameEntrySeek(t *testing.T, block []byte, targets [][]byte) {
+	t.Helper()
+	var plain, hinted blockIter
+	require.NoError(t, plain.init(bytes.Compare, block, false))
+	require.NoError(t, hinted.init(bytes.Compare, block, false))
+	require.True(t, hinted.buildEntryHints())
+	require.Len(t, hinted.hints.offs, len(hinted.hints.keys))
+	for _, target := range targets {
+		for _, seq := range []uint64{base.MaxSeq, 9, 8, 7, 5, 3, 0} {
+			want := plain.seekGE(target, seq)
+			got := hinted.seekGE(target, seq)
+			require.NoError(t, hinted.err)
+			require.Equal(t, want, got, "target %q seq %d", target, seq)
+			if want {
+				require.Equal(t, string(plain.key), string(hinted.key), "target %q seq %d", target, seq)
+				require.Equal(t, plain.seq(), hinted.seq(), "target %q seq %d", target, seq)
+				require.Equal(t, string(plain.value), string(hinted.value), "target %q seq %d", target, seq)
+				// The iterator walks on from there as from the block's own.
+				require.Equal(t, plain.nextEntry(), hinted.nextEntry())
+				require.Equal(t, string(plain.key), string(hinted.key))
+			}
+		}
+	}
+}
+
+func TestEntryHintsSeekAsTheBlockDoes(t *testing.T) {
+	long := "tenant/0042/"
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"one key", []string{"k"}},
+		{"a shared prefix", []string{long + "a", long + "b", long + "c", long + "d", long + "e"}},
+		{"8 bytes past the prefix", []string{long + "abcdefgh", long + "abcdefgi", long + "abcdefh", long + "z"}},
+		{"keys shorter than 8 bytes past the prefix, and zeros", []string{
+			"p", "p\x00", "p\x00\x00", "pa", "pa\x00", "pb", "pzz",
+		}},
+		{"no shared prefix", []string{"", "a", "b", "ba", "c", "\xff\xff"}},
+		{"fixed-width numbers", []string{"0000000000000041", "0000000000000042", "0000000000000107", "0000000000999999"}},
+	}
+	for _, tt := range tests {
+		var targets [][]byte
+		for _, k := range tt.keys {
+			targets = append(targets, []byte(k), append([]byte(k), 0), []byte(k+"~"))
+			if len(k) > 0 {
+				targets = append(targets, []byte(k[:len(k)-1]))
+			}
+		}
+		targets = append(targets, nil, []byte("\x00"), []byte("\xff\xff\xff"), []byte(long), []byte(long[:3]), []byte(long+"abcdefgh1"))
+		for _, interval := range []int{1, 2, 16} {
+			t.Run(fmt.Sprintf("%s/interval=%d", tt.name, interval), func(t *testing.T) {
+				requireSameEntrySeek(t, dataBlockOf(slices.Clone(tt.keys), interval), targets)
+			})
+		}
+	}
+}
+
+func TestEntryHintsSeekRandomKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("ab\x00\xff")
+	randomKey := func(n int) []byte {
+		k := []byte("shared/")
+		for range rng.IntN(n) {
+			k = append(k, alphabet[rng.IntN(len(alphabet))])
+		}
+		return k
+	}
+	var keys []string
+	for range 300 {
+		keys = append(keys, string(randomKey(9)))
+	}
+	var targets [][]byte
+	for range 500 {
+		targets = append(targets, randomKey(12))
+	}
+	for _, interval := range []int{1, 3, 16} {
+		requireSameEntrySeek(t, dataBlockOf(slices.Clone(keys), interval), targets)
+	}
+}
+
+// A block that entry hints cannot describe whole gets none, and keeps its
+// restart hints or its own search.
+func TestEntryHintsRefused(t *testing.T) {
+	inOrder := dataBlockOf([]string{"key-1", "key-2", "key-3", "key-4"}, 2)
+	// The second restart point moved off its entry, onto the first one's
+	// value.
+	offRestart := bytes.Clone(inOrder)
+	restarts := len(offRestart) - 4 - 4*2
+	offRestart[restarts+4]++
+	bigValues := blockBuilder{restartInterval: 8}
+	for i := range 3 {
+		bigValues.add(fmt.Appendf(nil, "k%d", i), 1<<8|uint64(KindSet), make([]byte, 30<<10))
+	}
+	unordered := blockBuilder{restartInterval: 8}
+	for _, k := range []string{"key-1", "key-3", "key-2"} {
+		unordered.add([]byte(k), 1<<8|uint64(KindSet), nil)
+	}
+	tests := []struct {
+		name  string
+		block []byte
+	}{
+		{"a key over 8 bytes past the prefix", dataBlockOf([]string{"key-1", "key-123456789", "kez"}, 2)},
+		{"entries beyond 64 KiB", bigValues.finish()},
+		{"keys out of order", unordered.finish()},
+		{"a restart point off its entry", offRestart},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var it blockIter
+			require.NoError(t, it.init(bytes.Compare, tt.block, false))
+			require.False(t, it.buildEntryHints())
+			require.Nil(t, it.hints.keys)
+			require.NoError(t, it.err)
+		})
+	}
+	var it blockIter
+	require.NoError(t, it.init(bytes.Compare, inOrder, false))
+	require.True(t, it.buildEntryHints())
 }

@@ -556,10 +556,10 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints
 	return block, nil
 }
 
-// dataHints returns the restart hints of a data block about to be cached,
-// in bytewise order and a cache that keeps them (hintedCache); none
-// otherwise, nor for a block that does not decode (its reader meets the
-// damage).
+// dataHints returns the hints of a data block about to be cached, entry
+// hints where its keys allow, else restart hints, in bytewise order and a
+// cache that keeps them (hintedCache); none otherwise, nor for a block
+// that does not decode (its reader meets the damage).
 func (r *Reader) dataHints(block []byte) restartHints {
 	if !r.bytewise || !r.cache.hinted {
 		return restartHints{}
@@ -568,7 +568,9 @@ func (r *Reader) dataHints(block []byte) restartHints {
 	if it.init(r.cmp, block, false) != nil {
 		return restartHints{}
 	}
-	it.buildHints()
+	if !it.buildEntryHints() {
+		it.buildHints()
+	}
 	return it.hints
 }
 
