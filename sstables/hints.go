@@ -145,7 +145,7 @@ func (it *blockIter) seekEntryHinted(key []byte, seq uint64) bool {
 	var i int
 	switch {
 	case len(key) >= n && bytes.Equal(key[:n], h.prefix):
-		i, _ = slices.BinarySearch(h.keys, hintOf(key, n))
+		i = lowerBound(h.keys, hintOf(key, n))
 	case bytes.Compare(key, h.prefix) < 0:
 		i = 0
 	default:
@@ -167,6 +167,29 @@ func (it *blockIter) seekEntryHinted(key []byte, seq uint64) bool {
 		}
 	}
 	return true
+}
+
+// linearBound is the most numbers lowerBound counts rather than
+// searches.
+const linearBound = 64
+
+// lowerBound returns the index of the first of keys, in order, not below
+// target. A block's few numbers are counted, every one read: their loads
+// do not wait for one another, as a binary search's do, so the lines they
+// lie on, beyond the processor's caches, arrive together rather than one
+// after another.
+func lowerBound(keys []uint64, target uint64) int {
+	if len(keys) > linearBound {
+		i, _ := slices.BinarySearch(keys, target)
+		return i
+	}
+	i := 0
+	for _, k := range keys {
+		if k < target {
+			i++
+		}
+	}
+	return i
 }
 
 // hintedRange returns the restart points between which the binary search

@@ -339,3 +339,18 @@ func TestEntryHintsRefused(t *testing.T) {
 	require.NoError(t, it.init(bytes.Compare, inOrder, false))
 	require.True(t, it.buildEntryHints())
 }
+
+func TestLowerBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 31, linearBound, linearBound + 1, 500} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = rng.Uint64N(uint64(n) + 1) // repeats among them
+		}
+		slices.Sort(keys)
+		for target := uint64(0); target <= uint64(n)+2; target++ {
+			want, _ := slices.BinarySearch(keys, target)
+			require.Equal(t, want, lowerBound(keys, target), "%d keys, target %d", n, target)
+		}
+	}
+}
