@@ -222,7 +222,7 @@ MEMORY_BUDGETS ?= 64 256
 bench-memory:
 	@cd benchmark/peers && for keys in 1000000 10000000; do for mib in $(MEMORY_BUDGETS); do \
 		$(GO) run . -dir $(PEERS_DIR) -json results-memory-$$keys-$$mib.json \
-			-keys $$keys -reads 1000000 -engines strata -configs equal-cache -cache-mib $$mib -repeats 1 -probes=false \
+			-keys $$keys -reads 1000000 -engines strata -configs budget -cache-mib $$mib -repeats 1 -probes=false \
 			-workloads fillrandom,readrandom,scan,mixed,sync32 $(PEERS_FLAGS) > results-memory-$$keys-$$mib.md && \
 			cat results-memory-$$keys-$$mib.md || exit 1; \
 	done; done

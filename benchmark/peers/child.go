@@ -148,7 +148,7 @@ func (t task) run() (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	s := settings{sync: w.sync, cacheBytes: t.cacheBytes, memtableBytes: t.memtableBytes}
+	s := settings{sync: w.sync, cacheBytes: t.cacheBytes, memtableBytes: t.memtableBytes, wholeBudget: t.config == "budget"}
 	dir := filepath.Join(t.dir, "db")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return result{}, err

@@ -135,6 +135,9 @@ type settings struct {
 	cacheBytes int64
 	// memtableBytes is the memtable size; 0 leaves the engine's default.
 	memtableBytes int64
+	// wholeBudget makes cacheBytes Strata's whole MemoryBudget, its
+	// memstores included (the budget configuration).
+	wholeBudget bool
 }
 
 // engine names an adapter and opens it.

@@ -65,12 +65,13 @@ const defaultMemstore = 16 << 20
 // active one and one waiting for its flush), so that the cache holds
 // s.cacheBytes of blocks, indexes and filters as the others' do: given
 // the budget alone, a third of it would go to each memstore, and a 256
-// MiB budget had left 84 MiB of cache. With a memtable size
-// (equal-memory) the two figures are the budget and the memstore size.
+// MiB budget had left 84 MiB of cache. The budget configuration gives it
+// that whole budget, memstores included; equal-memory, with a memtable
+// size, the budget and the memstore size.
 func openStrataWith(opts simpledb.Options, dir string, s settings) (Engine, error) {
 	opts.NoSync = !s.sync
 	opts.MemoryBudget, opts.MemstoreSize = s.cacheBytes, s.memtableBytes
-	if s.cacheBytes > 0 && s.memtableBytes == 0 {
+	if s.cacheBytes > 0 && s.memtableBytes == 0 && !s.wholeBudget {
 		opts.MemstoreSize = defaultMemstore
 		opts.MemoryBudget = s.cacheBytes + 2*defaultMemstore
 	}

@@ -76,3 +76,28 @@ func TestVariantsAreOptIn(t *testing.T) {
 	_, err := findEngine("nosuch")
 	require.Error(t, err)
 }
+
+// Strata's block cache under equal-cache is the cache's size, its budget
+// holding two memstores of the default size besides; under budget the
+// cache's size is its whole budget, a third of it to each memstore.
+func TestStrataCacheSettings(t *testing.T) {
+	const cache = 256 << 20
+	for _, tc := range []struct {
+		name     string
+		s        settings
+		memstore int64
+	}{
+		{"equal-cache", settings{cacheBytes: cache}, defaultMemstore},
+		{"budget", settings{cacheBytes: cache, wholeBudget: true}, cache / 3},
+		{"equal-memory", settings{cacheBytes: cache, memtableBytes: 64 << 20}, 64 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := openStrata(t.TempDir(), tc.s)
+			require.NoError(t, err)
+			defer e.Close()
+			// An empty writable database charges its memstores alone:
+			// the active one and one waiting for its flush.
+			require.Equal(t, 2*tc.memstore, e.(*strataEngine).db.Stats().MemoryCharged)
+		})
+	}
+}

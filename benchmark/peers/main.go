@@ -45,7 +45,7 @@ func runMain(args []string, out, progress io.Writer) error {
 		"engines to run, comma-separated; "+names(variants, func(e engine) string { return e.name })+
 			" (Strata without blob files, Pebble with them) run only when named")
 	workloadList := fs.String("workloads", names(workloads, func(w workload) string { return w.name }), "workloads to run, comma-separated")
-	configList := fs.String("configs", "defaults,equal-cache", "configurations to run, comma-separated: defaults, equal-cache, equal-memory")
+	configList := fs.String("configs", "defaults,equal-cache", "configurations to run, comma-separated: defaults, equal-cache, budget, equal-memory")
 	probeDisk := fs.Bool("probes", true, "measure fdatasync of appends and overwrites in -dir")
 	costs := fs.Bool("costs", false, "also tabulate each run's disk writes, database size and write stalls")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "strata-peers"), "directory on the disk under test; every run gets a fresh one inside it")
@@ -86,7 +86,7 @@ func runMain(args []string, out, progress io.Writer) error {
 		switch name {
 		case "defaults":
 			return config{name: name}, nil
-		case "equal-cache":
+		case "equal-cache", "budget":
 			return config{name: name, cacheBytes: *cacheMiB << 20}, nil
 		case "equal-memory":
 			return config{name: name, cacheBytes: *memoryMiB << 20, memtableBytes: *memoryMiB << 20}, nil

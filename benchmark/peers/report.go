@@ -203,6 +203,9 @@ func (rp report) writeConfig(w io.Writer, stats map[cell]stat, c config) {
 	switch {
 	case c.cacheBytes == 0:
 		fmt.Fprintf(w, "### Configuration %s: every engine at its defaults\n\n", c.name)
+	case c.name == "budget":
+		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache; Strata's MemoryBudget, its memstores in it "+
+			"(go-sstables and bbolt have none)\n\n", c.name, c.cacheBytes>>20)
 	case c.memtableBytes > 0:
 		fmt.Fprintf(w, "### Configuration %s: every engine with a %d MiB block cache and %d MiB memtables "+
 			"(Strata's MemoryBudget and MemstoreSize; go-sstables and bbolt have neither)\n\n",
