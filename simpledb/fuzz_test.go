@@ -188,6 +188,11 @@ func FuzzDB(f *testing.F) {
 		opts.MemstoreSize = MinMemstoreSize
 		// Inputs of odd length run in reverse key order (Options.Comparator).
 		order := []*sstables.Comparator{sstables.Bytewise, reverseOrder}[len(data)%2]
+		// Those whose length is 2 or 3 modulo 4 with a cache of 256 MiB,
+		// whose blocks keep their hints and whose tables their block slots.
+		if len(data)%4 >= 2 {
+			opts.MemoryBudget = 256 << 20
+		}
 		opts.Comparator = order
 		opts.MaxOpenFiles = MinMaxOpenFiles
 		opts.Merger = AppendMerger

@@ -181,6 +181,11 @@ func testModel(t *testing.T, order modelOrder) modelCounts {
 		// Blob files in bytewise order alone: the other orders cover the
 		// comparator, and make test its time budget.
 		opts.BlobThreshold = -1
+	} else {
+		// A cache of 256 MiB in bytewise order: its blocks keep their
+		// hints, entry by entry for these keys, and its tables their
+		// block slots. The other orders keep the default budget.
+		opts.MemoryBudget = 256 << 20
 	}
 	// Merges append: the model's value grows by the operand.
 	opts.Merger = AppendMerger

@@ -271,6 +271,11 @@ func powerLossCycle(t *testing.T, seed uint64, mode crashMode) (before cycleCoun
 	// Either default: each write says Sync or NoSync, or DefaultSync
 	// where that is the same.
 	opts.NoSync = rng.IntN(2) == 0
+	// Half the cycles with a cache of 256 MiB, whose blocks keep their
+	// hints and whose tables their block slots.
+	if rng.IntN(2) == 0 {
+		opts.MemoryBudget = 256 << 20
+	}
 	const openTables = 4
 	db, err := Open("/db", opts)
 	require.NoError(t, err)

@@ -156,9 +156,6 @@ func newTorture(t *testing.T, seed uint64) *torture {
 	o.Logger = quietLogger
 	o.Merger = AppendMerger
 	o.MaxOpenFiles = MinMaxOpenFiles
-	// A small budget: the cache's chunks are reused all the time under
-	// the readers.
-	o.MemoryBudget = 2 << 20
 	o.BaseLevelSize, o.TargetTableSize = 64<<10, 16<<10
 	o.NoSync = tt.rng.IntN(2) == 0
 	o.BlobThreshold = 100 // most of its values in blob files, beside the faults
@@ -179,6 +176,14 @@ func (tt *torture) msg(format string, args ...any) string {
 // open opens the database on the memory filesystem, with faults cleared.
 func (tt *torture) open() {
 	tt.opts.FS = errorfs.Wrap(tt.mem, tt.faults)
+	// A small budget, whose cache's chunks are reused all the time under
+	// the readers; every other session one of 256 MiB, whose cache keeps
+	// its blocks' hints and its tables' block slots, through which the
+	// readers pin blocks while compactions drop tables under them.
+	tt.opts.MemoryBudget = 2 << 20
+	if tt.session%2 == 1 {
+		tt.opts.MemoryBudget = 256 << 20
+	}
 	db, err := Open("/db", tt.opts)
 	require.NoError(tt.t, err, tt.msg("open"))
 	tt.db = db

@@ -98,7 +98,7 @@ func (r *BlobReader) Value(h BlobHandle, scratch *[]byte, fill bool, use func([]
 		*scratch = value[:0]
 	}
 	if fill && r.cache != nil {
-		r.cache.fill(key, value, restartHints{}, nil)
+		r.cache.fill(key, value, nil, nil)
 	}
 	use(value)
 	return nil

@@ -72,10 +72,20 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		_, ok := target.entries[k]
 		return ok
 	}
-	for i, k := range keys[:3] {
-		c.fill(k, block(i), restartHints{}, nil) // room: cached at once
-		require.True(t, cached(k), "key %d", i)
+	// Hints are built for a block cached into room, and for no other.
+	built := 0
+	hints := func() restartHints { built++; return restartHints{keys: []uint64{7}} }
+	hinted := func(k cacheKey) bool {
+		target.mu.Lock()
+		defer target.mu.Unlock()
+		return target.entries[k].hints.keys != nil
 	}
+	for i, k := range keys[:3] {
+		c.fill(k, block(i), hints, nil) // room: cached at once
+		require.True(t, cached(k), "key %d", i)
+		require.True(t, hinted(k), "key %d", i)
+	}
+	require.Equal(t, 3, built)
 	tests := []struct {
 		name   string
 		key    int
@@ -88,11 +98,15 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 		{"and only once: a first miss again", 0, []int{2, 3, 4}},
 	}
 	for _, tt := range tests {
-		c.fill(keys[tt.key], block(tt.key), restartHints{}, nil)
+		c.fill(keys[tt.key], block(tt.key), hints, nil)
 		for i := range 5 {
 			require.Equal(t, slices.Contains(tt.cached, i), cached(keys[i]), "%s: key %d", tt.name, i)
 		}
 	}
+	// The blocks cached in place of others have none.
+	require.Equal(t, 3, built)
+	require.False(t, hinted(keys[3]))
+	require.False(t, hinted(keys[4]))
 
 	// A refused key is forgotten when another takes its slot.
 	target.mu.Lock()
@@ -109,11 +123,11 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	}
 	target.mu.Unlock()
 	require.NotZero(t, b, "no two keys share a slot")
-	c.fill(a, block(5), restartHints{}, nil)
-	c.fill(b, block(6), restartHints{}, nil) // refused: takes a's slot
-	c.fill(a, block(5), restartHints{}, nil) // forgotten: refused once more, taking the slot back
+	c.fill(a, block(5), nil, nil)
+	c.fill(b, block(6), nil, nil) // refused: takes a's slot
+	c.fill(a, block(5), nil, nil) // forgotten: refused once more, taking the slot back
 	require.False(t, cached(a))
-	c.fill(a, block(5), restartHints{}, nil) // remembered: cached
+	c.fill(a, block(5), nil, nil) // remembered: cached
 	require.True(t, cached(a))
 	require.False(t, cached(b))
 }

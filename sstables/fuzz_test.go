@@ -36,7 +36,7 @@ func fuzzBlock(index bool) []byte {
 func shortKeysBlock() []byte {
 	b := blockBuilder{restartInterval: 4}
 	for i, k := range []string{"key-0", "key-0", "key-0\x00", "key-1", "key-10", "key-2", "key-2\x00\x00", "key-3"} {
-		b.add([]byte(k), uint64(20-i)<<8|uint64(KindSet), []byte(k+"-value"))
+		b.add([]byte(k), uint64(20-i)<<8|uint64(KindSet), []byte(k+"-value, long enough for entry hints of its own"))
 	}
 	return b.finish()
 }

@@ -79,7 +79,9 @@ func (it *blockIter) buildHints() {
 // the prefix and have a key no longer than the prefix and 8 bytes, so that
 // its number, with its length, is its whole key. It reports false, leaving
 // the block without them, for a block whose keys are longer, whose entries
-// reach beyond 64 KiB, or that does not decode whole and in order with its
+// reach beyond 64 KiB, whose entries are so small that their hints would
+// take more than a quarter of the block's memory (a walk over them crosses
+// few lines anyway), or that does not decode whole and in order with its
 // restart points on entries: a search of such a block meets it as a
 // search without them does.
 func (it *blockIter) buildEntryHints() bool {
@@ -93,7 +95,7 @@ func (it *blockIter) buildEntryHints() bool {
 	for it.nextEntry() {
 		count++
 	}
-	if it.err != nil {
+	if it.err != nil || count*entryHintSize > len(it.entries)/maxEntryHintsShare {
 		return false
 	}
 	n := 0 // it.key is the last entry's
@@ -134,6 +136,14 @@ func (it *blockIter) buildEntryHints() bool {
 	it.hints = restartHints{prefix: first[:n:n], keys: keys, offs: offs}
 	return true
 }
+
+// entryHintSize is what an entry's hint takes: its number and offset.
+const entryHintSize = 8 + 2
+
+// maxEntryHintsShare: a block's entry hints take at most this fraction of
+// its entries' bytes, a quarter: 320 bytes for a 4 KiB block of 100-byte
+// values, and none for entries under 40 bytes.
+const maxEntryHintsShare = 4
 
 // seekEntryHinted is seekGE in a block with entry hints: the first entry
 // whose number is not below the target's sorts at or after the target's

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/base"
@@ -211,7 +212,7 @@ func dataBlockOf(keys []string, restartInterval int) []byte {
 	b := blockBuilder{restartInterval: restartInterval}
 	for _, k := range keys {
 		for _, seq := range []uint64{9, 7, 3} {
-			b.add([]byte(k), seq<<8|uint64(KindSet), fmt.Appendf(nil, "%s@%d", k, seq))
+			b.add([]byte(k), seq<<8|uint64(KindSet), fmt.Appendf(nil, "%s@%d%s", k, seq, strings.Repeat(".", 40)))
 		}
 	}
 	return b.finish()
@@ -313,6 +314,10 @@ func TestEntryHintsRefused(t *testing.T) {
 	for i := range 3 {
 		bigValues.add(fmt.Appendf(nil, "k%d", i), 1<<8|uint64(KindSet), make([]byte, 30<<10))
 	}
+	tiny := blockBuilder{restartInterval: 8}
+	for i := range 100 {
+		tiny.add(fmt.Appendf(nil, "k%03d", i), 1<<8|uint64(KindSet), []byte("v"))
+	}
 	unordered := blockBuilder{restartInterval: 8}
 	for _, k := range []string{"key-1", "key-3", "key-2"} {
 		unordered.add([]byte(k), 1<<8|uint64(KindSet), nil)
@@ -323,6 +328,7 @@ func TestEntryHintsRefused(t *testing.T) {
 	}{
 		{"a key over 8 bytes past the prefix", dataBlockOf([]string{"key-1", "key-123456789", "kez"}, 2)},
 		{"entries beyond 64 KiB", bigValues.finish()},
+		{"entries too small for hints of their own", tiny.finish()},
 		{"keys out of order", unordered.finish()},
 		{"a restart point off its entry", offRestart},
 	}

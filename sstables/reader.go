@@ -550,7 +550,7 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints
 	if !inPlace {
 		*scratch = block[:0]
 		if pin != nil && r.cache != nil {
-			r.cache.fill(key, block, r.dataHints(block), slot)
+			r.cache.fill(key, block, func() restartHints { return r.dataHints(block) }, slot)
 		}
 	}
 	return block, nil
