@@ -73,7 +73,8 @@ const cacheShards = 16
 // again, each hit searched by them (docs/5-reads.md, "A Get of cached
 // data").
 // A smaller cache fills at most reads, and building hints at each fill
-// made the default budget's random reads 5-10% slower.
+// (as fills did then, taken into room or not) made the default budget's
+// random reads 5-10% slower.
 const hintedCache = cacheShards * hugeShard
 
 // cacheEntryOverhead is charged per block on top of its bytes: the entry
