@@ -57,46 +57,75 @@ func requireSameSeek(t *testing.T, block []byte, targets [][]byte) {
 				require.Equal(t, hintOf(target, len(hinted.hints.prefix)), hinted.hints.keys[i], "target %q: restart %d in the range", target, i)
 			}
 
-			want := plain.seekGE(target, seq)
-			got := hinted.seekGE(target, seq)
-			require.NoError(t, hinted.err)
-			require.Equal(t, want, got, "target %q seq %d", target, seq)
-			if want {
-				require.Equal(t, plain.key, hinted.key, "target %q seq %d", target, seq)
-				require.Equal(t, plain.seq(), hinted.seq(), "target %q seq %d", target, seq)
-			}
+			requireSameLanding(t, &plain, &hinted, target, seq)
 		}
 	}
 }
 
-func TestRestartHintsSeekAsTheBlockDoes(t *testing.T) {
-	long := "tenant/0042/"
-	tests := []struct {
-		name string
-		keys []string
-	}{
-		{"one key", []string{"k"}},
-		{"a shared prefix", []string{long + "a", long + "b", long + "c", long + "d", long + "e"}},
-		{"keys alike in the hinted 8 bytes", []string{
-			long + "abcdefgh1", long + "abcdefgh2", long + "abcdefgh3", long + "abcdefgh30", long + "abcdefgh4", long + "abcdefgi", long + "z",
-		}},
-		{"keys shorter than 8 bytes past the prefix, and zeros", []string{
-			"p", "p\x00", "p\x00\x00", "pa", "pa\x00", "pb", "pzz",
-		}},
-		{"no shared prefix", []string{"", "a", "b", "ba", "c", "\xff\xff"}},
+// requireSameLanding seeks target at seq in both iterators, over one
+// block, and checks that the hinted one lands where the plain one does,
+// and walks on from there alike.
+func requireSameLanding(t *testing.T, plain, hinted *blockIter, target []byte, seq uint64) {
+	t.Helper()
+	want := plain.seekGE(target, seq)
+	got := hinted.seekGE(target, seq)
+	require.NoError(t, hinted.err)
+	require.Equal(t, want, got, "target %q seq %d", target, seq)
+	if !want {
+		return
 	}
-	for _, tt := range tests {
-		var targets [][]byte
-		for _, k := range tt.keys {
-			targets = append(targets, []byte(k), append([]byte(k), 0), []byte(k+"~"))
-			if len(k) > 0 {
-				targets = append(targets, []byte(k[:len(k)-1]))
-			}
+	require.Equal(t, string(plain.key), string(hinted.key), "target %q seq %d", target, seq)
+	require.Equal(t, plain.seq(), hinted.seq(), "target %q seq %d", target, seq)
+	require.Equal(t, string(plain.value), string(hinted.value), "target %q seq %d", target, seq)
+	require.Equal(t, plain.nextEntry(), hinted.nextEntry(), "target %q seq %d, the entry after", target, seq)
+	require.Equal(t, string(plain.key), string(hinted.key), "target %q seq %d, the entry after", target, seq)
+}
+
+// hintedSeekCases are the key sets both kinds of hints are checked
+// against; entry hints only where every key lies within 8 bytes past the
+// prefix the first and last share.
+var hintedSeekCases = []struct {
+	name       string
+	keys       []string
+	entryHints bool
+}{
+	{"one key", []string{"k"}, true},
+	{"a shared prefix", []string{longPrefix + "a", longPrefix + "b", longPrefix + "c", longPrefix + "d", longPrefix + "e"}, true},
+	{"8 bytes past the prefix", []string{longPrefix + "abcdefgh", longPrefix + "abcdefgi", longPrefix + "abcdefh", longPrefix + "z"}, true},
+	{"keys alike in the hinted 8 bytes", []string{
+		longPrefix + "abcdefgh1", longPrefix + "abcdefgh2", longPrefix + "abcdefgh3", longPrefix + "abcdefgh30", longPrefix + "abcdefgh4", longPrefix + "abcdefgi", longPrefix + "z",
+	}, false},
+	{"keys shorter than 8 bytes past the prefix, and zeros", []string{
+		"p", "p\x00", "p\x00\x00", "pa", "pa\x00", "pb", "pzz",
+	}, true},
+	{"no shared prefix", []string{"", "a", "b", "ba", "c", "\xff\xff"}, true},
+	{"fixed-width numbers", []string{"0000000000000041", "0000000000000042", "0000000000000107", "0000000000999999"}, true},
+}
+
+const longPrefix = "tenant/0042/"
+
+// seekTargets are targets at, just after, and just before each of keys,
+// and around them all.
+func seekTargets(keys []string) [][]byte {
+	var targets [][]byte
+	for _, k := range keys {
+		targets = append(targets, []byte(k), append([]byte(k), 0), []byte(k+"~"))
+		if len(k) > 0 {
+			targets = append(targets, []byte(k[:len(k)-1]))
 		}
-		targets = append(targets, nil, []byte("\x00"), []byte("\xff\xff\xff"), []byte(long), []byte(long[:3]))
+	}
+	return append(targets, nil, []byte("\x00"), []byte("\xff\xff\xff"), []byte(longPrefix), []byte(longPrefix[:3]), []byte(longPrefix+"abcdefgh1"))
+}
+
+func TestHintsSeekAsTheBlockDoes(t *testing.T) {
+	for _, tt := range hintedSeekCases {
+		targets := seekTargets(tt.keys)
 		for _, interval := range []int{1, 2, 16} {
 			t.Run(fmt.Sprintf("%s/interval=%d", tt.name, interval), func(t *testing.T) {
-				requireSameSeek(t, indexBlockOf(tt.keys, interval), targets)
+				requireSameSeek(t, indexBlockOf(slices.Clone(tt.keys), interval), targets)
+				if tt.entryHints {
+					requireSameEntrySeek(t, dataBlockOf(slices.Clone(tt.keys), interval), targets)
+				}
 			})
 		}
 	}
@@ -230,50 +259,7 @@ func requireSameEntrySeek(t *testing.T, block []byte, targets [][]byte) {
 	require.Len(t, hinted.hints.offs, len(hinted.hints.keys))
 	for _, target := range targets {
 		for _, seq := range []uint64{base.MaxSeq, 9, 8, 7, 5, 3, 0} {
-			want := plain.seekGE(target, seq)
-			got := hinted.seekGE(target, seq)
-			require.NoError(t, hinted.err)
-			require.Equal(t, want, got, "target %q seq %d", target, seq)
-			if want {
-				require.Equal(t, string(plain.key), string(hinted.key), "target %q seq %d", target, seq)
-				require.Equal(t, plain.seq(), hinted.seq(), "target %q seq %d", target, seq)
-				require.Equal(t, string(plain.value), string(hinted.value), "target %q seq %d", target, seq)
-				// The iterator walks on from there as from the block's own.
-				require.Equal(t, plain.nextEntry(), hinted.nextEntry())
-				require.Equal(t, string(plain.key), string(hinted.key))
-			}
-		}
-	}
-}
-
-func TestEntryHintsSeekAsTheBlockDoes(t *testing.T) {
-	long := "tenant/0042/"
-	tests := []struct {
-		name string
-		keys []string
-	}{
-		{"one key", []string{"k"}},
-		{"a shared prefix", []string{long + "a", long + "b", long + "c", long + "d", long + "e"}},
-		{"8 bytes past the prefix", []string{long + "abcdefgh", long + "abcdefgi", long + "abcdefh", long + "z"}},
-		{"keys shorter than 8 bytes past the prefix, and zeros", []string{
-			"p", "p\x00", "p\x00\x00", "pa", "pa\x00", "pb", "pzz",
-		}},
-		{"no shared prefix", []string{"", "a", "b", "ba", "c", "\xff\xff"}},
-		{"fixed-width numbers", []string{"0000000000000041", "0000000000000042", "0000000000000107", "0000000000999999"}},
-	}
-	for _, tt := range tests {
-		var targets [][]byte
-		for _, k := range tt.keys {
-			targets = append(targets, []byte(k), append([]byte(k), 0), []byte(k+"~"))
-			if len(k) > 0 {
-				targets = append(targets, []byte(k[:len(k)-1]))
-			}
-		}
-		targets = append(targets, nil, []byte("\x00"), []byte("\xff\xff\xff"), []byte(long), []byte(long[:3]), []byte(long+"abcdefgh1"))
-		for _, interval := range []int{1, 2, 16} {
-			t.Run(fmt.Sprintf("%s/interval=%d", tt.name, interval), func(t *testing.T) {
-				requireSameEntrySeek(t, dataBlockOf(slices.Clone(tt.keys), interval), targets)
-			})
+			requireSameLanding(t, &plain, &hinted, target, seq)
 		}
 	}
 }
