@@ -520,8 +520,10 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheE
 // recycles, where copies and blocks read land, unless read in place from
 // the mapping. Blocks read in place are never cached: the cache would be
 // charged for memory it does not own, and hold it past Close. A point
-// read's cached block comes with its restart hints, in *hints, which a
-// block it caches gets (bytewise order only).
+// read's cached block comes with its hints, in *hints, which a block it
+// caches into room gets (bytewise order only); where the Reader keeps
+// block slots, it looks in the block's slot first and keeps there what
+// it finds or caches.
 func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints *restartHints) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
 	slot := r.slots.at(h.Offset)
