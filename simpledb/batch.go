@@ -30,14 +30,28 @@ func (d *DB) NewBatch() *Batch { return new(Batch) }
 
 // Put adds a write of value under key. The batch copies both.
 func (b *Batch) Put(key, value []byte) error {
-	if err := base.CheckKey(key); err != nil {
+	if err := checkSet(key, len(value)); err != nil {
 		return b.reject(err)
-	}
-	if len(value) > MaxValueSize {
-		return b.reject(errs.Errorf("%w: %d bytes", ErrValueTooLarge, len(value)))
 	}
 	b.init()
 	b.data = logformat.AppendOp(b.data, base.KindSet, key, value)
+	return b.addedSet(key, value)
+}
+
+// checkSet checks a write of valueLen bytes under key.
+func checkSet(key []byte, valueLen int) error {
+	if err := base.CheckKey(key); err != nil {
+		return err
+	}
+	if valueLen > MaxValueSize {
+		return errs.Errorf("%w: %d bytes", ErrValueTooLarge, valueLen)
+	}
+	return nil
+}
+
+// addedSet indexes a write of value under key, just appended, and counts
+// it.
+func (b *Batch) addedSet(key, value []byte) error {
 	if err := b.indexOp(base.KindSet, key, value); err != nil {
 		return b.reject(err)
 	}
@@ -51,14 +65,11 @@ func (b *Batch) Put(key, value []byte) error {
 // argument, and return the result, as append does; any other length
 // rejects the write with ErrValueLength and leaves the batch as it was.
 func (b *Batch) PutFunc(key []byte, valueLen int, appendValue func(dst []byte) []byte) error {
-	if err := base.CheckKey(key); err != nil {
+	if err := checkSet(key, valueLen); err != nil {
 		return b.reject(err)
 	}
 	if valueLen < 0 {
 		return b.reject(errs.Errorf("%w: %d bytes declared", ErrValueLength, valueLen))
-	}
-	if valueLen > MaxValueSize {
-		return b.reject(errs.Errorf("%w: %d bytes", ErrValueTooLarge, valueLen))
 	}
 	b.init()
 	start := len(b.data)
@@ -69,10 +80,7 @@ func (b *Batch) PutFunc(key []byte, valueLen int, appendValue func(dst []byte) [
 		b.data = b.data[:start]
 		return b.reject(errs.Errorf("%w: %d bytes appended, %d declared", ErrValueLength, n, valueLen))
 	}
-	if err := b.indexOp(base.KindSet, key, b.data[at:]); err != nil {
-		return b.reject(err)
-	}
-	return b.added(len(key) + valueLen)
+	return b.addedSet(key, b.data[at:])
 }
 
 // Merge adds a merge of operand into key's value (see DB.Merge). The batch

@@ -12,9 +12,6 @@ func Map(int) ([]byte, error) {
 // Unmap does nothing: Map maps nothing.
 func Unmap([]byte) {}
 
-// HugePage is the alignment of MapHuge's memory.
-const HugePage = 2 << 20
-
 // MapHuge fails, as Map does.
 func MapHuge(int) (mapping, aligned []byte, err error) {
 	return nil, nil, errors.New("offheap: no anonymous mappings on this system")

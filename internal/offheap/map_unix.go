@@ -28,10 +28,6 @@ func Unmap(b []byte) {
 	_ = syscall.Munmap(b[:cap(b)])
 }
 
-// HugePage is the alignment of MapHuge's memory: the size of an x86-64 or
-// arm64 huge page.
-const HugePage = 2 << 20
-
 // MapHuge maps size bytes more than Map(size) would, and returns that
 // mapping, for Unmap, and the size bytes of it that begin at a multiple
 // of HugePage, advised to be backed by huge pages where the system has
