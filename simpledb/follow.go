@@ -9,6 +9,7 @@ import (
 
 	"github.com/stratadb/strata/internal/errs"
 
+	"github.com/stratadb/strata/internal/logformat"
 	"github.com/stratadb/strata/internal/manifest"
 	"github.com/stratadb/strata/memstore"
 	"github.com/stratadb/strata/vfs"
@@ -16,10 +17,11 @@ import (
 
 // A follower (Options.Follow) reads the files of a database that another
 // Open may be writing, without its lock, as one moment of the writer's: it
-// marks the manifest, reads the version and the logs, and starts over if
-// the manifest moved in a way that voids the logs it read. An error counts
-// only if the manifest stood still and the next capture finds it again.
-// docs/7-followers.md has the reasoning and the measurements.
+// marks the manifest, reads the version and the logs, and starts over if a
+// log it read was recycled under the read, or the manifest moved in a way
+// that voids the logs it read. An error counts only if the manifest stood
+// still and the next capture finds it again. docs/7-followers.md has the
+// reasoning and the measurements.
 
 // followAttempts bounds the captures of one catch-up.
 const followAttempts = 50
@@ -31,6 +33,11 @@ const followConfirmPause = 20 * time.Millisecond
 // errManifestMoved: the manifest changed while a capture read what it
 // names; the capture is void.
 var errManifestMoved = errors.New("simpledb: the manifest changed during the catch-up")
+
+// errLogRecycled: the writer reused a log's file for a newer log while a
+// capture read it (see logWalk.live). The manifest has moved then: the
+// log's flush was recorded before its reuse.
+var errLogRecycled = errors.New("simpledb: the log was recycled under the read")
 
 // CatchUp brings a follower's view up to date: reads that start after it
 // returns see every write the database's files held when it began. It is
@@ -131,12 +138,13 @@ func (d *DB) capture() (*view, error) {
 		return nil, d.unlessMoved(mark, err)
 	}
 	c := &view{v: v, mem: d.opts.newMemstore(), lastSeq: state.LastSeq}
+	logs := logsToReplay(state, names)
 	err = checkLogsExist(d.dir, state, names)
 	if err == nil {
-		err = replayLogs(&d.opts, d.dir, logsToReplay(state, names), state, &c.lastSeq, c.mem)
+		err = replayLogs(&d.opts, d.dir, logs, state, &c.lastSeq, c.mem)
 	}
 	if err == nil {
-		err = d.checkLogsStill(mark, state)
+		err = d.checkLogsStill(mark, state, logs)
 	} else {
 		err = d.unlessMoved(mark, err)
 	}
@@ -156,9 +164,14 @@ func (d *DB) unlessMoved(mark manifestMark, err error) error {
 	return err
 }
 
-// checkLogsStill returns errManifestMoved if the manifest, since mark, made
-// one of the logs state needs obsolete, named another, or was replaced.
-func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
+// checkLogsStill returns errManifestMoved if the manifest, since mark, was
+// replaced, or named a log that the listing missed among the logs read
+// (their numbers, oldest first): a rotation the listing raced. A flush
+// that made logs read obsolete leaves them valid, since their walks
+// confirmed that no reuse wrote over them (logWalk.live); the tables of
+// the mark hold the rest. Logs of a format before their identity records
+// cannot tell a reuse, so there any edit that moves a log voids the read.
+func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State, read []uint64) error {
 	now, err := markManifest(d.fs, d.dir)
 	switch {
 	case err != nil || now.name != mark.name:
@@ -167,9 +180,23 @@ func (d *DB) checkLogsStill(mark manifestMark, state *manifest.State) error {
 		return nil
 	}
 	later, err := manifest.Replay(d.fs, filepath.Join(d.dir, now.name), d.opts.Comparator.Name)
-	if err != nil || later.LogNum != state.LogNum ||
-		!slices.Equal(slices.Sorted(maps.Keys(later.Logs)), slices.Sorted(maps.Keys(state.Logs))) {
+	if err != nil {
 		return errManifestMoved
+	}
+	named := slices.Sorted(maps.Keys(later.Logs))
+	if state.LogFormat < logformat.Identity {
+		if later.LogNum != state.LogNum || !slices.Equal(named, slices.Sorted(maps.Keys(state.Logs))) {
+			return errManifestMoved
+		}
+		return nil
+	}
+	if later.LogNum > 0 {
+		named = append(named, later.LogNum)
+	}
+	for _, num := range named {
+		if len(read) > 0 && num < read[len(read)-1] && !slices.Contains(read, num) {
+			return errManifestMoved
+		}
 	}
 	return nil
 }

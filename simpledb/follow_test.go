@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stratadb/strata/internal/filenames"
 	"github.com/stratadb/strata/internal/testseed"
+	"github.com/stratadb/strata/recordio"
 	"github.com/stratadb/strata/vfs"
+	"github.com/stratadb/strata/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -316,5 +319,124 @@ func TestFollowerCloseDuringCatchUp(t *testing.T) {
 		require.NoError(t, db.Put([]byte("moving"), []byte("on"), NoSync))
 		require.NoError(t, f.Close())
 		require.ErrorIs(t, <-caught, ErrClosed)
+	}
+}
+
+// followHook is an errorfs.Injector that fails nothing: it runs act before
+// each of the follower's operations that match, so that a test changes the
+// database at a chosen point of a catch-up.
+type followHook struct {
+	match func(op errorfs.Op, path string) bool
+	act   func()
+}
+
+func (h *followHook) MaybeError(op errorfs.Op, path string) error {
+	if h.match(op, path) {
+		h.act()
+	}
+	return nil
+}
+
+// A writer that flushes faster than a follower captures must not outpace
+// it: here every capture lists the directory just after a flush made the
+// log it is about to read obsolete. That log is still whole, and the view
+// of it and the tables of the mark is one moment. (Captures were once void
+// after any flush, and a follower of a writer flushing every 10 ms failed
+// with ErrOutpaced on a loaded machine.)
+func TestFollowerCatchUpBesideFlushes(t *testing.T) {
+	fsys := vfs.NewMem()
+	o := testOptions(fsys)
+	o.DisableAutoCompaction = true // no table a capture opens is deleted
+	db, err := Open("/db", o)
+	require.NoError(t, err)
+	defer db.Close()
+	next := 0
+	put := func() {
+		require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", next), []byte("value"), NoSync))
+		next++
+	}
+	for range 100 {
+		put()
+	}
+	var armed atomic.Bool
+	flushes := 0
+	hook := &followHook{
+		match: func(op errorfs.Op, _ string) bool { return op == errorfs.OpList && armed.Load() },
+		act: func() {
+			put()
+			require.NoError(t, db.Flush())
+			flushes++
+		},
+	}
+	f, err := Open("/db", followOptions(errorfs.Wrap(fsys, hook)))
+	require.NoError(t, err)
+	defer f.Close()
+	armed.Store(true)
+	for range 5 {
+		for range 100 {
+			put()
+		}
+		floor := next
+		require.NoError(t, f.CatchUp())
+		m, err := scanAll(f)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, len(m), floor, "the view lacks writes made before the catch-up")
+		for i := range len(m) {
+			require.Contains(t, m, fmt.Sprintf("key-%05d", i), "the view is not a prefix of the writes")
+		}
+	}
+	require.GreaterOrEqual(t, flushes, 5)
+}
+
+// A log a capture reads may be flushed and its file reused for a newer
+// log under the read: the walk then reads the newer log's records, ends
+// the log there, and would give a view without the rest of it. The walk
+// finds the file no longer begins with the log's identity, and the
+// capture starts over.
+func TestFollowerLogRecycledUnderRead(t *testing.T) {
+	fsys := vfs.NewMem()
+	o := testOptions(fsys)
+	o.MemstoreSize = 8 << 20 // the log holds all the writes below
+	o.DisableAutoCompaction = true
+	db, err := Open("/db", o)
+	require.NoError(t, err)
+	defer db.Close()
+	next := 0
+	put := func(n int) {
+		for range n {
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", next), make([]byte, 400), NoSync))
+			next++
+		}
+	}
+	// Three buffers' worth of records in the log, and a hook on the reads
+	// of the catch-up's walk: before its second read, the log is flushed,
+	// its file reused for a newer log, and that one filled past where the
+	// walk has read, and closed (which cuts the file to its length).
+	put(3 * recordio.DefaultBufferSize / 400)
+	floor := next
+	var reads atomic.Int64
+	recycled := false
+	hook := &followHook{
+		match: func(op errorfs.Op, path string) bool {
+			return op == errorfs.OpReadAt && strings.HasSuffix(path, ".log") && reads.Add(1) == 2
+		},
+		act: func() {
+			require.NoError(t, db.Flush()) // the log read is obsolete, its file kept for reuse
+			put(1)
+			require.NoError(t, db.Flush()) // the next log is in the file read
+			put(2 * recordio.DefaultBufferSize / 400)
+			require.NoError(t, db.Flush()) // which is closed
+			recycled = true
+		},
+	}
+	f, err := Open("/db", followOptions(errorfs.Wrap(fsys, hook)))
+	require.NoError(t, err)
+	defer f.Close()
+	require.True(t, recycled, "the hook did not run")
+	m, err := scanAll(f)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(m), floor, "the view lacks writes made before the follower opened")
+	for i := range len(m) {
+		require.Contains(t, m, fmt.Sprintf("key-%05d", i), "the view is not a prefix of the writes")
 	}
 }

@@ -50,6 +50,13 @@ type logWalk struct {
 	// apply is called with each op of each accepted batch, in order; nil
 	// only checks them.
 	apply func(seq uint64, kind base.Kind, key, value []byte) error
+	// live: another Open may be writing the database (a follower's
+	// replay), and may recycle the log under the walk. A walk that found
+	// the log's own identity confirms, once done, that the file still
+	// begins with it, and fails with errLogRecycled if not: the records it
+	// read after the reuse began were the newer log's, and a newer log's
+	// close may have cut the file short of this one's.
+	live bool
 }
 
 // logOutcome is what a walk found.
@@ -82,6 +89,16 @@ func (w *logWalk) run() (*logOutcome, error) {
 			cut = true
 			out.damage = append(out.damage, base.Corruptf(w.path, info.Size(), ErrCorruption, "the log ends here; the manifest recorded %d bytes", size))
 		}
+	}
+	var pin vfs.File // the file, for the identity check of a live walk
+	if w.live {
+		// Both opens find the same file: a log's name never names another.
+		f, err := w.fsys.Open(w.path)
+		if err != nil {
+			return nil, errs.Errorf("simpledb: %w", err)
+		}
+		defer f.Close()
+		pin = f
 	}
 	ropts := &recordio.ReaderOptions{FS: w.fsys, ZeroCopy: true, NoMmap: true}
 	r, err := recordio.Open(w.path, ropts)
@@ -193,8 +210,29 @@ func (w *logWalk) run() (*logOutcome, error) {
 	if len(pending) > 0 {
 		out.tail = pending[0]
 	}
+	if pin != nil && problem == nil && !startsWithIdentity(pin, w.num, id) {
+		return nil, errs.Errorf("simpledb: %w", errLogRecycled)
+	}
 	return out, nil
 }
+
+// startsWithIdentity reports whether f begins with log num's identity
+// record of id. A reuse of the file writes its new identity over the old
+// before any record, so a walk that began with the identity and still
+// finds it after reading read only the log's own bytes.
+func startsWithIdentity(f vfs.File, num, id uint64) bool {
+	r, err := recordio.NewReader(io.NewSectionReader(f, 0, identityReadSize), &recordio.ReaderOptions{BufferSize: identityReadSize})
+	if err != nil {
+		return false
+	}
+	rec, err := r.Next()
+	gotNum, gotID, ok := logformat.DecodeIdentity(rec)
+	return err == nil && ok && gotNum == num && gotID == id
+}
+
+// identityReadSize bounds the bytes read to find a log's file header and
+// identity record.
+const identityReadSize = 512
 
 // identity reads the log's first record, its identity, and checks it
 // against the file's number and the identity the manifest recorded. It

@@ -411,7 +411,7 @@ func replayLogs(o *Options, dir string, nums []uint64, state *manifest.State, la
 	for _, num := range nums {
 		path := filenames.LogPath(dir, num)
 		w := &logWalk{fsys: o.FS, path: path, num: num, info: state.Logs[num], named: state.Named(num),
-			format: state.LogFormat, lastSeq: lastSeq, apply: r.apply}
+			format: state.LogFormat, lastSeq: lastSeq, apply: r.apply, live: o.Follow}
 		out, err := w.run()
 		if err == nil {
 			err = r.flush()
