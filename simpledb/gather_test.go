@@ -27,7 +27,7 @@ func (s slowSync) MaybeError(op errorfs.Op, path string) error {
 // fsyncs run back to back and each serves the writers that came back
 // during the one before, about two fsyncs per round.
 func TestSyncGatherServesEveryReturningWriter(t *testing.T) {
-	const writers, rounds = 8, 20
+	const writers, rounds = 8, 40
 	for _, tc := range []struct {
 		name     string
 		wait     time.Duration
@@ -64,6 +64,7 @@ func TestSyncGatherServesEveryReturningWriter(t *testing.T) {
 			}
 			wg.Wait()
 			syncs := db.Stats().LogSyncs - before
+			t.Logf("%d writers × %d writes took %d fsyncs", writers, rounds, syncs)
 			require.GreaterOrEqual(t, syncs, tc.minSyncs)
 			require.LessOrEqual(t, syncs, tc.maxSyncs, "%d writers × %d writes took %d fsyncs", writers, rounds, syncs)
 			require.NoError(t, db.Close())
