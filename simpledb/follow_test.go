@@ -401,10 +401,11 @@ func TestFollowerLogRecycledUnderRead(t *testing.T) {
 	db, err := Open("/db", o)
 	require.NoError(t, err)
 	defer db.Close()
+	const valueSize = 4000
 	next := 0
 	put := func(n int) {
 		for range n {
-			require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", next), make([]byte, 400), NoSync))
+			require.NoError(t, db.Put(fmt.Appendf(nil, "key-%05d", next), make([]byte, valueSize), NoSync))
 			next++
 		}
 	}
@@ -412,7 +413,7 @@ func TestFollowerLogRecycledUnderRead(t *testing.T) {
 	// of the catch-up's walk: before its second read, the log is flushed,
 	// its file reused for a newer log, and that one filled past where the
 	// walk has read, and closed (which cuts the file to its length).
-	put(3 * recordio.DefaultBufferSize / 400)
+	put(3 * recordio.DefaultBufferSize / valueSize)
 	floor := next
 	var reads atomic.Int64
 	recycled := false
@@ -424,7 +425,7 @@ func TestFollowerLogRecycledUnderRead(t *testing.T) {
 			require.NoError(t, db.Flush()) // the log read is obsolete, its file kept for reuse
 			put(1)
 			require.NoError(t, db.Flush()) // the next log is in the file read
-			put(2 * recordio.DefaultBufferSize / 400)
+			put(2 * recordio.DefaultBufferSize / valueSize)
 			require.NoError(t, db.Flush()) // which is closed
 			recycled = true
 		},
