@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"slices"
+	"unsafe"
 )
 
 // restartHints let a search of a held index block, or of a cached data
@@ -189,9 +189,20 @@ const linearBound = 64
 // lie on, beyond the processor's caches, arrive together rather than one
 // after another.
 func lowerBound(keys []uint64, target uint64) int {
-	if len(keys) > linearBound {
-		i, _ := slices.BinarySearch(keys, target)
-		return i
+	if n := len(keys); n > linearBound {
+		// Halving without a branch on the comparison, which a search for
+		// a random key mispredicts every other step: a cached Get, whose
+		// index search runs here, took 5% less (docs/5-reads.md).
+		base := 0
+		for n > 1 {
+			half := n / 2
+			base += half & -b2i(keys[base+half] < target)
+			n -= half
+		}
+		if keys[base] < target {
+			base++
+		}
+		return base
 	}
 	i := 0
 	for _, k := range keys {
@@ -200,6 +211,11 @@ func lowerBound(keys []uint64, target uint64) int {
 		}
 	}
 	return i
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	return int(*(*uint8)(unsafe.Pointer(&b)))
 }
 
 // hintedRange returns the restart points between which the binary search
@@ -219,10 +235,10 @@ func (it *blockIter) hintedRange(key []byte) (lo, hi int) {
 	target := hintOf(key, n)
 	// Restart points before j have smaller numbers, so smaller keys; from
 	// k on, larger numbers, so larger keys.
-	j, _ := slices.BinarySearch(h.keys, target)
-	k := len(h.keys)
-	if target < math.MaxUint64 {
-		k, _ = slices.BinarySearch(h.keys, target+1)
+	j := lowerBound(h.keys, target)
+	k := j // past the numbers equal to the target, seldom more than one
+	for k < len(h.keys) && h.keys[k] == target {
+		k++
 	}
 	return max(j-1, 0), max(k-1, 0)
 }

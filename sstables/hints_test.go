@@ -3,6 +3,7 @@ package sstables
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -334,15 +335,20 @@ func TestEntryHintsRefused(t *testing.T) {
 
 func TestLowerBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{0, 1, 2, 31, linearBound, linearBound + 1, 500} {
+	for _, n := range []int{0, 1, 2, 31, linearBound, linearBound + 1, 100, 500, 1000} {
 		keys := make([]uint64, n)
 		for i := range keys {
 			keys[i] = rng.Uint64N(uint64(n) + 1) // repeats among them
+		}
+		if n > 0 {
+			keys[0] = math.MaxUint64
 		}
 		slices.Sort(keys)
 		for target := uint64(0); target <= uint64(n)+2; target++ {
 			want, _ := slices.BinarySearch(keys, target)
 			require.Equal(t, want, lowerBound(keys, target), "%d keys, target %d", n, target)
 		}
+		want, _ := slices.BinarySearch(keys, math.MaxUint64)
+		require.Equal(t, want, lowerBound(keys, math.MaxUint64), "%d keys, target MaxUint64", n)
 	}
 }
