@@ -1,41 +1,103 @@
 package sstables
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestNewBlockSlots(t *testing.T) {
+// The slots' numbers name the index entry a key's search lands on
+// wherever they can tell, and admit it where they cannot: keys past the
+// shared prefix of every length, keys between, before and after the
+// tables', and a key whose versions span blocks.
+func TestBlockSlotsEntry(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	spanning := make([]entry, 0, 400)
+	for i := range 400 { // one key's versions, over many blocks
+		spanning = append(spanning, entry{key: []byte("key-000500"), seq: uint64(1000 - i), kind: KindSet, value: make([]byte, 20)})
+	}
+	es := append(randomEntries(rng, 1000), spanning...)
+	slices.SortFunc(es, func(a, b entry) int { return compareInternal(bytes.Compare, a.key, a.seq, b.key, b.seq) })
+	es = slices.CompactFunc(es, func(a, b entry) bool { return bytes.Equal(a.key, b.key) && a.seq == b.seq })
 	tests := []struct {
-		name            string
-		dataEnd, blocks uint64
-		stride          uint64
-		slots           int
+		name string
+		es   []entry
 	}{
-		{"no blocks", 4096, 0, 0, 0},
-		{"no data", 0, 3, 0, 0},
-		{"one block", 4000, 1, 4000, 2},
-		{"blocks of 4 KiB", 100 * 4100, 100, 4100, 101},
-		{"more blocks than the data holds", 1000, 1 << 40, minSlotStride, 1000/minSlotStride + 1},
+		{"random keys, some long", randomEntries(rand.New(rand.NewPCG(11, 12)), 2000)},
+		{"a key spanning blocks", es},
+		{"one entry", []entry{{key: []byte("only"), seq: 1, kind: KindSet, value: []byte("v")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBlockSlots(tt.dataEnd, tt.blocks)
-			require.Equal(t, tt.stride, b.stride)
-			require.Len(t, b.slots, tt.slots)
-			require.Equal(t, 8*tt.slots, b.size())
-			if tt.slots == 0 {
-				require.Nil(t, b.at(0))
-				return
+			path := filepath.Join(t.TempDir(), "t.sst")
+			writeTable(t, path, &WriterOptions{BlockSize: 256}, tt.es)
+			r, err := Open(path, &ReaderOptions{Cache: NewCache(hintedCache)})
+			require.NoError(t, err)
+			defer r.Close()
+			require.Len(t, r.slots.keys, int(r.Metadata().DataBlocks))
+			require.Len(t, r.slots.slots, int(r.Metadata().DataBlocks))
+			var separators [][]byte
+			var it blockIter
+			it.over(&r.index)
+			for ok := it.first(); ok; ok = it.nextEntry() {
+				separators = append(separators, bytes.Clone(it.key))
 			}
-			require.Same(t, &b.slots[0], b.at(0))
-			require.Same(t, &b.slots[len(b.slots)-1], b.at(tt.dataEnd))
-			require.Nil(t, b.at(tt.dataEnd+tt.stride))
+			require.NoError(t, it.err)
+			targets := [][]byte{nil, {0}, []byte("a"), []byte("zzz"), bytes.Repeat([]byte{0xff}, 20)}
+			for _, e := range tt.es {
+				targets = append(targets, e.key, append(bytes.Clone(e.key), 0), e.key[:len(e.key)-1])
+			}
+			told := 0
+			for _, key := range targets {
+				i, ok := r.slots.entry(key)
+				if !ok {
+					continue
+				}
+				told++
+				// The first separator above key: none equals it, or the
+				// numbers could not have told.
+				want, _ := slices.BinarySearchFunc(separators, key, bytes.Compare)
+				require.Equal(t, want, i, "key %q", key)
+				if i < len(separators) {
+					require.Positive(t, bytes.Compare(separators[i], key), "key %q", key)
+				}
+			}
+			if len(separators) > 1 { // one separator is the whole prefix
+				require.Greater(t, told, len(targets)/2)
+			}
 		})
 	}
+	// A key whose versions span blocks has separators of one number: the
+	// numbers cannot tell its block.
+	path := filepath.Join(t.TempDir(), "spanning.sst")
+	writeTable(t, path, &WriterOptions{BlockSize: 256}, es)
+	r, err := Open(path, &ReaderOptions{Cache: NewCache(hintedCache)})
+	require.NoError(t, err)
+	defer r.Close()
+	_, ok := r.slots.entry([]byte("key-000500"))
+	require.False(t, ok)
+}
+
+// An index whose keys do not decode in order gets no slots: its search
+// meets the damage as it would have.
+func TestBlockSlotsRefused(t *testing.T) {
+	unordered := blockBuilder{restartInterval: 8}
+	for _, k := range []string{"key-1", "key-3", "key-2"} {
+		unordered.add([]byte(k), 1<<8|uint64(KindSet), nil)
+	}
+	var index blockIter
+	require.NoError(t, index.init(bytes.Compare, unordered.finish(), true))
+	b := newBlockSlots(&index)
+	require.Nil(t, b.slots)
+	require.Zero(t, b.size())
+	_, ok := b.entry([]byte("key-2"))
+	require.False(t, ok)
+	require.Nil(t, b.at(0))
 }
 
 // A Reader on a hinted cache reaches the data blocks it cached through
@@ -56,16 +118,22 @@ func TestReaderBlockSlots(t *testing.T) {
 		}
 		blocks := r.Metadata().DataBlocks
 		require.Greater(t, blocks, uint64(50))
-		require.Len(t, r.slots.slots, int(r.dataEnd/r.slots.stride)+1)
+		require.Len(t, r.slots.slots, int(blocks))
 		require.Equal(t, r.heldBytes(), cache.Stats().Reserved)
 
 		checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
-		// Most cached blocks have a slot of their own: those that share
-		// one are shorter than the mean.
+		// Every block the reads cached is in its slot, but those only
+		// keys the numbers cannot place read (a key equal to a
+		// separator, as the last key of a block often is here).
 		inSlots, cached := slotted(r), cache.Stats().Blocks
 		require.Greater(t, cached, int(blocks)/3)
 		require.LessOrEqual(t, inSlots, cached)
-		require.Greater(t, inSlots, cached*3/4)
+		require.Greater(t, inSlots, cached/2)
+		// The reads after them go through the slots to the cache, without
+		// the index.
+		hits := cache.Stats().Hits
+		checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
+		require.Greater(t, cache.Stats().Hits-hits, int64(inSlots))
 
 		// Evicted, the entries refuse their slots' pins; the reads that
 		// follow find the blocks missing, read them, and slot them again.
@@ -113,10 +181,9 @@ func TestCacheEvictionSecondChance(t *testing.T) {
 	}
 	// keys[0], the least recently used, is hit through a slot: it does
 	// not move, but the next eviction passes it over.
-	slots := newBlockSlots(1, 1)
-	slot := slots.at(0)
+	var slot atomic.Pointer[cacheEntry]
 	slot.Store(c.shards[0].entries[keys[0]])
-	e, ok := c.getSlot(keys[0], slot)
+	e, ok := c.getSlot(keys[0], &slot)
 	require.True(t, ok)
 	require.True(t, e.referenced.Load())
 	s := &c.shards[0]

@@ -237,11 +237,7 @@ func (c *Cache) get(k cacheKey) (*cacheEntry, bool) {
 // cached, without the shard's mutex, else gets k as get does and keeps the
 // entry found in the slot.
 func (c *Cache) getSlot(k cacheKey, slot *atomic.Pointer[cacheEntry]) (*cacheEntry, bool) {
-	if e := slot.Load(); e != nil && e.key == k && e.tryPin() {
-		if !e.referenced.Load() {
-			e.referenced.Store(true)
-		}
-		c.hits.Add(1)
+	if e := slot.Load(); e != nil && e.key == k && c.pinHit(e) {
 		return e, true
 	}
 	e, ok := c.get(k)
@@ -249,6 +245,29 @@ func (c *Cache) getSlot(k cacheKey, slot *atomic.Pointer[cacheEntry]) (*cacheEnt
 		slot.Store(e)
 	}
 	return e, ok
+}
+
+// pinSlot pins the entry slot holds, if it is one of table's blocks still
+// cached: the block of the slot's index entry, since only a read of that
+// block stores it there.
+func (c *Cache) pinSlot(table uint64, slot *atomic.Pointer[cacheEntry]) (*cacheEntry, bool) {
+	if e := slot.Load(); e != nil && e.key.table == table && c.pinHit(e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// pinHit pins e for a hit through a slot, unless it has left the cache,
+// marking it for eviction's second chance.
+func (c *Cache) pinHit(e *cacheEntry) bool {
+	if !e.tryPin() {
+		return false
+	}
+	if !e.referenced.Load() {
+		e.referenced.Store(true)
+	}
+	c.hits.Add(1)
+	return true
 }
 
 // tryPin pins e unless it has left the cache; a pin taken before the

@@ -222,7 +222,7 @@ func (it *Iterator) badKind() bool {
 
 // loadBlock reads the block the index iterator is at.
 func (it *Iterator) loadBlock() bool {
-	h, err := it.r.loadBlock(&it.index, &it.data, &it.buf, nil)
+	h, err := it.r.loadBlock(&it.index, &it.data, &it.buf, nil, nil)
 	it.h = h
 	if err != nil {
 		return it.stop(err, base.NoEdge)

@@ -245,8 +245,8 @@ func (r *Reader) loadIndex() error {
 	if r.bytewise {
 		r.index.buildHints()
 	}
-	if r.cache != nil && r.cache.hinted {
-		r.slots = newBlockSlots(r.dataEnd, r.meta.DataBlocks)
+	if r.bytewise && r.cache != nil && r.cache.hinted {
+		r.slots = newBlockSlots(&r.index)
 	}
 	return nil
 }
@@ -395,15 +395,29 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 	lk := r.newLookup()
 	defer r.done(lk)
 
-	if !lk.index.seekGE(key, seq) {
-		if lk.index.err != nil {
-			return 0, false, r.indexError(lk.index.err)
+	// The block slots name the index entry and, in its slot, the block
+	// cached, most of the time: then the index is not read.
+	var slot *atomic.Pointer[cacheEntry]
+	entry, known := r.slots.entry(key)
+	if known {
+		if slot = r.slots.at(entry); slot == nil {
+			return KindDelete, tomb > 0, nil // past the last block
 		}
-		return KindDelete, tomb > 0, nil
 	}
-	h, err := r.loadBlock(&lk.index, &lk.data, &lk.buf, &lk.pin)
+	h, found, err := r.slotBlock(slot, &lk.data, &lk.pin)
 	if err != nil {
 		return 0, false, err
+	}
+	if !found {
+		if !lk.index.seekGE(key, seq) {
+			if lk.index.err != nil {
+				return 0, false, r.indexError(lk.index.err)
+			}
+			return KindDelete, tomb > 0, nil
+		}
+		if h, err = r.loadBlock(&lk.index, &lk.data, &lk.buf, &lk.pin, slot); err != nil {
+			return 0, false, err
+		}
 	}
 	it := &lk.data
 	if !it.seekGE(key, seq) {
@@ -494,13 +508,13 @@ func (r *Reader) unmap() {
 
 // loadBlock points data at the block the index iterator is at and returns
 // its handle. scratch and pin are as for blockAt.
-func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheEntry) (BlockHandle, error) {
+func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheEntry, slot *atomic.Pointer[cacheEntry]) (BlockHandle, error) {
 	h, err := decodeHandle(index.value, r.dataEnd)
 	if err != nil {
 		return h, r.indexError(err)
 	}
 	var hints restartHints
-	block, err := r.blockAt(h, scratch, pin, &hints)
+	block, err := r.blockAt(h, scratch, pin, &hints, slot)
 	if err != nil {
 		return h, err
 	}
@@ -522,11 +536,10 @@ func (r *Reader) loadBlock(index, data *blockIter, scratch *[]byte, pin **cacheE
 // charged for memory it does not own, and hold it past Close. A point
 // read's cached block comes with its hints, in *hints, which a block it
 // caches into room gets (bytewise order only); where the Reader keeps
-// block slots, it looks in the block's slot first and keeps there what
-// it finds or caches.
-func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints *restartHints) ([]byte, error) {
+// block slots, it passes the block's slot, if known: blockAt keeps there
+// what it finds or caches.
+func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints *restartHints, slot *atomic.Pointer[cacheEntry]) ([]byte, error) {
 	key := cacheKey{table: r.id, offset: h.Offset}
-	slot := r.slots.at(h.Offset)
 	if r.cache != nil {
 		if pin != nil {
 			var e *cacheEntry
@@ -556,6 +569,25 @@ func (r *Reader) blockAt(h BlockHandle, scratch *[]byte, pin **cacheEntry, hints
 		}
 	}
 	return block, nil
+}
+
+// slotBlock points data at the block cached in slot, pinned in *pin, and
+// returns its handle (its offset: all errors need), if slot is not nil
+// and holds an entry still cached; found is false otherwise.
+func (r *Reader) slotBlock(slot *atomic.Pointer[cacheEntry], data *blockIter, pin **cacheEntry) (h BlockHandle, found bool, err error) {
+	if slot == nil {
+		return h, false, nil
+	}
+	e, ok := r.cache.pinSlot(r.id, slot)
+	if !ok {
+		return h, false, nil
+	}
+	*pin, h = e, BlockHandle{Offset: e.key.offset}
+	if err := data.init(r.cmp, e.block, false); err != nil {
+		return h, false, r.blockError(h, err)
+	}
+	data.hints = e.hints
+	return h, true, nil
 }
 
 // dataHints returns the hints of a data block about to be cached, entry
