@@ -72,7 +72,7 @@ func (c *tableCache) openBlob(info manifest.BlobFileInfo) (*blobFile, error) {
 func openBlobFile(path string, info manifest.BlobFileInfo, opts *sstables.ReaderOptions) (*sstables.BlobReader, error) {
 	r, err := sstables.OpenBlob(path, opts)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, base.Corruptf(path, 0, ErrCorruption, "a blob file the manifest names is missing")
+		return nil, errMissingFile(path, "a blob file")
 	}
 	if err != nil {
 		return nil, err

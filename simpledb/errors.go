@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stratadb/strata/internal/base"
+	"github.com/stratadb/strata/internal/errs"
 	"github.com/stratadb/strata/vfs"
 )
 
@@ -143,6 +144,26 @@ var (
 // errNoLog is the sync stage's failure when a rotation that failed left
 // the database without a log.
 var errNoLog = errors.New("simpledb: no log: a rotation failed")
+
+// missingFile is the damage of a file the manifest names that the
+// directory lacks. Open names the manifest beside it: the file may be
+// gone, or the manifest may have lost the edits that dropped it (cut at an
+// edit's end, or an older copy), and only the manifest tells which.
+type missingFile struct{ *base.CorruptionError }
+
+func (e missingFile) Unwrap() error { return e.CorruptionError }
+
+// errMissingFile returns the damage of the file at path, a what ("a log",
+// "a table", "a blob file") the manifest names, missing.
+func errMissingFile(path, what string) error {
+	return missingFile{base.Corruptf(path, 0, ErrCorruption, "%s the manifest names is missing", what)}
+}
+
+// errManifestNamesMissing is what Open and Verify add to the damage of
+// files the manifest at path names and the directory lacks.
+func errManifestNamesMissing(path string) error {
+	return errs.Errorf("%w: %s names files that are missing: they were deleted, or the manifest lost the edits that dropped them (cut at an edit's end, or an older copy)", ErrCorruption, path)
+}
 
 // errStaleRecord is the damage a record of another log is, in a recycled
 // log's file, where it ends the log's own records.

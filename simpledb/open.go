@@ -228,12 +228,12 @@ func (d *DB) recover() error {
 		return errs.Errorf("simpledb: list %s: %w", d.dir, err)
 	}
 	state := &manifest.State{NextFileNum: 1, LogFormat: logformat.Current}
+	var manifestName string
 	if slices.Contains(names, filenames.CurrentName) {
-		name, err := manifest.ReadCurrent(d.fs, d.dir)
-		if err != nil {
+		if manifestName, err = manifest.ReadCurrent(d.fs, d.dir); err != nil {
 			return errs.Errorf("simpledb: %w", err)
 		}
-		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, name), d.opts.Comparator.Name); err != nil {
+		if state, err = manifest.Replay(d.fs, filepath.Join(d.dir, manifestName), d.opts.Comparator.Name); err != nil {
 			return err
 		}
 		if err := d.opts.checkMerger(d.dir, state.Merger); err != nil {
@@ -246,9 +246,13 @@ func (d *DB) recover() error {
 	}
 	recovered := d.opts.newMemstore()
 	if err := d.prove(state, names, recovered); err != nil {
-		if state.Torn != nil {
+		var missing missingFile
+		switch {
+		case state.Torn != nil:
 			// What the dropped edit recorded was needed after all.
 			return errs.Errorf("%w; the manifest's last edit was dropped as torn: %w", err, state.Torn)
+		case errors.As(err, &missing):
+			return errs.Errorf("%w; %w", err, errManifestNamesMissing(manifestName))
 		}
 		return err
 	}
@@ -391,7 +395,7 @@ func checkLogsExist(dir string, state *manifest.State, names []string) error {
 	}
 	for _, num := range need {
 		if !present[num] {
-			return base.Corruptf(filenames.LogPath(dir, num), 0, ErrCorruption, "a log the manifest names is missing")
+			return errMissingFile(filenames.LogPath(dir, num), "a log")
 		}
 	}
 	return nil

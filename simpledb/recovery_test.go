@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -772,11 +773,21 @@ func requireIntactOrRefused(t *testing.T, dir string, acked model, damaged strin
 
 // A manifest whose tail is cut: before, Open dropped the last edit though
 // the log it made obsolete was gone, lost the second flush's keys and
-// deleted their table, the only copy of them.
+// deleted their table, the only copy of them. Cut at the end of an edit,
+// the manifest reads whole but names files gone since: the refusal names
+// it, not only the file missing (the damage matrix found one naming the
+// log alone).
 func TestManifestTailCut(t *testing.T) {
 	t.Parallel()
+	cuts := []string{}
 	for cut := 1; cut <= 10; cut++ {
-		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+		cuts = append(cuts, fmt.Sprint(cut))
+	}
+	for edits := 1; edits <= 4; edits++ {
+		cuts = append(cuts, fmt.Sprintf("last %d edits", edits))
+	}
+	for _, cut := range cuts {
+		t.Run(cut, func(t *testing.T) {
 			dir := t.TempDir()
 			db, err := Open(dir, &Options{Logger: quietLogger})
 			require.NoError(t, err)
@@ -791,9 +802,37 @@ func TestManifestTailCut(t *testing.T) {
 			require.Len(t, manifests, 1)
 			data, err := os.ReadFile(manifests[0])
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(manifests[0], data[:len(data)-cut], 0o644))
+			end := len(data)
+			if n, err := strconv.Atoi(cut); err == nil {
+				end -= n
+			} else {
+				var edits int
+				_, err := fmt.Sscanf(cut, "last %d edits", &edits)
+				require.NoError(t, err)
+				ends := recordEnds(t, manifests[0])
+				require.Greater(t, len(ends), edits)
+				end = int(ends[len(ends)-1-edits])
+			}
+			require.NoError(t, os.WriteFile(manifests[0], data[:end], 0o644))
 			requireIntactOrRefused(t, dir, acked, filepath.Base(manifests[0]))
 		})
+	}
+}
+
+// recordEnds returns where each record of the recordio file at path ends.
+func recordEnds(t *testing.T, path string) []int64 {
+	t.Helper()
+	r, err := recordio.Open(path, &recordio.ReaderOptions{NoMmap: true})
+	require.NoError(t, err)
+	defer r.Close()
+	var ends []int64
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return ends
+		} else {
+			require.NoError(t, err)
+		}
+		ends = append(ends, r.Offset()+r.Info().Size)
 	}
 }
 

@@ -129,7 +129,7 @@ func (c *tableCache) openReader(info manifest.TableInfo, loadOnRead bool) (*ssta
 	o.CacheID, o.LoadOnRead = info.Num, loadOnRead
 	r, err := sstables.Open(path, o)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing")
+		return nil, errMissingFile(path, "a table")
 	}
 	if errors.Is(err, ErrComparatorMismatch) {
 		return nil, errs.Errorf("simpledb: open table %d: %w", info.Num, err)

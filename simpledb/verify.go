@@ -110,9 +110,16 @@ type verifier struct {
 	progress func(int64)
 	lastSeq  uint64
 	tails    tornTails
+	missing  bool // a file the manifest names is missing
 }
 
 func (v *verifier) damage(err error) { v.report.Damage = append(v.report.Damage, err) }
+
+// missingFile reports the file at path, a what the manifest names, missing.
+func (v *verifier) missingFile(path, what string) {
+	v.damage(errMissingFile(path, what))
+	v.missing = true
+}
 
 // fileError reports what kept a file from being read (a directory where a
 // file should be, a permission, an I/O error) as damage, so that the files
@@ -208,7 +215,7 @@ func (v *verifier) run() error {
 	}
 	for _, num := range need {
 		if !present[num] {
-			v.damage(base.Corruptf(filenames.LogPath(v.dir, num), 0, ErrCorruption, "a log the manifest names is missing"))
+			v.missingFile(filenames.LogPath(v.dir, num), "a log")
 			present[num] = true
 		}
 	}
@@ -218,10 +225,13 @@ func (v *verifier) run() error {
 			return err
 		}
 	}
-	if state.Torn != nil && len(v.report.Damage) > 0 {
+	switch {
+	case state.Torn != nil && len(v.report.Damage) > 0:
 		// What the dropped edit recorded may be what is missing, as
 		// Open says too.
 		v.damage(errs.Errorf("the manifest's last edit was dropped as torn: %w", state.Torn))
+	case v.missing:
+		v.damage(errManifestNamesMissing(v.report.Manifest))
 	}
 	return nil
 }
@@ -277,7 +287,7 @@ func (v *verifier) table(info manifest.TableInfo, level int) error {
 	path := filenames.TablePath(v.dir, info.Num)
 	stat, err := v.opts.FS.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		v.damage(base.Corruptf(path, 0, ErrCorruption, "a table the manifest names is missing"))
+		v.missingFile(path, "a table")
 		return nil
 	}
 	if err != nil {
@@ -311,7 +321,7 @@ func (v *verifier) blob(info manifest.BlobFileInfo, recorded bool) *sstables.Blo
 	path := filenames.BlobPath(v.dir, info.Num)
 	stat, err := v.opts.FS.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		v.damage(base.Corruptf(path, 0, ErrCorruption, "a blob file the manifest names is missing"))
+		v.missingFile(path, "a blob file")
 		return nil
 	}
 	if err != nil {
