@@ -27,37 +27,22 @@ type blockSlots struct {
 
 // newBlockSlots returns the slots of the index index is over, checked
 // already; none for an index without entries, or one that does not decode
-// whole and in order (a search meets the damage as it would have).
+// whole and in order with its restart points on entries (a search meets
+// the damage as it would have).
 func newBlockSlots(index *blockIter) blockSlots {
 	var it blockIter
 	it.over(index)
-	if !it.first() {
+	defer func() { it.err = nil }()
+	first, count, ok := it.span()
+	if !ok {
 		return blockSlots{}
 	}
-	first := bytes.Clone(it.key)
-	count := 1
-	for it.nextEntry() {
-		count++
-	}
-	if it.err != nil {
-		return blockSlots{}
-	}
-	n := 0 // it.key is the last entry's
-	for n < min(len(first), len(it.key)) && first[n] == it.key[n] {
-		n++
-	}
+	n := sharedPrefix(first, it.key) // it.key is the last entry's
 	keys := make([]uint64, 0, count)
-	var prev []byte
-	var prevSeq uint64
-	for ok := it.first(); ok; ok = it.nextEntry() {
-		if !bytes.HasPrefix(it.key, first[:n]) ||
-			len(keys) > 0 && compareInternal(bytes.Compare, prev, prevSeq, it.key, it.seq()) >= 0 {
-			return blockSlots{}
-		}
-		keys = append(keys, hintOf(it.key, n))
-		prev, prevSeq = append(prev[:0], it.key...), it.seq()
-	}
-	if it.err != nil || len(keys) != count {
+	if !it.numberEntries(first[:n:n], func(number uint64) bool {
+		keys = append(keys, number)
+		return true
+	}) || len(keys) != count {
 		return blockSlots{}
 	}
 	return blockSlots{prefix: first[:n:n], keys: keys, slots: make([]atomic.Pointer[cacheEntry], count)}

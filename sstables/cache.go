@@ -26,9 +26,10 @@ import (
 // hints that spare its later searches the block's restart keys: a number
 // and an offset per entry where the block's keys are short, so that a
 // search decodes only the entry it wants, else a number per restart point;
-// each of its Readers keeps a slot per data block (8 bytes, charged with
-// the index) through which a point read pins a cached block without the
-// shard's lock, and eviction passes over a block hit that way once, in
+// each of its Readers keeps a slot per index entry, with the entry's
+// number (16 bytes, charged with the index), through which a point read
+// finds a cached block without the index and pins it without the shard's
+// lock, and eviction passes over a block hit that way once, in
 // place of moving it to the front. A point read pins the block it reads
 // until it returns, and an evicted block's memory is reused only once no
 // read pins it; an iterator copies a cached block into a buffer of its

@@ -77,12 +77,43 @@ func checkBlockDecoder(t *testing.T, data []byte, index bool, target []byte) {
 	}
 	hinted.buildHints()
 	checkHintedSeeks(t, &it, &hinted, target)
+	if index {
+		checkBlockSlots(t, &it, target)
+	}
 	// A cached data block of short keys is searched with entry hints,
 	// built only over a block that decodes whole and in order.
 	if index || hinted.init(bytes.Compare, data, index) != nil || !hinted.buildEntryHints() {
 		return
 	}
 	checkHintedSeeks(t, &it, &hinted, target)
+}
+
+// checkBlockSlots checks that the index entry a Reader's block slots name
+// for target, where their numbers can tell, is the one the index's own
+// search lands on, at any sequence number.
+func checkBlockSlots(t *testing.T, index *blockIter, target []byte) {
+	slots := newBlockSlots(index)
+	entry, known := slots.entry(target)
+	if !known {
+		return
+	}
+	for _, seq := range []uint64{base.MaxSeq, 1, 0} {
+		var it blockIter
+		it.over(index)
+		want := len(slots.keys) // past the last
+		if it.seekGE(target, seq) {
+			at := it.offset
+			want = 0
+			for ok := it.first(); ok && it.offset != at; ok = it.nextEntry() {
+				want++
+			}
+		} else if it.err != nil {
+			t.Fatalf("slots over an index whose search of %q fails: %v", target, it.err)
+		}
+		if want != entry {
+			t.Fatalf("slots name entry %d for %q@%d, the index's search entry %d", entry, target, seq, want)
+		}
+	}
 }
 
 // checkHintedSeeks checks that seeks of target in hinted land where the

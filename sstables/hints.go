@@ -51,24 +51,47 @@ func (it *blockIter) buildHints() {
 	if !ok {
 		return
 	}
-	n := 0
-	for n < min(len(first), len(last)) && first[n] == last[n] {
-		n++
-	}
+	n := sharedPrefix(first, last)
+	numbers := keyNumbers{prefix: first[:n:n]}
 	keys := make([]uint64, it.nrestarts)
-	var prev []byte
-	var prevSeq uint64
 	for i := range keys {
 		key, seq, ok := it.restartKey(i)
-		if !ok || !bytes.HasPrefix(key, first[:n]) {
+		if !ok {
 			return
 		}
-		if i > 0 && compareInternal(bytes.Compare, prev, prevSeq, key, seq) >= 0 {
+		if keys[i], ok = numbers.next(key, seq); !ok {
 			return // out of order: damaged, and the search will say so
 		}
-		keys[i], prev, prevSeq = hintOf(key, n), key, seq
 	}
-	it.hints = restartHints{prefix: first[:n:n], keys: keys}
+	it.hints = restartHints{prefix: numbers.prefix, keys: keys}
+}
+
+// sharedPrefix returns how many leading bytes a and b share.
+func sharedPrefix(a, b []byte) int {
+	n := 0
+	for n < min(len(a), len(b)) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// keyNumbers numbers the keys of a block in order past the prefix their
+// first and last share, as hints hold them (hintOf).
+type keyNumbers struct {
+	prefix  []byte
+	prev    []byte // the key numbered last, and its sequence number
+	prevSeq uint64
+}
+
+// next returns key's number, or false where key lacks the prefix or does
+// not sort after the key before (damage, which the block's own search
+// meets).
+func (k *keyNumbers) next(key []byte, seq uint64) (uint64, bool) {
+	if !bytes.HasPrefix(key, k.prefix) || k.prev != nil && compareInternal(bytes.Compare, k.prev, k.prevSeq, key, seq) >= 0 {
+		return 0, false
+	}
+	k.prev, k.prevSeq = append(k.prev[:0], key...), seq
+	return hintOf(key, len(k.prefix)), true
 }
 
 // buildEntryHints computes a data block's entry hints: a number per entry,
@@ -87,31 +110,52 @@ func (it *blockIter) buildHints() {
 func (it *blockIter) buildEntryHints() bool {
 	it.hints = restartHints{}
 	defer func() { it.err, it.valid = nil, false }()
-	if len(it.entries) > math.MaxUint16 || !it.first() {
+	if len(it.entries) > math.MaxUint16 {
 		return false
 	}
-	first := bytes.Clone(it.key)
-	count := 1
+	first, count, ok := it.span()
+	if !ok || count*entryHintSize > len(it.entries)/maxEntryHintsShare {
+		return false
+	}
+	n := sharedPrefix(first, it.key) // it.key is the last entry's
+	keys := make([]uint64, 0, count)
+	offs := make([]uint16, 0, count)
+	if !it.numberEntries(first[:n:n], func(number uint64) bool {
+		keys = append(keys, number)
+		offs = append(offs, uint16(it.offset))
+		return len(it.key) <= n+8
+	}) || len(keys) != count {
+		return false
+	}
+	it.hints = restartHints{prefix: first[:n:n], keys: keys, offs: offs}
+	return true
+}
+
+// span walks the block's entries and returns a copy of the first one's
+// key and their count, leaving it at the last; false if the block has
+// none or the walk meets damage.
+func (it *blockIter) span() (first []byte, count int, ok bool) {
+	if !it.first() {
+		return nil, 0, false
+	}
+	first, count = bytes.Clone(it.key), 1
 	for it.nextEntry() {
 		count++
 	}
-	if it.err != nil || count*entryHintSize > len(it.entries)/maxEntryHintsShare {
-		return false
-	}
-	n := 0 // it.key is the last entry's
-	for n < min(len(first), len(it.key)) && first[n] == it.key[n] {
-		n++
-	}
-	keys := make([]uint64, 0, count)
-	offs := make([]uint16, 0, count)
-	var prevBuf [64]byte
-	prev, prevSeq := prevBuf[:0], uint64(0)
+	return first, count, it.err == nil
+}
+
+// numberEntries walks the block's entries, in order, and calls each, at
+// each entry, with its number past prefix (keyNumbers). It reports false
+// where each does, or where the block does not decode whole and in order
+// with each restart point on an entry whose key it holds whole: a search
+// of it would meet damage that numbers would pass over.
+func (it *blockIter) numberEntries(prefix []byte, each func(number uint64) bool) bool {
+	numbers := keyNumbers{prefix: prefix}
 	restart := 0
 	for ok := it.first(); ok; ok = it.nextEntry() {
-		if len(it.key) > n+8 || !bytes.HasPrefix(it.key, first[:n]) {
-			return false
-		}
-		if len(keys) > 0 && compareInternal(bytes.Compare, prev, prevSeq, it.key, it.seq()) >= 0 {
+		number, ok := numbers.next(it.key, it.seq())
+		if !ok || !each(number) {
 			return false
 		}
 		if restart < it.nrestarts {
@@ -119,21 +163,15 @@ func (it *blockIter) buildEntryHints() bool {
 				restart++
 			}
 		}
-		keys = append(keys, hintOf(it.key, n))
-		offs = append(offs, uint16(it.offset))
-		prev, prevSeq = append(prev[:0], it.key...), it.seq()
 	}
-	if it.err != nil || len(keys) != count || restart != it.nrestarts {
+	if it.err != nil || restart != it.nrestarts {
 		return false
 	}
-	// Each restart point is on an entry, in order; its entry must also
-	// hold its key whole, as the block's own search reads it.
 	for i := range it.nrestarts {
 		if _, _, ok := it.restartKey(i); !ok {
 			return false
 		}
 	}
-	it.hints = restartHints{prefix: first[:n:n], keys: keys, offs: offs}
 	return true
 }
 
