@@ -37,6 +37,7 @@ type Reader struct {
 	bytewise bool       // the comparator is Bytewise: the index gets restart hints
 	index    blockIter  // over the index block, checked at load: lookups and iterators take it
 	slots    blockSlots // a point read's way to its cached data blocks, in a hinted cache; set with the index
+	slotGate slotGate   // whether point reads go through slots: while they mostly hit
 	indexOff int64      // the index block's offset, for errors
 	dataEnd  uint64     // where the data blocks end: at the filter, or the index
 	filter   *bloom.Filter
@@ -396,12 +397,15 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 	defer r.done(lk)
 
 	// The block slots name the index entry and, in its slot, the block
-	// cached, most of the time: then the index is not read.
+	// cached, most of the time: then the index is not read. They do while
+	// the reads mostly hit (slotGate).
 	var slot *atomic.Pointer[cacheEntry]
-	entry, known := r.slots.entry(key)
-	if known {
-		if slot = r.slots.at(entry); slot == nil {
-			return KindDelete, tomb > 0, nil // past the last block
+	if r.slotGate.open.Load() {
+		entry, known := r.slots.entry(key)
+		if known {
+			if slot = r.slots.at(entry); slot == nil {
+				return KindDelete, tomb > 0, nil // past the last block
+			}
 		}
 	}
 	h, found, err := r.slotBlock(slot, &lk.data, &lk.pin)
@@ -418,6 +422,9 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 		if h, err = r.loadBlock(&lk.index, &lk.data, &lk.buf, &lk.pin, slot); err != nil {
 			return 0, false, err
 		}
+	}
+	if r.slots.slots != nil && sampled(hash) {
+		r.slotGate.note(lk.pin != nil) // pinned: found cached
 	}
 	it := &lk.data
 	if !it.seekGE(key, seq) {
