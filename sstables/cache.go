@@ -15,7 +15,7 @@ import (
 // Point reads (Get, Has, Find) fill it; iterators use what it holds but do
 // not fill it, so that one scan does not evict everything the point reads
 // gathered. Once full, it takes a point read's block only if it refused
-// that block lately (see refusedBlocks). Blocks a memory-mapped table
+// that block twice lately (see refusedBlocks). Blocks a memory-mapped table
 // stores uncompressed are read in place and not cached.
 //
 // Blocks live outside the Go heap (see blockMemory), so a cache's memory
@@ -323,7 +323,7 @@ func (c *Cache) take(k cacheKey) (*cacheEntry, bool) {
 }
 
 // fill caches a copy of a block a point read missed, as put does, if the
-// shard has room for it or the block was refused lately (see
+// shard has room for it or the block was refused twice lately (see
 // refusedBlocks), and keeps the entry in slot, if the reader has one. A
 // block the shard has room for gets the hints that hints, if not nil,
 // builds, outside the shard's mutex; one it takes in place of another does
@@ -440,33 +440,43 @@ func (c *Cache) EvictTable(id uint64) {
 }
 
 // refusedBlocks remembers the blocks a full shard refused lately, about
-// as many as it holds. A block displaces the least recently used one only
-// when it misses again while remembered: a block read once in a long while
-// (most of them, when the data is much larger than the cache) costs a
-// look here rather than a copy into the cache and an eviction, and does
-// not evict a block read often. This is the admission of 2Q (Johnson and
-// Shasha, 1994), with its FIFO of ids replaced by a direct-mapped table of
-// key fingerprints: a refused key forgets the one whose slot it takes, and
-// a miss costs one probe of an array rather than three operations on a
-// map (docs/10-memory.md, "Admission").
+// as many as it holds, and whether it refused each once or twice. A block
+// displaces the least recently used one only when it misses a third time
+// while remembered: a block read once or twice in a long while (most of
+// them, when the data is much larger than the cache) costs a look here
+// rather than a copy into the cache and an eviction, and does not evict a
+// block read often. This is the admission of 2Q (Johnson and Shasha,
+// 1994), with its FIFO of ids replaced by a direct-mapped table of key
+// fingerprints: a refused key forgets the one whose slot it takes, and a
+// miss costs one probe of an array rather than three operations on a map
+// (docs/10-memory.md, "Admission"). 2Q admits at the second miss, which
+// under uniform reads at the default budget copied a block at one miss in
+// seven, for nothing; the third miss copies one in forty, while a block
+// read often comes back at once.
 type refusedBlocks struct {
-	slots []uint64 // a key's fingerprint at its slot, 0 in an empty one
+	slots []uint64 // a key's fingerprint at its slot (see admit), 0 in an empty one
 }
 
-// admit reports whether k was refused lately, forgetting it if so, and
-// otherwise remembers it in place of whichever key held its slot. The
-// table grows to at least max(blocks, minRefused) slots.
+// admit reports whether k was refused twice lately, forgetting it if so,
+// and otherwise remembers one refusal more, in place of whichever key held
+// its slot: a slot holds a key's fingerprint, whose low bit is always set,
+// with that bit cleared after one refusal. The table grows to at least
+// max(blocks, minRefused) slots.
 func (r *refusedBlocks) admit(k cacheKey, blocks int) bool {
 	if want := max(blocks, minRefused); len(r.slots) < want {
 		r.slots = make([]uint64, 1<<bits.Len(uint(want-1)))
 	}
 	fp := fingerprint(k)
 	slot := &r.slots[r.slotOf(fp)]
-	if *slot == fp {
+	switch *slot {
+	case fp:
 		*slot = 0
 		return true
+	case fp &^ 1:
+		*slot = fp
+		return false
 	}
-	*slot = fp
+	*slot = fp &^ 1
 	return false
 }
 

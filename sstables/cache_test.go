@@ -53,9 +53,9 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	require.False(t, ok)
 }
 
-// A full shard caches a point read's block only when it misses again while
-// the shard remembers refusing it, and remembers a bounded number of keys:
-// one a slot.
+// A full shard caches a point read's block only when it misses a third
+// time while the shard remembers refusing it twice, and remembers a bounded
+// number of keys: one a slot.
 func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	c := NewCache(cacheShards * chunkCharge(100) * 3) // three 100-byte blocks a shard
 	block := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100) }
@@ -93,8 +93,10 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	}{
 		{"a first miss when full is refused", 3, []int{0, 1, 2}},
 		{"another", 4, []int{0, 1, 2}},
-		{"a second miss is cached, evicting the least recently used", 3, []int{1, 2, 3}},
-		{"so is the other's", 4, []int{2, 3, 4}},
+		{"a second miss is refused too", 3, []int{0, 1, 2}},
+		{"a third is cached, evicting the least recently used", 3, []int{1, 2, 3}},
+		{"the other's second is refused", 4, []int{1, 2, 3}},
+		{"and its third cached", 4, []int{2, 3, 4}},
 		{"and only once: a first miss again", 0, []int{2, 3, 4}},
 	}
 	for _, tt := range tests {
@@ -124,10 +126,12 @@ func TestCacheAdmitsBlocksRefusedLately(t *testing.T) {
 	target.mu.Unlock()
 	require.NotZero(t, b, "no two keys share a slot")
 	c.fill(a, block(5), nil, nil)
+	c.fill(a, block(5), nil, nil) // refused twice
 	c.fill(b, block(6), nil, nil) // refused: takes a's slot
-	c.fill(a, block(5), nil, nil) // forgotten: refused once more, taking the slot back
+	c.fill(a, block(5), nil, nil) // forgotten: refused once, taking the slot back
+	c.fill(a, block(5), nil, nil) // refused twice
 	require.False(t, cached(a))
-	c.fill(a, block(5), nil, nil) // remembered: cached
+	c.fill(a, block(5), nil, nil) // remembered twice: cached
 	require.True(t, cached(a))
 	require.False(t, cached(b))
 }

@@ -158,8 +158,8 @@
 // memstores), so that one capacity bounds them all: the cache keeps for
 // blocks what the charges leave. Cached blocks live outside the Go heap. A
 // full cache takes a point read's block only if it refused the same block
-// lately, so that a block read once in a long while evicts none read often
-// (docs/10-memory.md).
+// twice lately, so that a block read once or twice in a long while evicts
+// none read often (docs/10-memory.md).
 //
 // # Memory
 //
