@@ -55,7 +55,10 @@ type Cache struct {
 	shards [cacheShards]cacheShard
 	// hinted: the cache keeps data blocks' restart hints (see
 	// hintedCache).
-	hinted   bool
+	hinted bool
+	// slotGate lets point reads take their Readers' block slots while
+	// they mostly hit.
+	slotGate slotGate
 	hits     atomic.Int64
 	misses   atomic.Int64
 	capacity int64
@@ -135,6 +138,7 @@ type cacheShard struct {
 // what is charged to it.
 func NewCache(capacity int64) *Cache {
 	c := &Cache{capacity: capacity, hinted: capacity >= hintedCache}
+	c.slotGate.open.Store(true)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.capacity = max(capacity, 0) / cacheShards

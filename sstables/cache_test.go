@@ -227,9 +227,10 @@ func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 	// Meanwhile a table's blocks are dropped now and then, and a charge
 	// comes and goes, evicting at once: a hinted cache's readers pin
 	// through their Readers' slots entries that leave the cache under
-	// them, and eviction passes over the entries those pins marked. Their
-	// gates, which the reads' misses close, are opened again and again,
-	// so that reads take the slots' way and the index's side by side.
+	// them, and eviction passes over the entries those pins marked. The
+	// cache's slot gate, which the reads' misses close, is opened again
+	// and again, so that reads take the slots' way and the index's side by
+	// side.
 	done := make(chan struct{})
 	var churn sync.WaitGroup
 	churn.Go(func() {
@@ -243,7 +244,7 @@ func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 				cache.EvictTable(readers[i/8%len(readers)].id)
 			}
 			if hinted && i%4 == 0 {
-				readers[i/4%len(readers)].slotGate.open.Store(true)
+				cache.slotGate.open.Store(true)
 			}
 			cache.Reserve(8 << 10)
 			cache.Reserve(-8 << 10)

@@ -37,7 +37,6 @@ type Reader struct {
 	bytewise bool       // the comparator is Bytewise: the index gets restart hints
 	index    blockIter  // over the index block, checked at load: lookups and iterators take it
 	slots    blockSlots // a point read's way to its cached data blocks, in a hinted cache; set with the index
-	slotGate slotGate   // whether point reads go through slots: while they mostly hit
 	indexOff int64      // the index block's offset, for errors
 	dataEnd  uint64     // where the data blocks end: at the filter, or the index
 	filter   *bloom.Filter
@@ -398,9 +397,9 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 
 	// The block slots name the index entry and, in its slot, the block
 	// cached, most of the time: then the index is not read. They do while
-	// the reads mostly hit (slotGate).
+	// the cache's point reads mostly hit (slotGate).
 	var slot *atomic.Pointer[cacheEntry]
-	if r.slotGate.open.Load() {
+	if r.slots.slots != nil && r.cache.slotGate.open.Load() {
 		entry, known := r.slots.entry(key)
 		if known {
 			if slot = r.slots.at(entry); slot == nil {
@@ -424,7 +423,7 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 		}
 	}
 	if r.slots.slots != nil && sampled(hash) {
-		r.slotGate.note(lk.pin != nil) // pinned: found cached
+		r.cache.slotGate.note(lk.pin != nil) // pinned: found cached
 	}
 	it := &lk.data
 	if !it.seekGE(key, seq) {

@@ -2,12 +2,12 @@ package sstables
 
 import "sync/atomic"
 
-// slotGate opens a Reader's block slots to its point reads only while
-// those reads mostly find their data blocks cached. A read through the
-// slots first finds its index entry by the numbers and loads the slot and
-// the entry it holds: two or three cache misses, which a hit repays by
-// skipping the index's search and the shard's mutex, map and list, but a
-// miss pays on top of them. Over 10M keys with a 256 MiB cache, where
+// slotGate opens the Readers' block slots to a cache's point reads only
+// while those reads mostly find their data blocks cached. A read through
+// the slots first finds its index entry by the numbers and loads the slot
+// and the entry it holds: two or three cache misses, which a hit repays
+// by skipping the index's search and the shard's mutex, map and list, but
+// a miss pays on top of them. Over 10M keys with a 256 MiB cache, where
 // about a quarter of the reads hit, reads through the slots ran 12-19%
 // slower than without them (docs/5-reads.md, "The slots only while reads
 // hit").
@@ -16,7 +16,11 @@ import "sync/atomic"
 // of gateSample; every key of a table without a filter) notes whether
 // each found its block cached, by the slots or the cache's map; each
 // window of gateWindow notes sets the gate for the reads after it. The
-// gate costs a read an atomic load, and a sampled read an atomic add.
+// gate is the cache's, not each Reader's: a table gets too few reads for
+// a window of its own where tables are many (160 at 10M keys, 1M reads
+// of which gave each about 6K), and whether reads hit is the cache's
+// size against the data's. It starts open, as a cache starts with room.
+// The gate costs a read an atomic load, and a sampled read an atomic add.
 type slotGate struct {
 	open atomic.Bool
 	// notes counts the window's sampled reads in its low half and their

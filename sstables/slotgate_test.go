@@ -60,9 +60,9 @@ func TestSlotGateConcurrentNotes(t *testing.T) {
 	require.Equal(t, 2*readers*each%gateWindow, int(uint32(notes)))
 }
 
-// A Reader's point reads go through its slots once they mostly find their
-// blocks cached, and stop when they mostly miss; closed, the gate keeps
-// the reads away from the slots.
+// A cache's point reads go through their Readers' slots while they mostly
+// find their blocks cached, as they do from the start, and stop when they
+// mostly miss; closed, the gate keeps the reads away from the slots.
 func TestReaderSlotGate(t *testing.T) {
 	es := randomEntries(rand.New(rand.NewPCG(3, 4)), 3000)
 	path := filepath.Join(t.TempDir(), "t.sst")
@@ -91,27 +91,26 @@ func TestReaderSlotGate(t *testing.T) {
 		}
 	}
 
-	// Closed, as a Reader starts: the reads cache their blocks and slot
-	// none.
-	require.False(t, r.slotGate.open.Load())
-	read(gateWindow-1, false)
-	require.False(t, r.slotGate.open.Load())
-	require.Zero(t, slotted(r))
-	require.Greater(t, cache.Stats().Blocks, 10)
-
-	// The first window held the first reads' misses; the next, all hits,
-	// opens the gate, and the reads slot the blocks they find (but those
-	// only keys the numbers cannot place read: TestReaderBlockSlots).
-	read(gateWindow+1, false)
-	require.True(t, r.slotGate.open.Load())
+	// Open from the start: the reads slot the blocks they cache (but
+	// those only keys the numbers cannot place read: TestReaderBlockSlots).
+	require.True(t, cache.slotGate.open.Load())
 	read(len(keys), false)
 	require.Greater(t, slotted(r), cache.Stats().Blocks/2)
 
 	// Every read misses once the table's blocks go before each: a window
-	// closes the gate.
-	read(gateWindow, true)
-	require.False(t, r.slotGate.open.Load())
+	// of them closes the gate. Closed, the reads cache their blocks and
+	// slot none.
+	read(2*gateWindow, true)
+	require.False(t, cache.slotGate.open.Load())
 	cache.EvictTable(r.id)
 	read(len(keys), false)
 	require.Zero(t, slotted(r))
+	require.Greater(t, cache.Stats().Blocks, 10)
+
+	// The window that held those reads' first misses closes it again;
+	// the next, all hits, opens it.
+	read(2*gateWindow, false)
+	require.True(t, cache.slotGate.open.Load())
+	read(len(keys), false)
+	require.Greater(t, slotted(r), cache.Stats().Blocks/2)
 }
