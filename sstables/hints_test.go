@@ -14,18 +14,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexBlockOf builds an index block of keys, sorted, each with a few
-// sequence numbers.
-func indexBlockOf(keys []string, restartInterval int) []byte {
+// sortedBlockOf builds a block of keys, sorted and without repeats, each
+// at the sequence numbers seqs, newest first: entry gives the trailer and
+// value of the i-th key at seq.
+func sortedBlockOf(keys []string, restartInterval int, seqs []uint64, entry func(i int, key string, seq uint64) (trailer uint64, value []byte)) []byte {
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	b := blockBuilder{restartInterval: restartInterval}
 	for i, k := range keys {
-		for _, seq := range []uint64{base.MaxSeq, 7, 3} {
-			b.add([]byte(k), indexTrailer(seq), BlockHandle{Offset: uint64(i), Length: 1}.append(nil))
+		for _, seq := range seqs {
+			trailer, value := entry(i, k, seq)
+			b.add([]byte(k), trailer, value)
 		}
 	}
 	return b.finish()
+}
+
+// indexBlockOf builds an index block of keys, sorted, each with a few
+// sequence numbers.
+func indexBlockOf(keys []string, restartInterval int) []byte {
+	return sortedBlockOf(keys, restartInterval, []uint64{base.MaxSeq, 7, 3}, func(i int, _ string, seq uint64) (uint64, []byte) {
+		return indexTrailer(seq), BlockHandle{Offset: uint64(i), Length: 1}.append(nil)
+	})
 }
 
 // requireSameSeek checks that the hints narrow the search to the restart
@@ -237,15 +247,9 @@ func TestReaderIndexHints(t *testing.T) {
 
 // dataBlockOf builds a data block of keys, sorted, each in a few versions.
 func dataBlockOf(keys []string, restartInterval int) []byte {
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	b := blockBuilder{restartInterval: restartInterval}
-	for _, k := range keys {
-		for _, seq := range []uint64{9, 7, 3} {
-			b.add([]byte(k), seq<<8|uint64(KindSet), fmt.Appendf(nil, "%s@%d%s", k, seq, strings.Repeat(".", 40)))
-		}
-	}
-	return b.finish()
+	return sortedBlockOf(keys, restartInterval, []uint64{9, 7, 3}, func(_ int, k string, seq uint64) (uint64, []byte) {
+		return seq<<8 | uint64(KindSet), fmt.Appendf(nil, "%s@%d%s", k, seq, strings.Repeat(".", 40))
+	})
 }
 
 // requireSameEntrySeek checks that a data block's entry hints land each
