@@ -16,7 +16,7 @@ import (
 // Get of cached data"). A slot is only a hint: an entry that has left the
 // cache refuses the pin (tryPin), and the read then searches the index and
 // asks the cache as before. Reads take the slots only while they mostly
-// hit (slotGate), since a miss pays for them on top.
+// hit (readGate), since a miss pays for them on top.
 type blockSlots struct {
 	// prefix is what the index keys share, and keys the number of each
 	// index entry's key past it (hintOf), in order: the entry of a key

@@ -121,10 +121,10 @@ func TestReaderBlockSlots(t *testing.T) {
 		require.Len(t, r.slots.slots, int(blocks))
 		require.Equal(t, r.heldBytes(), cache.Stats().Reserved)
 
-		// The cache's gate starts open (TestReaderSlotGate), so the reads
+		// The cache's gate starts open (TestReaderReadGate), so the reads
 		// go through the slots from the first. They note fewer reads than
 		// a window, so it stays open.
-		require.True(t, cache.slotGate.open.Load())
+		require.True(t, cache.gate.slots.Load())
 		checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
 		// Every block the reads cached is in its slot, but those only
 		// keys the numbers cannot place read (a key equal to a
@@ -151,7 +151,7 @@ func TestReaderBlockSlots(t *testing.T) {
 		checkPointReads(t, r, es, rand.New(rand.NewPCG(5, 6)))
 		require.GreaterOrEqual(t, cache.Stats().Misses-misses, int64(inSlots))
 		require.Equal(t, inSlots, slotted(r))
-		require.True(t, cache.slotGate.open.Load())
+		require.True(t, cache.gate.slots.Load())
 		require.NoError(t, r.Close())
 		require.Zero(t, cache.Stats().Reserved)
 	}

@@ -56,9 +56,10 @@ type Cache struct {
 	// hinted: the cache keeps data blocks' restart hints (see
 	// hintedCache).
 	hinted bool
-	// slotGate lets point reads take their Readers' block slots while
-	// they mostly hit.
-	slotGate slotGate
+	// gate lets point reads take their Readers' block slots while they
+	// mostly hit, and fills build hints and map huge pages while the
+	// blocks reads return to would mostly hit once the cache is full.
+	gate     readGate
 	hits     atomic.Int64
 	misses   atomic.Int64
 	capacity int64
@@ -72,10 +73,10 @@ type Cache struct {
 const cacheShards = 16
 
 // hintedCache is the capacity from which a cache keeps the hints of the
-// data blocks point reads fill it with (cacheEntry.hints): one that large
-// holds most of what is read, and a block it fills is hit again and
-// again, each hit searched by them (docs/5-reads.md, "A Get of cached
-// data").
+// data blocks point reads fill it with (cacheEntry.hints), while its gate
+// predicts that it will hold most of what is read (readGate.fits): a
+// block it fills is then hit again and again, each hit searched by them
+// (docs/5-reads.md, "A Get of cached data").
 // A smaller cache fills at most reads, and building hints at each fill
 // (as fills did then, taken into room or not) made the default budget's
 // random reads 5-10% slower.
@@ -138,14 +139,15 @@ type cacheShard struct {
 // what is charged to it.
 func NewCache(capacity int64) *Cache {
 	c := &Cache{capacity: capacity, hinted: capacity >= hintedCache}
-	c.slotGate.open.Store(true)
+	c.gate.slots.Store(true)
+	c.gate.fits.Store(true)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.capacity = max(capacity, 0) / cacheShards
 		s.entries = make(map[cacheKey]*cacheEntry)
 		s.tables = make(map[uint64]*cacheEntry)
 		s.lru.prev, s.lru.next = &s.lru, &s.lru
-		s.mem = newBlockMemory(s.capacity)
+		s.mem = newBlockMemory(s.capacity, &c.gate.fits)
 	}
 	mems := make([]*blockMemory, cacheShards)
 	for i := range c.shards {
@@ -208,6 +210,27 @@ func (c *Cache) Stats() CacheStats {
 		s.mu.Unlock()
 	}
 	return st
+}
+
+// noteRead records whether a sampled point read found its block cached
+// (see readGate), and at a window's end sets the gate.
+func (c *Cache) noteRead(hit bool) {
+	if hits, ended := c.gate.note(hit); ended {
+		c.decideGate(hits)
+	}
+}
+
+// decideGate sets the gate from a window of hits and the bytes cached.
+func (c *Cache) decideGate(hits int) {
+	var cached, capacity int64
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		cached += s.used
+		capacity += s.capacity
+		s.mu.Unlock()
+	}
+	c.gate.decide(hits, cached, capacity)
 }
 
 // shard picks a key's shard from the top bits of a multiplicative hash, so
@@ -344,7 +367,7 @@ func (c *Cache) fill(k cacheKey, block []byte, hints func() restartHints, slot *
 		return
 	}
 	var h restartHints
-	if room && hints != nil {
+	if room && hints != nil && c.gate.fits.Load() {
 		h = hints()
 	}
 	s.mu.Lock()

@@ -1,6 +1,8 @@
 package sstables
 
 import (
+	"sync/atomic"
+
 	"github.com/stratadb/strata/internal/offheap"
 )
 
@@ -37,16 +39,20 @@ const (
 // for the next block of its size. The mappings are returned when the cache
 // is unreachable. The shard's mutex guards it.
 type blockMemory struct {
-	huge    bool             // regions of hugeRegion, else blockRegion
+	// huge: regions of hugeRegion while fits holds (the cache's
+	// readGate), else of blockRegion.
+	huge    bool
+	fits    *atomic.Bool
 	free    map[int][][]byte // chunks by size
 	bump    []byte           // the uncarved end of the last region
 	regions [][]byte         // the mappings, for unmap
 	mapped  int64
 }
 
-// newBlockMemory returns the memory of a shard of capacity bytes.
-func newBlockMemory(capacity int64) *blockMemory {
-	return &blockMemory{huge: capacity >= hugeShard}
+// newBlockMemory returns the memory of a shard of capacity bytes, which
+// maps huge pages while fits holds.
+func newBlockMemory(capacity int64, fits *atomic.Bool) *blockMemory {
+	return &blockMemory{huge: capacity >= hugeShard, fits: fits}
 }
 
 // alloc returns a chunk for n bytes, sliced to n, or nil where the block
@@ -84,7 +90,7 @@ func (m *blockMemory) alloc(n int, limit int64) []byte {
 
 // mapRegion maps another region: the mapping, and the region in it.
 func (m *blockMemory) mapRegion() (mapping, region []byte, err error) {
-	if m.huge {
+	if m.huge && m.fits.Load() {
 		return offheap.MapHuge(hugeRegion)
 	}
 	r, err := offheap.Map(blockRegion)

@@ -397,9 +397,9 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 
 	// The block slots name the index entry and, in its slot, the block
 	// cached, most of the time: then the index is not read. They do while
-	// the cache's point reads mostly hit (slotGate).
+	// the cache's point reads mostly hit (readGate).
 	var slot *atomic.Pointer[cacheEntry]
-	if r.slots.slots != nil && r.cache.slotGate.open.Load() {
+	if r.slots.slots != nil && r.cache.gate.slots.Load() {
 		entry, known := r.slots.entry(key)
 		if known {
 			if slot = r.slots.at(entry); slot == nil {
@@ -423,7 +423,7 @@ func (r *Reader) find(key []byte, hash KeyHash, seq uint64, use func([]byte)) (K
 		}
 	}
 	if r.slots.slots != nil && sampled(hash) {
-		r.cache.slotGate.note(lk.pin != nil) // pinned: found cached
+		r.cache.noteRead(lk.pin != nil) // pinned: found cached
 	}
 	it := &lk.data
 	if !it.seekGE(key, seq) {
