@@ -59,7 +59,10 @@ type Cache struct {
 	// gate lets point reads take their Readers' block slots while they
 	// mostly hit, and fills build hints and map huge pages while the
 	// blocks reads return to would mostly hit once the cache is full.
-	gate     readGate
+	// The gate and each shard's blockMemory are apart from the Cache, which
+	// the memory's cleanup (see NewCache) must not reach: the memory reads
+	// the gate's fits.
+	gate     *readGate
 	hits     atomic.Int64
 	misses   atomic.Int64
 	capacity int64
@@ -139,8 +142,7 @@ type cacheShard struct {
 // what is charged to it.
 func NewCache(capacity int64) *Cache {
 	c := &Cache{capacity: capacity, hinted: capacity >= hintedCache}
-	c.gate.slots.Store(true)
-	c.gate.fits.Store(true)
+	c.gate = newReadGate()
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.capacity = max(capacity, 0) / cacheShards

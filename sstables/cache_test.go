@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stratadb/strata/vfs"
 	"github.com/stretchr/testify/require"
@@ -556,4 +557,21 @@ func TestOpenRejectsCacheIDWithTopBit(t *testing.T) {
 	writeTable(t, path, nil, randomEntries(rand.New(rand.NewPCG(14, 14)), 10))
 	_, err := Open(path, &ReaderOptions{Cache: NewCache(1 << 20), CacheID: 1 << 63})
 	require.ErrorIs(t, err, ErrBadCacheID)
+}
+
+// A cache no one holds is collected, and with it go its blocks' mappings
+// (NewCache's cleanup): nothing its memory keeps, the gate included,
+// reaches back to it.
+func TestCacheCollectedOnceDropped(t *testing.T) {
+	for _, capacity := range []int64{1 << 20, hintedCache} {
+		c := NewCache(capacity)
+		c.put(cacheKey{table: 1}, make([]byte, 4<<10))
+		require.Equal(t, 1, c.Stats().Blocks)
+		collected := weak.Make(c)
+		c = nil
+		for i := 0; i < 5 && collected.Value() != nil; i++ {
+			runtime.GC()
+		}
+		require.Nil(t, collected.Value(), "a cache of %d bytes still reachable", capacity)
+	}
 }

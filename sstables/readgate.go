@@ -45,6 +45,14 @@ type readGate struct {
 	cached atomic.Int64
 }
 
+// newReadGate returns a gate open to the slots and to what fills build.
+func newReadGate() *readGate {
+	g := new(readGate)
+	g.slots.Store(true)
+	g.fits.Store(true)
+	return g
+}
+
 const (
 	gateSample = 16
 	gateWindow = 512
