@@ -232,7 +232,7 @@ func testCacheSharedAcrossTables(t *testing.T, hinted bool) {
 	// comes and goes, evicting at once: a hinted cache's readers pin
 	// through their Readers' slots entries that leave the cache under
 	// them, and eviction passes over the entries those pins marked. The
-	// cache's slot gate, which the reads' misses close, is opened again
+	// cache's read gate, which the reads' misses close, is opened again
 	// and again, so that reads take the slots' way and the index's side by
 	// side.
 	done := make(chan struct{})
