@@ -222,17 +222,11 @@ func (c *Cache) noteRead(hit bool) {
 	}
 }
 
-// decideGate sets the gate from a window of hits and the bytes cached.
+// decideGate sets the gate from a window of hits, the bytes cached and
+// the capacity the charges leave for blocks.
 func (c *Cache) decideGate(hits int) {
-	var cached, capacity int64
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		cached += s.used
-		capacity += s.capacity
-		s.mu.Unlock()
-	}
-	c.gate.decide(hits, cached, capacity)
+	st := c.Stats()
+	c.gate.decide(hits, st.Used, max(st.Capacity-st.Reserved, 0))
 }
 
 // shard picks a key's shard from the top bits of a multiplicative hash, so

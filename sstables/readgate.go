@@ -27,14 +27,15 @@ import "sync/atomic"
 // hit rate, and the hit rate once full, the capacity over that. Skewed
 // reads hit more, which counts their hot blocks alone, as it should.
 //
-// A sample of the point reads (the keys whose filter hash is a multiple
-// of gateSample; every key of a table without a filter) notes whether
-// each found its block cached, by the slots or the cache's map; each
-// window of gateWindow notes sets both for the reads after it. The gate
-// is the cache's, not each Reader's: a table gets too few reads for a
-// window of its own where tables are many (160 at 10M keys, 1M reads of
-// which gave each about 6K), and whether reads hit is the cache's size
-// against the data's. Both start open, as a cache starts with room. The
+// A sample of the point reads of the Readers that keep block slots (the
+// keys whose filter hash is a multiple of gateSample; every key of a table
+// without a filter) notes whether each found its block cached, by the
+// slots or the cache's map: where no Reader keeps slots, the gate stays
+// open, as the cache was before it. Each window of gateWindow notes sets
+// both for the reads after it. The gate is the cache's, not each
+// Reader's: a table gets too few reads for a window of its own where
+// tables are many (160 at 10M keys, 1M reads of which gave each about
+// 6K), and whether reads hit is the cache's size against the data's. Both start open, as a cache starts with room. The
 // gate costs a read an atomic load, and a sampled read an atomic add.
 type readGate struct {
 	slots, fits atomic.Bool
